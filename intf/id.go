@@ -1,0 +1,75 @@
+package intf
+
+import "fmt"
+
+// Field widths shared by both layouts, and the limits that follow from them.
+const (
+	MachineBits  = 10
+	MaxMachine   = 1<<MachineBits - 1 // 1023
+	MaxGenMethod = 3
+	MaxVersion   = 1
+
+	// DefaultEpochMillis is Vesta's epoch, 2015-01-01T00:00:00+08:00, in
+	// milliseconds since the Unix epoch.
+	DefaultEpochMillis int64 = 1420041600000
+
+	// MaxBatch is the most IDs one GenIds call may ask for, in every mode.
+	MaxBatch = 100_000
+)
+
+// GenMethod values: how an ID was issued.
+const (
+	GenMethodEmbedded = 0
+	GenMethodCentral  = 1 // the RPC server
+	GenMethodREST     = 2
+)
+
+// Id is an ID split into its fields. Its JSON uses Vesta's names.
+type Id struct {
+	Machine   int64 `json:"machine"`
+	Seq       int64 `json:"seq"`
+	Time      int64 `json:"time"`
+	GenMethod int64 `json:"genMethod"`
+	Type      int64 `json:"type"`
+	Version   int64 `json:"version"`
+}
+
+func (id Id) String() string {
+	return fmt.Sprintf("{machine:%d seq:%d time:%d genMethod:%d type:%d version:%d}",
+		id.Machine, id.Seq, id.Time, id.GenMethod, id.Type, id.Version)
+}
+
+// MakeIdRequest holds the fields for MakeId. Time and Seq are always given;
+// a nil field takes the value from the service's own configuration, as
+// Vesta's shorter makeId arities do. Build one with TimeSeq or FromId.
+type MakeIdRequest struct {
+	Time      int64
+	Seq       int64
+	Machine   *int64
+	GenMethod *int64
+	Type      *int64
+	Version   *int64
+}
+
+// TimeSeq is Vesta's makeId(time, seq): every other field comes from the
+// service. Chain the With methods for the longer arities, e.g.
+// TimeSeq(t, s).WithMachine(3) is makeId(time, seq, machine).
+func TimeSeq(time, seq int64) MakeIdRequest { return MakeIdRequest{Time: time, Seq: seq} }
+
+// FromId asks for exactly the given fields: Vesta's six-argument makeId.
+func FromId(id Id) MakeIdRequest {
+	return TimeSeq(id.Time, id.Seq).WithMachine(id.Machine).WithGenMethod(id.GenMethod).
+		WithType(id.Type).WithVersion(id.Version)
+}
+
+// WithMachine sets the machine field.
+func (r MakeIdRequest) WithMachine(v int64) MakeIdRequest { r.Machine = &v; return r }
+
+// WithGenMethod sets the genMethod field.
+func (r MakeIdRequest) WithGenMethod(v int64) MakeIdRequest { r.GenMethod = &v; return r }
+
+// WithType sets the type field (0 max-peak, 1 min-granularity).
+func (r MakeIdRequest) WithType(v int64) MakeIdRequest { r.Type = &v; return r }
+
+// WithVersion sets the version field.
+func (r MakeIdRequest) WithVersion(v int64) MakeIdRequest { r.Version = &v; return r }

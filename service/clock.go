@@ -1,0 +1,84 @@
+package service
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// Clock is the time source of a Service. NowNanos must never decrease.
+type Clock interface {
+	// NowNanos returns nanoseconds since the Unix epoch.
+	NowNanos() int64
+	// WaitUntil blocks until NowNanos() >= t, or returns ctx's error.
+	WaitUntil(ctx context.Context, t int64) error
+}
+
+// spinWindow is how much of a wait is spun rather than slept: timers wake
+// late by tens of microseconds, which would waste a millisecond unit's budget.
+const spinWindow = 2 * time.Millisecond
+
+// SystemClock is the wall time read once at start plus Go's monotonic clock
+// since then, so stepping the wall clock back (NTP, an operator) cannot make
+// it run backwards. Resync moves it forward to the wall clock when the wall
+// clock is ahead; it never moves it back.
+type SystemClock struct {
+	offset atomic.Int64 // wall nanos at mono0, raised by Resync
+	mono0  time.Time
+}
+
+// NewSystemClock starts a SystemClock at the current wall time.
+func NewSystemClock() *SystemClock {
+	now := time.Now()
+	c := &SystemClock{mono0: now}
+	c.offset.Store(now.UnixNano())
+	return c
+}
+
+// NowNanos implements Clock.
+func (c *SystemClock) NowNanos() int64 { return c.offset.Load() + int64(time.Since(c.mono0)) }
+
+// WaitUntil sleeps most of the wait and spins the last spinWindow of it.
+func (c *SystemClock) WaitUntil(ctx context.Context, t int64) error {
+	for {
+		d := time.Duration(t - c.NowNanos())
+		if d <= 0 {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d > spinWindow {
+			if err := sleepCtx(ctx, d-spinWindow); err != nil {
+				return err
+			}
+			continue
+		}
+		runtime.Gosched()
+	}
+}
+
+// Resync compares the clock with the wall clock. When the wall clock is
+// ahead, the clock jumps forward to it; when it is behind, the clock keeps
+// running and Resync reports by how much the wall clock is behind.
+func (c *SystemClock) Resync() (wallBehind time.Duration) {
+	wall := time.Now().UnixNano()
+	ours := c.NowNanos()
+	if wall > ours {
+		c.offset.Add(wall - ours)
+		return 0
+	}
+	return time.Duration(ours - wall)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,38 @@
+package service
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// atomicPopulator swaps an immutable state through a CAS loop on an
+// atomic.Pointer, like Vesta's AtomicReference populator. Each ID costs one
+// small allocation (the new state); nobody ever holds a lock.
+type atomicPopulator struct {
+	*units
+	st atomic.Pointer[state]
+}
+
+func newAtomicPopulator(u *units, start state) populator {
+	p := &atomicPopulator{units: u}
+	p.st.Store(&start)
+	return p
+}
+
+func (p *atomicPopulator) reserve(ctx context.Context, n int64) (unit, first, got int64, err error) {
+	for {
+		cur := p.st.Load()
+		next, first, got := p.step(*cur, p.now(), n)
+		if got == 0 {
+			if err := p.waitAfter(ctx, cur.last); err != nil {
+				return 0, 0, 0, err
+			}
+			continue
+		}
+		if p.st.CompareAndSwap(cur, &next) {
+			return next.last, first, got, nil
+		}
+	}
+}
+
+func (p *atomicPopulator) lastUnit() int64 { return p.st.Load().last }

@@ -1,0 +1,47 @@
+package service
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// packedPopulator keeps the state in one atomic.Uint64 — last unit + 1 in
+// the high 43 bits, the sequence in the low 21 — and advances it with CAS:
+// lock-free like atomicPopulator, without its allocation.
+type packedPopulator struct {
+	*units
+	st atomic.Uint64
+}
+
+const packedSeqBits = 21 // holds the widest sequence (20 bits) plus one
+
+func pack(st state) uint64 { return uint64(st.last+1)<<packedSeqBits | uint64(st.seq) }
+
+func unpack(v uint64) state {
+	return state{last: int64(v>>packedSeqBits) - 1, seq: int64(v & (1<<packedSeqBits - 1))}
+}
+
+func newPackedPopulator(u *units, start state) populator {
+	p := &packedPopulator{units: u}
+	p.st.Store(pack(start))
+	return p
+}
+
+func (p *packedPopulator) reserve(ctx context.Context, n int64) (unit, first, got int64, err error) {
+	for {
+		cur := p.st.Load()
+		st := unpack(cur)
+		next, first, got := p.step(st, p.now(), n)
+		if got == 0 {
+			if err := p.waitAfter(ctx, st.last); err != nil {
+				return 0, 0, 0, err
+			}
+			continue
+		}
+		if p.st.CompareAndSwap(cur, pack(next)) {
+			return next.last, first, got, nil
+		}
+	}
+}
+
+func (p *packedPopulator) lastUnit() int64 { return unpack(p.st.Load()).last }

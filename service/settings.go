@@ -1,0 +1,109 @@
+package service
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// Defaults applied by New to zero-valued Settings fields.
+const (
+	DefaultPopulator            = PopulatorLock
+	DefaultMaxClockBackwardWait = 5 * time.Second
+)
+
+// Settings configures a Service. The zero value is valid apart from the data
+// directory, which defaults to DefaultDataDir.
+type Settings struct {
+	// Machine is the machine id, 0..1023, used when MachineProvider is nil.
+	Machine int64
+	// MachineProvider, when set, supplies the machine id at start.
+	MachineProvider MachineProvider
+	// GenMethod is stored in every ID: 0 embedded, 1 RPC, 2 REST, 3 reserved.
+	GenMethod int64
+	// Type selects the layout: intf.MaxPeak (default) or intf.MinGranularity.
+	Type intf.IdType
+	// Version is stored in bit 63: 0 or 1.
+	Version int64
+	// Populator names the strategy: lock (default), sync, atomic or packed.
+	Populator string
+	// EpochMillis is the time origin in Unix milliseconds; 0 means Vesta's
+	// intf.DefaultEpochMillis. Never change it for a running fleet.
+	EpochMillis int64
+	// DataDir holds the time high-water mark and a lock file; "" means
+	// DefaultDataDir().
+	DataDir string
+	// NoDataDir skips the high-water mark: a restart with the clock behind
+	// the previous run can then repeat IDs. For those who accept that risk.
+	NoDataDir bool
+	// MaxClockBackwardWait bounds how long New waits for the clock to pass
+	// the high-water mark; a larger gap refuses to start. 0 means 5s.
+	MaxClockBackwardWait time.Duration
+	// Clock is the time source; nil means NewSystemClock().
+	Clock Clock
+	// Logger receives start-up warnings and background events; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultDataDir is $XDG_STATE_HOME/vesta-go, else ~/.local/state/vesta-go.
+func DefaultDataDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "vesta-go"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no default data dir (%w): set dataDir", err)
+	}
+	return filepath.Join(home, ".local", "state", "vesta-go"), nil
+}
+
+// withDefaults fills zero fields and validates every field, naming the
+// first wrong one.
+func (s Settings) withDefaults() (Settings, error) {
+	if s.Populator == "" {
+		s.Populator = DefaultPopulator
+	}
+	if s.EpochMillis == 0 {
+		s.EpochMillis = intf.DefaultEpochMillis
+	}
+	if s.MaxClockBackwardWait == 0 {
+		s.MaxClockBackwardWait = DefaultMaxClockBackwardWait
+	}
+	if s.Clock == nil {
+		s.Clock = NewSystemClock()
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	if !s.Type.Valid() {
+		return s, &intf.FieldError{Field: "type", Value: int64(s.Type), Min: 0, Max: 1}
+	}
+	checks := []error{
+		intf.CheckRange("machine", s.Machine, 0, intf.MaxMachine),
+		intf.CheckRange("genMethod", s.GenMethod, 0, intf.MaxGenMethod),
+		intf.CheckRange("version", s.Version, 0, intf.MaxVersion),
+		intf.CheckRange("epoch", s.EpochMillis, 0, time.Now().UnixMilli()+365*24*3600*1000),
+		intf.CheckRange("maxClockBackwardWait", int64(s.MaxClockBackwardWait), 1, int64(24*time.Hour)),
+	}
+	for _, err := range checks {
+		if err != nil {
+			return s, err
+		}
+	}
+	if _, ok := populators[s.Populator]; !ok {
+		return s, fmt.Errorf("%w: populator %q: want one of %v", intf.ErrInvalidArgument, s.Populator, Populators())
+	}
+	if !s.NoDataDir && s.DataDir == "" {
+		d, err := DefaultDataDir()
+		if err != nil {
+			return s, err
+		}
+		s.DataDir = d
+	}
+	return s, nil
+}
