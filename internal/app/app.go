@@ -1,0 +1,111 @@
+// Package app is the start-up shared by every vesta-go server main: flags,
+// --version, configuration, logging, the ID service and signal handling.
+// Each main supplies only what it serves.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vesta-go/vesta/internal/buildinfo"
+	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/config"
+)
+
+// Program describes one main.
+type Program struct {
+	Name     string
+	Defaults config.Defaults
+	// Flags adds the program's own flags; may be nil.
+	Flags func(fs *pflag.FlagSet)
+	// Stdout and Stderr default to os.Stdout and os.Stderr.
+	Stdout, Stderr io.Writer
+}
+
+// ErrExit means the program already did all it had to (--help, --version).
+var ErrExit = errors.New("exit")
+
+// Setup parses args (without the program name) and loads the configuration.
+// It returns ErrExit after printing help or the version.
+func (p Program) Setup(args []string) (config.Config, *pflag.FlagSet, error) {
+	stdout, stderr := p.Stdout, p.Stderr
+	if stdout == nil {
+		stdout = os.Stdout
+	}
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	fs := pflag.NewFlagSet(p.Name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	loader := config.Register(fs, p.Defaults)
+	loader.Stderr = stderr
+	version := fs.Bool("version", false, "print the version and exit")
+	if p.Flags != nil {
+		p.Flags(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return config.Config{}, fs, ErrExit
+		}
+		return config.Config{}, fs, err
+	}
+	if fs.NArg() > 0 {
+		return config.Config{}, fs, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *version {
+		fmt.Fprintf(stdout, "%s %s\n", p.Name, buildinfo.String())
+		return config.Config{}, fs, ErrExit
+	}
+	cfg, err := loader.Load()
+	return cfg, fs, err
+}
+
+// StartService starts the ID service of cfg and logs what it runs as.
+func StartService(ctx context.Context, cfg config.Config) (*service.Service, error) {
+	svc, err := service.New(ctx, cfg.Service)
+	if err != nil {
+		return nil, err
+	}
+	s := svc.Settings()
+	log := s.Logger
+	if cfg.MachineProvider == config.ProviderProperty && s.Machine == 0 {
+		log.Warn("vesta: machine id 0 is the default: give every node its own machine id (--machine, VESTA_MACHINE) or IDs will collide across nodes")
+	}
+	log.Info("vesta: id service ready", "machine", s.Machine, "provider", cfg.MachineProvider,
+		"genMethod", s.GenMethod, "type", s.Type.String(), "version", s.Version,
+		"populator", s.Populator, "dataDir", s.DataDir, "config", cfg.File, "build", buildinfo.String())
+	return svc, nil
+}
+
+// SignalContext is cancelled on SIGINT or SIGTERM.
+func SignalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// Main runs a program: set-up, then run with a context cancelled by
+// SIGINT/SIGTERM. It returns the process exit code.
+func Main(p Program, run func(ctx context.Context, cfg config.Config, fs *pflag.FlagSet) error) int {
+	cfg, fs, err := p.Setup(os.Args[1:])
+	if errors.Is(err, ErrExit) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", p.Name, err)
+		return 2
+	}
+	ctx, stop := SignalContext()
+	defer stop()
+	if err := run(ctx, cfg, fs); err != nil {
+		cfg.Service.Logger.Error(p.Name+" failed", "err", err)
+		return 1
+	}
+	return 0
+}
+

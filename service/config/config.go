@@ -1,0 +1,229 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service"
+)
+
+// Config is the validated configuration of a vesta-go program.
+type Config struct {
+	// Service is ready for service.New; its Logger is set.
+	Service   service.Settings
+	Listen    string
+	MaxBatch  int
+	LogLevel  slog.Level
+	LogFormat string
+	// File is the config file read, "" if none.
+	File string
+	// MachineProvider names the provider in force.
+	MachineProvider string
+}
+
+// Defaults are the per-program defaults.
+type Defaults struct {
+	Listen    string // e.g. ":8080"
+	GenMethod int64  // e.g. intf.GenMethodREST
+}
+
+// Loader binds the configuration flags to a flag set and loads the
+// configuration once the flags are parsed.
+type Loader struct {
+	fs *pflag.FlagSet
+	d  Defaults
+	// Stderr receives the logs of the configured logger; nil means os.Stderr.
+	Stderr io.Writer
+}
+
+// Register adds one flag per key to fs and returns the loader. Parse fs,
+// then call Load.
+func Register(fs *pflag.FlagSet, d Defaults) *Loader {
+	for _, k := range Keys() {
+		def := k.Default
+		switch k.Name {
+		case KeyListen:
+			def = d.Listen
+		case KeyGenMethod:
+			def = fmt.Sprint(d.GenMethod)
+		}
+		fs.String(k.Flag, def, k.Usage)
+	}
+	return &Loader{fs: fs, d: d}
+}
+
+// Load reads the file, environment and flags into a validated Config.
+func (l *Loader) Load() (Config, error) {
+	v := viper.NewWithOptions(viper.WithCodecRegistry(codecs()))
+	for _, k := range Keys() {
+		if err := v.BindEnv(k.Name, k.Env); err != nil {
+			return Config{}, err
+		}
+		if err := v.BindPFlag(k.Name, l.fs.Lookup(k.Flag)); err != nil {
+			return Config{}, err
+		}
+	}
+	r := reader{v: v}
+	var c Config
+	if file := r.str(KeyConfig, ""); file != "" {
+		if err := readFile(v, file); err != nil {
+			return Config{}, err
+		}
+		c.File = file
+	}
+	c.Listen = r.listen(l.d.Listen)
+	c.MaxBatch = int(r.int(KeyMaxBatch, "", DefaultMaxBatch, 1, intf.MaxBatch))
+	c.LogLevel = r.logLevel()
+	c.LogFormat = r.oneOf(KeyLogFormat, "text", "text", "json")
+
+	s := &c.Service
+	s.GenMethod = r.int(KeyGenMethod, VestaGenMethod, l.d.GenMethod, 0, intf.MaxGenMethod)
+	s.Type = r.idType()
+	s.Version = r.int(KeyVersion, "", 0, 0, intf.MaxVersion)
+	s.Populator = r.populator()
+	s.EpochMillis = r.int(KeyEpoch, "", intf.DefaultEpochMillis, 0, time.Now().UnixMilli())
+	s.DataDir = r.str(KeyDataDir, "")
+	s.NoDataDir = r.bool(KeyNoDataDir, "", false)
+	s.MaxClockBackwardWait = r.duration(KeyMaxClockBackwardWait, service.DefaultMaxClockBackwardWait, time.Millisecond, 24*time.Hour)
+	c.MachineProvider = r.machine(s)
+	if r.err != nil {
+		return Config{}, r.err
+	}
+	s.Logger = c.NewLogger(l.Stderr)
+	return c, nil
+}
+
+// readFile reads a config file by its extension and rejects unknown keys.
+func readFile(v *viper.Viper, file string) error {
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(file)), ".")
+	switch ext {
+	case "yaml", "yml", "toml", "json", "properties", "props", "prop":
+	default:
+		return fmt.Errorf("config file %s: unsupported extension %q: use .yaml, .yml, .toml, .json or .properties", file, ext)
+	}
+	v.SetConfigFile(file)
+	if err := v.ReadInConfig(); err != nil {
+		return fmt.Errorf("config file %s: %w", file, err)
+	}
+	var unknown []string
+	for _, k := range v.AllKeys() {
+		if v.InConfig(k) && !knownFileKey(k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return fmt.Errorf("config file %s: unknown key(s) %s: see docs/configuration.md", file, strings.Join(unknown, ", "))
+	}
+	return nil
+}
+
+// listen takes listen, else Vesta's vesta.port as ":port".
+func (r *reader) listen(def string) string {
+	addr := r.str(KeyListen, "")
+	if addr == "" {
+		if port := r.str(VestaPort, ""); port != "" {
+			addr = ":" + port
+		}
+	}
+	if addr == "" {
+		addr = def
+	}
+	if r.err != nil {
+		return ""
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = parsePort(port)
+	}
+	if err != nil {
+		r.fail(KeyListen, addr, "host:port with port 0..65535, e.g. :8080 or 127.0.0.1:8080")
+	}
+	return addr
+}
+
+func (r *reader) logLevel() slog.Level {
+	var lv slog.Level
+	s := r.oneOf(KeyLogLevel, "info", "debug", "info", "warn", "error")
+	if r.err == nil {
+		_ = lv.UnmarshalText([]byte(s))
+	}
+	return lv
+}
+
+func (r *reader) idType() intf.IdType {
+	s := r.str(KeyType, VestaType)
+	if s == "" || r.err != nil {
+		return intf.MaxPeak
+	}
+	t, err := intf.ParseIdType(s)
+	if err != nil {
+		r.fail(KeyType, s, "max-peak (0) or min-granularity (1)")
+	}
+	return t
+}
+
+// populator takes populator, else Vesta's two boolean switches.
+func (r *reader) populator() string {
+	valid := service.Populators()
+	if r.v.IsSet(KeyPopulator) {
+		return r.oneOf(KeyPopulator, service.DefaultPopulator, valid...)
+	}
+	switch {
+	case r.bool(VestaAtomic, "", false):
+		return service.PopulatorAtomic
+	case r.bool(VestaSyncLock, "", false):
+		return service.PopulatorSync
+	}
+	return service.DefaultPopulator
+}
+
+// machine fills the machine id or provider into s and returns the
+// provider's name.
+func (r *reader) machine(s *service.Settings) string {
+	provider := r.str(KeyMachineProvider, "")
+	ips := r.str(KeyIPs, VestaIPs)
+	if provider == "" {
+		provider = ProviderProperty
+		if ips != "" && !r.v.IsSet(KeyMachine) && !r.v.IsSet(VestaMachine) {
+			provider = ProviderIPs
+		}
+	}
+	switch provider {
+	case ProviderProperty:
+		s.Machine = r.int(KeyMachine, VestaMachine, 0, 0, intf.MaxMachine)
+	case ProviderIPs:
+		if ips == "" {
+			r.fail(KeyIPs, "", "a comma-separated list of IPv4 addresses (required by machineProvider ips)")
+		}
+		s.MachineProvider = service.IPListMachine{IPs: strings.Split(ips, ",")}
+	case ProviderHostname:
+		s.MachineProvider = service.HostnameMachine{Hostname: r.str(KeyHostname, "")}
+	default:
+		r.fail(KeyMachineProvider, provider, "property, ips or hostname")
+	}
+	return provider
+}
+
+// NewLogger returns the slog logger the configuration asks for, writing to
+// w (os.Stderr when nil).
+func (c Config) NewLogger(w io.Writer) *slog.Logger {
+	if w == nil {
+		w = stderr
+	}
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

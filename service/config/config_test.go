@@ -1,0 +1,202 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service"
+)
+
+var restDefaults = Defaults{Listen: ":8080", GenMethod: intf.GenMethodREST}
+
+// load parses args with a fresh flag set, as a main does.
+func load(t *testing.T, args ...string) (Config, error) {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	l := Register(fs, restDefaults)
+	require.NoError(t, fs.Parse(args))
+	return l.Load()
+}
+
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+	return p
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := load(t)
+	require.NoError(t, err)
+	assert.Equal(t, ":8080", c.Listen)
+	assert.Equal(t, int64(intf.GenMethodREST), c.Service.GenMethod)
+	assert.Equal(t, int64(0), c.Service.Machine)
+	assert.Equal(t, intf.MaxPeak, c.Service.Type)
+	assert.Equal(t, service.PopulatorLock, c.Service.Populator)
+	assert.Equal(t, intf.DefaultEpochMillis, c.Service.EpochMillis)
+	assert.Equal(t, service.DefaultMaxClockBackwardWait, c.Service.MaxClockBackwardWait)
+	assert.Equal(t, DefaultMaxBatch, c.MaxBatch)
+	assert.Equal(t, ProviderProperty, c.MachineProvider)
+	assert.NotNil(t, c.Service.Logger)
+}
+
+func TestFlagsEnvFilePrecedence(t *testing.T) {
+	file := writeFile(t, "v.yaml", "machine: 1\ngenMethod: 3\ntype: min-granularity\npopulator: atomic\n")
+	t.Setenv("VESTA_MACHINE", "2")
+	t.Setenv("VESTA_POPULATOR", "packed")
+	c, err := load(t, "--config", file, "--machine", "3")
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), c.Service.Machine, "flag beats env")
+	assert.Equal(t, service.PopulatorPacked, c.Service.Populator, "env beats file")
+	assert.Equal(t, int64(3), c.Service.GenMethod, "file beats default")
+	assert.Equal(t, intf.MinGranularity, c.Service.Type)
+	assert.Equal(t, file, c.File)
+}
+
+func TestAllKeysFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	for k, v := range map[string]string{
+		"VESTA_MACHINE": "1023", "VESTA_GEN_METHOD": "0", "VESTA_TYPE": "1", "VESTA_VERSION": "1",
+		"VESTA_POPULATOR": "sync", "VESTA_EPOCH": "1577836800000", "VESTA_DATA_DIR": dir,
+		"VESTA_MAX_CLOCK_BACKWARD_WAIT": "1m", "VESTA_LISTEN": "127.0.0.1:0", "VESTA_MAX_BATCH": "100000",
+		"VESTA_LOG_LEVEL": "debug", "VESTA_LOG_FORMAT": "json",
+	} {
+		t.Setenv(k, v)
+	}
+	c, err := load(t)
+	require.NoError(t, err)
+	s := c.Service
+	assert.Equal(t, []any{int64(1023), int64(0), intf.MinGranularity, int64(1), "sync", int64(1577836800000), dir, time.Minute},
+		[]any{s.Machine, s.GenMethod, s.Type, s.Version, s.Populator, s.EpochMillis, s.DataDir, s.MaxClockBackwardWait})
+	assert.Equal(t, "127.0.0.1:0", c.Listen)
+	assert.Equal(t, 100000, c.MaxBatch)
+	assert.Equal(t, "json", c.LogFormat)
+	assert.True(t, c.Service.Logger.Enabled(t.Context(), -4), "debug enabled")
+}
+
+func TestVestaPropertiesFile(t *testing.T) {
+	file := writeFile(t, "vesta.properties", "vesta.machine=1022\nvesta.genMethod=0\nvesta.type=1\nvesta.port=9999\nvesta.atomic.impl.key=true\n")
+	c, err := load(t, "--config", file)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1022), c.Service.Machine)
+	assert.Equal(t, int64(0), c.Service.GenMethod)
+	assert.Equal(t, intf.MinGranularity, c.Service.Type)
+	assert.Equal(t, ":9999", c.Listen)
+	assert.Equal(t, service.PopulatorAtomic, c.Service.Populator)
+
+	file = writeFile(t, "vesta.properties", "vesta.sync.lock.impl.key=on\nvesta.ips=10.0.0.1,10.0.0.2\n")
+	c, err = load(t, "--config", file)
+	require.NoError(t, err)
+	assert.Equal(t, service.PopulatorSync, c.Service.Populator)
+	assert.Equal(t, ProviderIPs, c.MachineProvider, "ips alone selects the ips provider")
+	assert.Equal(t, service.IPListMachine{IPs: []string{"10.0.0.1", "10.0.0.2"}}, c.Service.MachineProvider)
+}
+
+func TestFileFormats(t *testing.T) {
+	for name, body := range map[string]string{
+		"c.yaml": "machine: 7\nips: [10.0.0.1, 10.0.0.2]\nmachineProvider: property\n",
+		"c.toml": "machine = 7\nips = \"10.0.0.1,10.0.0.2\"\nmachineProvider = \"property\"\n",
+		"c.json": `{"machine": 7, "ips": "10.0.0.1,10.0.0.2", "machineProvider": "property"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := load(t, "--config", writeFile(t, name, body))
+			require.NoError(t, err)
+			assert.Equal(t, int64(7), c.Service.Machine)
+		})
+	}
+}
+
+func TestMachineProviders(t *testing.T) {
+	c, err := load(t, "--machine-provider", "hostname", "--hostname", "ids-5")
+	require.NoError(t, err)
+	assert.Equal(t, service.HostnameMachine{Hostname: "ids-5"}, c.Service.MachineProvider)
+	c, err = load(t, "--machine-provider", "ips", "--ips", "10.1.1.1")
+	require.NoError(t, err)
+	assert.Equal(t, service.IPListMachine{IPs: []string{"10.1.1.1"}}, c.Service.MachineProvider)
+}
+
+func TestInvalidValues(t *testing.T) {
+	cases := []struct {
+		args []string
+		key  string
+	}{
+		{[]string{"--machine", "1024"}, "machine"},
+		{[]string{"--machine", "-1"}, "machine"},
+		{[]string{"--machine", "abc"}, "machine"},
+		{[]string{"--machine", "1.5"}, "machine"},
+		{[]string{"--gen-method", "4"}, "genMethod"},
+		{[]string{"--type", "2"}, "type"},
+		{[]string{"--type", "peak"}, "type"},
+		{[]string{"--id-version", "2"}, "version"},
+		{[]string{"--populator", "nope"}, "populator"},
+		{[]string{"--epoch", "-1"}, "epoch"},
+		{[]string{"--epoch", "99999999999999"}, "epoch"},
+		{[]string{"--no-data-dir", "maybe"}, "noDataDir"},
+		{[]string{"--max-clock-backward-wait", "5"}, "maxClockBackwardWait"},
+		{[]string{"--max-clock-backward-wait", "-1s"}, "maxClockBackwardWait"},
+		{[]string{"--max-clock-backward-wait", "48h"}, "maxClockBackwardWait"},
+		{[]string{"--listen", "8080"}, "listen"},
+		{[]string{"--listen", ":99999"}, "listen"},
+		{[]string{"--max-batch", "0"}, "maxBatch"},
+		{[]string{"--max-batch", "100001"}, "maxBatch"},
+		{[]string{"--log-level", "loud"}, "logLevel"},
+		{[]string{"--log-format", "xml"}, "logFormat"},
+		{[]string{"--machine-provider", "dns"}, "machineProvider"},
+		{[]string{"--machine-provider", "ips"}, "ips"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.key+"="+tc.args[1], func(t *testing.T) {
+			_, err := load(t, tc.args...)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+			assert.Contains(t, err.Error(), "config key "+tc.key+":")
+		})
+	}
+}
+
+func TestInvalidEnvNamesKey(t *testing.T) {
+	t.Setenv("VESTA_TYPE", "sideways")
+	_, err := load(t)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "config key type")
+}
+
+func TestInvalidFileValueNamesVestaKey(t *testing.T) {
+	_, err := load(t, "--config", writeFile(t, "v.properties", "vesta.machine=5000\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "config key vesta.machine")
+}
+
+func TestFileErrors(t *testing.T) {
+	_, err := load(t, "--config", writeFile(t, "c.yaml", "machine: 1\nmachnie: 2\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "unknown key(s) machnie")
+
+	_, err = load(t, "--config", writeFile(t, "c.ini", "machine=1\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "unsupported extension")
+
+	_, err = load(t, "--config", filepath.Join(t.TempDir(), "missing.yaml"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "missing.yaml")
+
+	_, err = load(t, "--config", writeFile(t, "c.yaml", "machine: [\n"))
+	require.Error(t, err)
+}
+
+func TestDocsListEveryKey(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	require.NoError(t, err)
+	for _, k := range Keys() {
+		assert.Contains(t, string(doc), "`"+k.Name+"`", "key %s documented", k.Name)
+		assert.Contains(t, string(doc), "`"+k.Env+"`", "env %s documented", k.Env)
+		assert.Contains(t, string(doc), "`--"+k.Flag+"`", "flag %s documented", k.Flag)
+	}
+}

@@ -1,0 +1,143 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/viper"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+var stderr = os.Stderr
+
+// reader converts raw viper values strictly and keeps the first error, so
+// Load reads straight through and reports the first wrong key.
+type reader struct {
+	v   *viper.Viper
+	err error
+}
+
+func (r *reader) fail(key string, value any, want string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: config key %s: %q: want %s", intf.ErrInvalidArgument, key, fmt.Sprint(value), want)
+	}
+}
+
+// raw returns the value of key, or of its Vesta alias, and the name it was
+// found under.
+func (r *reader) raw(key, alias string) (any, string, bool) {
+	if r.v.IsSet(key) {
+		return r.v.Get(key), key, true
+	}
+	if alias != "" && r.v.IsSet(alias) {
+		return r.v.Get(alias), alias, true
+	}
+	return nil, key, false
+}
+
+func (r *reader) str(key, alias string) string {
+	v, _, ok := r.raw(key, alias)
+	if !ok {
+		return ""
+	}
+	if l, isList := v.([]any); isList { // a YAML/TOML list, e.g. ips
+		parts := make([]string, len(l))
+		for i, e := range l {
+			parts[i] = fmt.Sprint(e)
+		}
+		return strings.Join(parts, ",")
+	}
+	return strings.TrimSpace(fmt.Sprint(v))
+}
+
+func (r *reader) int(key, alias string, def, min, max int64) int64 {
+	v, name, ok := r.raw(key, alias)
+	if !ok {
+		return def
+	}
+	want := fmt.Sprintf("an integer %d..%d", min, max)
+	var n int64
+	switch x := v.(type) {
+	case int:
+		n = int64(x)
+	case int64:
+		n = x
+	case float64:
+		if x != math.Trunc(x) || math.Abs(x) > 1<<62 {
+			r.fail(name, x, want)
+			return def
+		}
+		n = int64(x)
+	default:
+		s := strings.TrimSpace(fmt.Sprint(v))
+		var err error
+		if n, err = strconv.ParseInt(s, 10, 64); err != nil {
+			r.fail(name, s, want)
+			return def
+		}
+	}
+	if n < min || n > max {
+		r.fail(name, n, want)
+		return def
+	}
+	return n
+}
+
+func (r *reader) bool(key, alias string, def bool) bool {
+	v, name, ok := r.raw(key, alias)
+	if !ok {
+		return def
+	}
+	if b, isBool := v.(bool); isBool {
+		return b
+	}
+	switch strings.ToLower(strings.TrimSpace(fmt.Sprint(v))) {
+	case "true", "on", "yes", "1":
+		return true
+	case "false", "off", "no", "0":
+		return false
+	}
+	r.fail(name, v, "true or false (also on/off, yes/no, 1/0)")
+	return def
+}
+
+func (r *reader) duration(key string, def, min, max time.Duration) time.Duration {
+	s := r.str(key, "")
+	if s == "" {
+		return def
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < min || d > max {
+		r.fail(key, s, fmt.Sprintf("a duration %s..%s, e.g. 5s", min, max))
+		return def
+	}
+	return d
+}
+
+func (r *reader) oneOf(key, def string, allowed ...string) string {
+	s := r.str(key, "")
+	if s == "" {
+		return def
+	}
+	s = strings.ToLower(s)
+	for _, a := range allowed {
+		if s == a {
+			return s
+		}
+	}
+	r.fail(key, s, "one of "+strings.Join(allowed, ", "))
+	return def
+}
+
+func parsePort(s string) (int, error) {
+	p, err := strconv.Atoi(s)
+	if err != nil || p < 0 || p > 65535 {
+		return 0, fmt.Errorf("bad port %q", s)
+	}
+	return p, nil
+}
