@@ -152,7 +152,7 @@ func (s *Service) openMark(ctx context.Context) (floor int64, err error) {
 			}
 		}
 	}
-	if err := s.persistAhead(); err != nil {
+	if err := s.persistAhead(0); err != nil {
 		return 0, err
 	}
 	return floor, nil
@@ -168,10 +168,11 @@ func (s *Service) unitOf(ms int64) int64 {
 	return u
 }
 
-// persistAhead stores a mark markLead ahead of the clock, then lets the
-// hot path issue up to it.
-func (s *Service) persistAhead() error {
-	ms := (s.settings.Clock.NowNanos() + int64(markLead)) / int64(time.Millisecond)
+// persistAhead stores a mark markLead ahead of the clock — or of the wall
+// clock, when that is ahead and the clock is about to follow it — then lets
+// the hot path issue up to it.
+func (s *Service) persistAhead(wallNanos int64) error {
+	ms := (max(s.settings.Clock.NowNanos(), wallNanos) + int64(markLead)) / int64(time.Millisecond)
 	if err := s.dir.writeMark(ms); err != nil {
 		return err
 	}
@@ -182,11 +183,17 @@ func (s *Service) persistAhead() error {
 	return nil
 }
 
-// background keeps the mark ahead of the clock and watches the wall clock.
+// resyncer is a clock that can follow the wall clock forward (SystemClock).
+type resyncer interface{ Resync() (wallBehind time.Duration) }
+
+// background keeps the mark ahead of the clock and lets the clock follow
+// the wall clock forward. The mark is stored first, so a clock that jumps
+// forward never finds the mark behind it.
 func (s *Service) background() {
 	defer close(s.done)
 	t := time.NewTicker(markInterval)
 	defer t.Stop()
+	resync, _ := s.settings.Clock.(resyncer)
 	var markFailing, wallBehind bool
 	for {
 		select {
@@ -194,8 +201,12 @@ func (s *Service) background() {
 			return
 		case <-t.C:
 		}
+		var wall int64
+		if resync != nil {
+			wall = time.Now().UnixNano()
+		}
 		if s.dir != nil {
-			err := s.persistAhead()
+			err := s.persistAhead(wall)
 			if err != nil && !markFailing {
 				s.settings.Logger.Error("vesta: cannot store the time high-water mark; IDs stop when it falls behind the clock", "err", err)
 			} else if err == nil && markFailing {
@@ -203,8 +214,8 @@ func (s *Service) background() {
 			}
 			markFailing = err != nil
 		}
-		if c, ok := s.settings.Clock.(interface{ Resync() time.Duration }); ok {
-			behind := c.Resync()
+		if resync != nil {
+			behind := resync.Resync()
 			if behind > clockBackThreshold && !wallBehind {
 				s.clockBack.Add(1)
 				s.settings.Logger.Warn("vesta: the wall clock moved back; IDs keep the monotonic time", "behind", behind)
