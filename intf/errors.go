@@ -24,6 +24,10 @@ var (
 	ErrClosed = errors.New("id service closed")
 	// ErrUnavailable: no server or machine id is available to issue IDs.
 	ErrUnavailable = errors.New("id service unavailable")
+	// ErrFenced: the generator holds no valid machine id lease right now
+	// (it could not renew it in time, or lost it); it resumes by itself
+	// once it holds one again. It matches ErrUnavailable too.
+	ErrFenced = fmt.Errorf("machine id not held (fenced): %w", ErrUnavailable)
 )
 
 // FieldError says which parameter was wrong and what range it allows. It

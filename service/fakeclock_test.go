@@ -58,7 +58,7 @@ func (c *fakeClock) Set(t time.Time) { c.now.Store(t.UnixNano()) }
 func (c *fakeClock) Advance(d time.Duration) { c.now.Add(int64(d)) }
 
 // Now returns the clock's time.
-func (c *fakeClock) Now() time.Time { return time.Unix(0, c.now.Load()) }
+func (c *fakeClock) Now() time.Time { return time.Unix(0, c.now.Load()).UTC() }
 
 // steppingClock is a raw time source that misbehaves: it advances by step
 // on every read, but every period reads it jumps back by back. It breaks the

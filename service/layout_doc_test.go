@@ -2,6 +2,7 @@ package service
 
 import (
 	"bufio"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -18,7 +19,9 @@ func TestLayoutDocExamples(t *testing.T) {
 	f, err := os.Open("../docs/id-layout.md")
 	require.NoError(t, err)
 	defer f.Close()
-	svc := &Service{settings: Settings{EpochMillis: intf.DefaultEpochMillis}}
+	svc, err := New(t.Context(), Settings{NoDataDir: true, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	defer svc.Close()
 	rows := 0
 	sc := bufio.NewScanner(f)
 	inTable := false

@@ -18,6 +18,8 @@ type populator interface {
 	reserve(ctx context.Context, n int64) (unit, first, got int64, err error)
 	// lastUnit is the latest unit handed out (or the start floor).
 	lastUnit() int64
+	// raise makes sure every later unit handed out is above floor.
+	raise(floor int64)
 }
 
 // state is the last unit handed out and the last sequence used in it.
@@ -48,6 +50,15 @@ func (u *units) step(st state, now, n int64) (next state, first, got int64) {
 	}
 	got = min(n, u.maxSeq-st.seq)
 	return state{last: st.last, seq: st.seq + got}, st.seq + 1, got
+}
+
+// raised is st moved up to floor with its sequence used up, so the next
+// unit handed out is above floor.
+func (u *units) raised(st state, floor int64) state {
+	if st.last >= floor {
+		return st
+	}
+	return state{last: floor, seq: u.maxSeq}
 }
 
 // waitAfter blocks until the clock is in a unit after last.

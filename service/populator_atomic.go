@@ -35,4 +35,14 @@ func (p *atomicPopulator) reserve(ctx context.Context, n int64) (unit, first, go
 	}
 }
 
+func (p *atomicPopulator) raise(floor int64) {
+	for {
+		cur := p.st.Load()
+		next := p.raised(*cur, floor)
+		if next == *cur || p.st.CompareAndSwap(cur, &next) {
+			return
+		}
+	}
+}
+
 func (p *atomicPopulator) lastUnit() int64 { return p.st.Load().last }

@@ -33,6 +33,12 @@ func (p *lockPopulator) reserve(ctx context.Context, n int64) (unit, first, got 
 	}
 }
 
+func (p *lockPopulator) raise(floor int64) {
+	p.mu.Lock()
+	p.st = p.raised(p.st, floor)
+	p.mu.Unlock()
+}
+
 func (p *lockPopulator) lastUnit() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()

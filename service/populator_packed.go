@@ -44,4 +44,14 @@ func (p *packedPopulator) reserve(ctx context.Context, n int64) (unit, first, go
 	}
 }
 
+func (p *packedPopulator) raise(floor int64) {
+	for {
+		cur := p.st.Load()
+		next := pack(p.raised(unpack(cur), floor))
+		if next == cur || p.st.CompareAndSwap(cur, next) {
+			return
+		}
+	}
+}
+
 func (p *packedPopulator) lastUnit() int64 { return unpack(p.st.Load()).last }

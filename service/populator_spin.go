@@ -55,6 +55,12 @@ func (p *spinPopulator) reserve(ctx context.Context, n int64) (unit, first, got 
 	}
 }
 
+func (p *spinPopulator) raise(floor int64) {
+	p.lock()
+	p.st = p.raised(p.st, floor)
+	p.unlock()
+}
+
 func (p *spinPopulator) lastUnit() int64 {
 	p.lock()
 	defer p.unlock()

@@ -23,6 +23,9 @@ type Settings struct {
 	Machine int64
 	// MachineProvider, when set, supplies the machine id at start.
 	MachineProvider MachineProvider
+	// Lease, when set, supplies the machine id instead, for a bounded time
+	// (e.g. an etcd lease); see MachineLease.
+	Lease MachineLease
 	// GenMethod is stored in every ID: 0 embedded, 1 RPC, 2 REST, 3 reserved.
 	GenMethod int64
 	// Type selects the layout: intf.MaxPeak (default) or intf.MinGranularity.

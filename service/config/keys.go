@@ -2,7 +2,6 @@ package config
 
 import (
 	"strings"
-
 )
 
 // Key names, as written in a config file.
@@ -105,4 +104,3 @@ func knownFileKey(k string) bool {
 	}
 	return false
 }
-

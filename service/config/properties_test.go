@@ -18,7 +18,7 @@ func TestPropertiesDecode(t *testing.T) {
 	out := map[string]any{}
 	require.NoError(t, propertiesCodec{}.Decode([]byte(in), out))
 	assert.Equal(t, map[string]any{
-		"vesta": map[string]any{"machine": "12", "genMethod": "1", "type": "0", "ips": "10.0.0.1,10.0.0.2"},
+		"vesta":  map[string]any{"machine": "12", "genMethod": "1", "type": "0", "ips": "10.0.0.1,10.0.0.2"},
 		"listen": ":8081",
 		"a=b":    "c\td",
 	}, out)

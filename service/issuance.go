@@ -1,0 +1,83 @@
+package service
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// issuance is what GenId needs besides the populator, published as one
+// immutable value behind an atomic pointer: a GenId that loads it before
+// reserving a unit sees a consistent machine id, limit and error.
+type issuance struct {
+	fixed   uint64 // machine, genMethod, type and version bits
+	machine int64
+	// limit is the largest time unit that may be issued; above it, GenId
+	// returns err (or ErrTimeOverflow past the layout's last unit).
+	limit int64
+	err   error
+}
+
+// bounds are the inputs of the limit, guarded by Service.mu.
+type bounds struct {
+	machine int64
+	// fileMark is the unit of the mark stored in the data dir
+	// (math.MaxInt64 without a data dir).
+	fileMark int64
+	// leaseMark is the unit of the mark stored with the lease, and fence
+	// the last unit the lease is surely valid for (both math.MaxInt64
+	// without a lease; fence is -1 while no machine id is held).
+	leaseMark, fence int64
+	closed           bool
+}
+
+func noBounds(machine int64) bounds {
+	return bounds{machine: machine, fileMark: math.MaxInt64, leaseMark: math.MaxInt64, fence: math.MaxInt64}
+}
+
+// publishLocked derives a new issuance from s.b. Call with s.mu held.
+func (s *Service) publishLocked() {
+	b := s.b
+	is := &issuance{
+		machine: b.machine,
+		fixed: uint64(b.machine) | uint64(s.settings.GenMethod)<<s.layout.GenMethod.Shift |
+			uint64(s.settings.Type)<<s.layout.TypeBit.Shift | uint64(s.settings.Version)<<s.layout.Version.Shift,
+		limit: s.maxUnit,
+		err:   fmt.Errorf("%w: the %s time field ends at unit %d", intf.ErrTimeOverflow, s.settings.Type, s.maxUnit),
+	}
+	switch {
+	case b.closed:
+		is.limit, is.err = -1, intf.ErrClosed
+	case b.fence < 0:
+		is.limit, is.err = -1, fmt.Errorf("%w: no machine id is held", intf.ErrFenced)
+	default:
+		lower := func(limit int64, err error) {
+			if limit < is.limit {
+				is.limit, is.err = limit, err
+			}
+		}
+		lower(b.fence, fmt.Errorf("%w: the machine id lease was not renewed in time", intf.ErrFenced))
+		lower(b.leaseMark, fmt.Errorf("%w: the high-water mark of machine %d is not stored with its lease", intf.ErrNotPersisted, b.machine))
+		lower(b.fileMark, fmt.Errorf("%w: the mark in %s (%s) is behind the clock: is the data dir writable?",
+			intf.ErrNotPersisted, s.settings.DataDir, time.UnixMilli(s.markMs.Load()).UTC()))
+	}
+	s.cur.Store(is)
+}
+
+// update changes the bounds and publishes the result.
+func (s *Service) update(f func(b *bounds)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(&s.b)
+	s.publishLocked()
+}
+
+// errAt is the error for a unit above is.limit.
+func (is *issuance) errAt(unit int64, s *Service) error {
+	if unit > s.maxUnit {
+		return fmt.Errorf("%w: time unit %d exceeds the %s field's maximum %d", intf.ErrTimeOverflow, unit, s.settings.Type, s.maxUnit)
+	}
+	return is.err
+}

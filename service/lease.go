@@ -1,0 +1,140 @@
+package service
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// A MachineLease hands out a machine id for a bounded time and can lose
+// it, as an etcd lease does. With Settings.Lease set, New waits until the
+// lease holds an id, and GenId fails with intf.ErrFenced whenever the lease
+// is not surely valid.
+//
+// Uniqueness across holders rests on the lease's high-water mark: a holder
+// never issues a time unit above the mark it stored for its machine id
+// (StoreMark), and a new holder starts above the previous holder's mark.
+type MachineLease interface {
+	// Run acquires a machine id and keeps it until ctx is done, telling h
+	// of every change. Before it returns it stops renewing and releases the
+	// id. It returns ctx's error after a normal stop, or a fatal error.
+	Run(ctx context.Context, h LeaseHolder) error
+	// StoreMark durably stores, for machine, the latest Unix millisecond
+	// IDs may be issued at. The service calls it ahead of the clock.
+	StoreMark(ctx context.Context, machine int64, ms int64) error
+}
+
+// LeaseHolder is the service side of a MachineLease.
+type LeaseHolder interface {
+	// Now is the service clock in nanoseconds: measure lease validity with
+	// it (it is monotonic).
+	Now() int64
+	// Hold says the lease now holds machine, surely valid until validUntil
+	// (Now() nanoseconds), and that its earlier holders may have issued IDs
+	// up to prevMarkMs (Unix ms; 0 if never held). Hold waits for the clock
+	// to pass prevMarkMs (up to MaxClockBackwardWait, else it returns an
+	// error wrapping intf.ErrClockBehind: release the id), stores a mark
+	// ahead and resumes issuing.
+	Hold(ctx context.Context, machine int64, validUntil int64, prevMarkMs int64) error
+	// Renewed extends the validity of the id held.
+	Renewed(validUntil int64)
+	// Lost stops issuing at once: the id is no longer surely held.
+	Lost()
+}
+
+// leaseHolder implements LeaseHolder for a Service.
+type leaseHolder struct{ s *Service }
+
+func (h leaseHolder) Now() int64 { return h.s.settings.Clock.NowNanos() }
+
+func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs int64) error {
+	s := h.s
+	if err := intf.CheckRange("machine", machine, 0, intf.MaxMachine); err != nil {
+		return err
+	}
+	s.update(func(b *bounds) { b.fence = -1 })
+	floor := int64(-1)
+	if prevMarkMs > 0 {
+		floor = s.unitOf(prevMarkMs)
+	}
+	if err := s.waitPast(ctx, floor, prevMarkMs, fmt.Sprintf("the previous holder of machine %d", machine)); err != nil {
+		return err
+	}
+	s.pop.raise(floor)
+	ahead := s.aheadMillis(0)
+	if err := s.settings.Lease.StoreMark(ctx, machine, ahead); err != nil {
+		return fmt.Errorf("storing the mark of machine %d: %w", machine, err)
+	}
+	s.update(func(b *bounds) {
+		b.machine = machine
+		b.leaseMark = s.unitOf(ahead)
+		b.fence = s.fenceUnit(validUntil)
+	})
+	s.leaseMarkMs.Store(ahead)
+	s.held.Store(true)
+	s.settings.Logger.Info("vesta: machine id held", "machine", machine)
+	select {
+	case s.firstHold <- nil:
+	default:
+	}
+	return nil
+}
+
+func (h leaseHolder) Renewed(validUntil int64) {
+	h.s.update(func(b *bounds) {
+		if b.fence >= 0 {
+			b.fence = h.s.fenceUnit(validUntil)
+		}
+	})
+}
+
+func (h leaseHolder) Lost() {
+	s := h.s
+	s.update(func(b *bounds) { b.fence = -1 })
+	if s.held.Swap(false) {
+		s.fences.Add(1)
+		s.settings.Logger.Warn("vesta: machine id lease lost; not issuing until an id is held again")
+	}
+}
+
+// fenceUnit is the last time unit that ends before validUntil: an ID in it
+// was issued while the lease was surely valid.
+func (s *Service) fenceUnit(validUntil int64) int64 {
+	return (validUntil-s.units.epochNanos)/s.units.unitNanos - 1
+}
+
+// runLease runs the lease until Close and reports its end.
+func (s *Service) runLease(ctx context.Context) {
+	defer close(s.leaseDone)
+	err := s.settings.Lease.Run(ctx, leaseHolder{s})
+	if ctx.Err() == nil {
+		s.settings.Logger.Error("vesta: machine id lease stopped", "err", err)
+		leaseHolder{s}.Lost()
+		select {
+		case s.firstHold <- err:
+		default:
+		}
+	}
+}
+
+// storeLeaseMark stores the lease mark ahead of the clock for the machine
+// held, then raises the limit.
+func (s *Service) storeLeaseMark(ctx context.Context, ms int64) error {
+	is := s.cur.Load()
+	if !s.held.Load() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, markInterval)
+	defer cancel()
+	if err := s.settings.Lease.StoreMark(ctx, is.machine, ms); err != nil {
+		return err
+	}
+	s.leaseMarkMs.Store(ms)
+	s.update(func(b *bounds) {
+		if b.machine == is.machine {
+			b.leaseMark = s.unitOf(ms)
+		}
+	})
+	return nil
+}

@@ -1,0 +1,166 @@
+package service_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service"
+)
+
+// fakeLease is a MachineLease driven by the test: Run hands the holder to
+// the test and waits for ctx; StoreMark records every mark.
+type fakeLease struct {
+	holders  chan service.LeaseHolder
+	runErr   error // returned by Run at once when set
+	mu       sync.Mutex
+	marks    map[int64]int64 // machine → last mark stored
+	released chan struct{}
+}
+
+func newFakeLease() *fakeLease {
+	return &fakeLease{holders: make(chan service.LeaseHolder, 1), marks: map[int64]int64{}, released: make(chan struct{})}
+}
+
+func (l *fakeLease) Run(ctx context.Context, h service.LeaseHolder) error {
+	if l.runErr != nil {
+		return l.runErr
+	}
+	l.holders <- h
+	<-ctx.Done()
+	close(l.released)
+	return ctx.Err()
+}
+
+func (l *fakeLease) StoreMark(_ context.Context, machine, ms int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.marks[machine] = ms
+	return nil
+}
+
+func (l *fakeLease) mark(machine int64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.marks[machine]
+}
+
+// startLeased starts a service on a fake lease and holds machine for it.
+func startLeased(t *testing.T, clock *fakeClock, lease *fakeLease, machine int64) (*service.Service, service.LeaseHolder) {
+	t.Helper()
+	type result struct {
+		svc *service.Service
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		svc, err := service.New(bg, service.Settings{Lease: lease, Clock: clock, NoDataDir: true, Logger: discardLog})
+		done <- result{svc, err}
+	}()
+	h := <-lease.holders
+	select {
+	case <-done:
+		t.Fatal("New returned before the lease held an id")
+	case <-time.After(20 * time.Millisecond):
+	}
+	require.NoError(t, h.Hold(bg, machine, h.Now()+int64(time.Hour), 0))
+	r := <-done
+	require.NoError(t, r.err)
+	t.Cleanup(func() { _ = r.svc.Close() })
+	return r.svc, h
+}
+
+func TestLeaseHoldLoseAndTakeOver(t *testing.T) {
+	clock := newFakeClock(testStart)
+	lease := newFakeLease()
+	svc, h := startLeased(t, clock, lease, 5)
+	l := layoutOf(t, intf.MaxPeak)
+
+	id, err := svc.GenId(bg)
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), l.Machine.Get(uint64(id)))
+	assert.Greater(t, lease.mark(5), clock.Now().UnixMilli(), "the lease mark is stored ahead of the clock")
+	assert.True(t, svc.Stats().LeaseHeld)
+
+	h.Lost()
+	_, err = svc.GenId(bg)
+	assert.ErrorIs(t, err, intf.ErrFenced)
+	assert.ErrorIs(t, err, intf.ErrUnavailable)
+	_, err = svc.GenIds(bg, 10)
+	assert.ErrorIs(t, err, intf.ErrFenced)
+	assert.False(t, svc.Stats().LeaseHeld)
+	assert.Equal(t, uint64(1), svc.Stats().Fences)
+
+	// Take over machine 9, whose previous holder issued up to 2 s ahead of
+	// our clock: the service waits past that mark and issues only above it.
+	prevMark := clock.Now().Add(2 * time.Second).UnixMilli()
+	require.NoError(t, h.Hold(bg, 9, h.Now()+int64(time.Hour), prevMark))
+	id, err = svc.GenId(bg)
+	require.NoError(t, err)
+	assert.Equal(t, int64(9), l.Machine.Get(uint64(id)))
+	assert.Equal(t, int64(9), svc.Machine())
+	prevUnit := (prevMark - intf.DefaultEpochMillis) / 1000
+	assert.Greater(t, l.Time.Get(uint64(id)), prevUnit, "issues only above the previous holder's mark")
+}
+
+func TestLeaseFenceByValidity(t *testing.T) {
+	clock := newFakeClock(testStart)
+	lease := newFakeLease()
+	svc, h := startLeased(t, clock, lease, 1)
+
+	h.Renewed(h.Now() + int64(1500*time.Millisecond))
+	_, err := svc.GenId(bg)
+	require.NoError(t, err, "valid for 1.5 s more")
+	clock.Advance(2 * time.Second)
+	_, err = svc.GenId(bg)
+	assert.ErrorIs(t, err, intf.ErrFenced, "not renewed: fenced before the lease could expire")
+	h.Renewed(h.Now() + int64(time.Hour))
+	_, err = svc.GenId(bg)
+	assert.NoError(t, err, "renewed again")
+}
+
+func TestLeaseHoldRefusesFarMark(t *testing.T) {
+	clock := newFakeClock(testStart)
+	lease := newFakeLease()
+	svc, h := startLeased(t, clock, lease, 1)
+	err := h.Hold(bg, 2, h.Now()+int64(time.Hour), clock.Now().Add(time.Hour).UnixMilli())
+	assert.ErrorIs(t, err, intf.ErrClockBehind)
+	_, err = svc.GenId(bg)
+	assert.ErrorIs(t, err, intf.ErrFenced, "not issuing after a refused hold")
+	err = h.Hold(bg, 1024, h.Now()+int64(time.Hour), 0)
+	assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+}
+
+func TestLeaseCloseStoresExactMarkAndReleases(t *testing.T) {
+	clock := newFakeClock(testStart)
+	lease := newFakeLease()
+	svc, _ := startLeased(t, clock, lease, 3)
+	id, err := svc.GenId(bg)
+	require.NoError(t, err)
+	require.NoError(t, svc.Close())
+	<-lease.released
+	unit := layoutOf(t, intf.MaxPeak).Time.Get(uint64(id))
+	assert.Equal(t, intf.DefaultEpochMillis+unit*1000, lease.mark(3), "exact last unit stored")
+	_, err = svc.GenId(bg)
+	assert.ErrorIs(t, err, intf.ErrClosed)
+}
+
+func TestLeaseRunFailsBeforeHold(t *testing.T) {
+	lease := newFakeLease()
+	lease.runErr = intf.ErrUnavailable
+	_, err := service.New(bg, service.Settings{Lease: lease, NoDataDir: true, Logger: discardLog})
+	assert.ErrorIs(t, err, intf.ErrUnavailable)
+}
+
+func TestLeaseNewHonoursContext(t *testing.T) {
+	lease := newFakeLease()
+	ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
+	defer cancel()
+	_, err := service.New(ctx, service.Settings{Lease: lease, NoDataDir: true, Logger: discardLog})
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}

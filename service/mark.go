@@ -1,0 +1,143 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// Timing of the high-water marks: every markInterval the marks are stored
+// at now+markLead, so the hot path finds them ahead of the clock as long as
+// writes keep succeeding.
+const (
+	markInterval = time.Second
+	markLead     = 3 * time.Second
+	// clockBackThreshold is how far the wall clock may lag before a
+	// clock-back event is logged and counted.
+	clockBackThreshold = time.Second
+)
+
+// openMark locks the data dir, makes sure the clock is past the stored
+// mark, and stores a mark ahead of the clock. It returns the unit the
+// populator must start above.
+func (s *Service) openMark(ctx context.Context) (floor int64, err error) {
+	if s.dir, err = openDataDir(s.settings.DataDir); err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			s.closeDir()
+		}
+	}()
+	mark, ok, err := s.dir.readMark()
+	if err != nil {
+		return 0, err
+	}
+	floor = -1
+	if ok {
+		floor = s.unitOf(mark)
+		if err := s.waitPast(ctx, floor, mark, s.dir.markPath()); err != nil {
+			return 0, err
+		}
+	}
+	return floor, s.persistFileMark(0)
+}
+
+// waitPast waits for the clock to reach the unit after floor, the unit of
+// mark (Unix ms, stored in where), or refuses when that is further away
+// than MaxClockBackwardWait.
+func (s *Service) waitPast(ctx context.Context, floor, mark int64, where string) error {
+	resume := s.units.epochNanos + (floor+1)*s.units.unitNanos
+	gap := time.Duration(resume - s.settings.Clock.NowNanos())
+	if gap > s.settings.MaxClockBackwardWait {
+		return fmt.Errorf("%w: the clock is %s behind the last time IDs may have been issued at (%s, stored in %s), more than maxClockBackwardWait %s: fix the clock, or raise maxClockBackwardWait to wait it out",
+			intf.ErrClockBehind, gap.Round(time.Millisecond), time.UnixMilli(mark).UTC(), where, s.settings.MaxClockBackwardWait)
+	}
+	if gap <= 0 {
+		return nil
+	}
+	s.settings.Logger.Info("vesta: waiting for the clock to pass the high-water mark", "wait", gap, "mark", where)
+	return s.settings.Clock.WaitUntil(ctx, resume)
+}
+
+// unitOf is the time unit containing Unix millisecond ms (floored).
+func (s *Service) unitOf(ms int64) int64 {
+	d := ms - s.settings.EpochMillis
+	u := d / s.unitMilli
+	if d < 0 && d%s.unitMilli != 0 {
+		u--
+	}
+	return u
+}
+
+// aheadMillis is the mark to store now: markLead ahead of the clock, or of
+// the wall clock when that is ahead and the clock is about to follow it.
+func (s *Service) aheadMillis(wallNanos int64) int64 {
+	return (max(s.settings.Clock.NowNanos(), wallNanos) + int64(markLead)) / int64(time.Millisecond)
+}
+
+// persistFileMark stores a mark ahead in the data dir, then lets the hot
+// path issue up to it.
+func (s *Service) persistFileMark(wallNanos int64) error {
+	ms := s.aheadMillis(wallNanos)
+	if err := s.dir.writeMark(ms); err != nil {
+		return err
+	}
+	s.markMs.Store(ms)
+	s.update(func(b *bounds) { b.fileMark = s.unitOf(ms) })
+	return nil
+}
+
+// resyncer is a clock that can follow the wall clock forward (SystemClock).
+type resyncer interface {
+	Resync() (wallBehind time.Duration)
+}
+
+// background keeps the marks ahead of the clock and lets the clock follow
+// the wall clock forward. The marks are stored first, so a clock that
+// jumps forward never finds them behind it.
+func (s *Service) background(ctx context.Context) {
+	defer close(s.done)
+	t := time.NewTicker(markInterval)
+	defer t.Stop()
+	resync, _ := s.settings.Clock.(resyncer)
+	var fileFailing, leaseFailing, wallBehind bool
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var wall int64
+		if resync != nil {
+			wall = time.Now().UnixNano()
+		}
+		if s.dir != nil {
+			fileFailing = s.logTransition(fileFailing, s.persistFileMark(wall), "data dir")
+		}
+		if s.settings.Lease != nil {
+			leaseFailing = s.logTransition(leaseFailing, s.storeLeaseMark(ctx, s.aheadMillis(wall)), "lease")
+		}
+		if resync != nil {
+			behind := resync.Resync()
+			if behind > clockBackThreshold && !wallBehind {
+				s.clockBack.Add(1)
+				s.settings.Logger.Warn("vesta: the wall clock moved back; IDs keep the monotonic time", "behind", behind)
+			}
+			wallBehind = behind > clockBackThreshold
+		}
+	}
+}
+
+// logTransition logs when storing a mark starts or stops failing and
+// returns whether it fails now.
+func (s *Service) logTransition(failing bool, err error, where string) bool {
+	if err != nil && !failing {
+		s.settings.Logger.Error("vesta: cannot store the time high-water mark; IDs stop when it falls behind the clock", "where", where, "err", err)
+	} else if err == nil && failing {
+		s.settings.Logger.Info("vesta: time high-water mark stored again", "where", where)
+	}
+	return err != nil
+}
