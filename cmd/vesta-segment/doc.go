@@ -1,0 +1,14 @@
+// Command vesta-segment manages the tags of segment mode in the store the
+// vesta-go servers use. It reads the same configuration (file, VESTA_*
+// environment, flags) as the servers, so --data-dir, --segment-store and
+// --segment-dsn select the store.
+//
+//	vesta-segment [flags] create-tag TAG [--step N] [--initial N] [--description TEXT]
+//	vesta-segment [flags] list
+//
+// create-tag adds a tag whose first ID is --initial (default 1) and whose
+// step is --step (default 1000; Leaf's advice: about 600 times the peak IDs
+// per second). Servers pick a new tag up within a minute (their tag
+// refresh). list prints every tag with its max_id (the next ID no server
+// holds yet) and step.
+package main

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// vs runs the command and returns its exit code and output.
+func vs(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestCreateAndList(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := vs(t, "--data-dir", dir, "create-tag", "order", "--step", "1000", "--initial", "0")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "created tag order: first id 0, step 1000\n", out)
+
+	code, _, errOut = vs(t, "--data-dir", dir, "create-tag", "invoice", "--description", "invoices 2025")
+	require.Equal(t, exitOK, code, errOut)
+
+	code, _, errOut = vs(t, "--data-dir", dir, "create-tag", "order")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, errOut, `segment tag "order": segment tag already exists`)
+
+	code, out, errOut = vs(t, "list", "--data-dir", dir)
+	require.Equal(t, exitOK, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 3)
+	assert.Equal(t, []string{"TAG", "MAX_ID", "STEP", "UPDATED", "(UTC)", "DESCRIPTION"}, strings.Fields(lines[0]))
+	inv, ord := strings.Fields(lines[1]), strings.Fields(lines[2])
+	assert.Equal(t, []string{"invoice", "1", "1000"}, inv[:3])
+	assert.Equal(t, "invoices 2025", strings.Join(inv[5:], " "))
+	assert.Equal(t, []string{"order", "0", "1000"}, ord[:3])
+}
+
+func TestSQLiteFileFromSegmentDSN(t *testing.T) {
+	path := t.TempDir() + "/ids.db"
+	code, _, errOut := vs(t, "--segment-dsn", path, "create-tag", "a")
+	require.Equal(t, exitOK, code, errOut)
+	code, out, errOut := vs(t, "--segment-dsn", path, "list")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "\na ")
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{},
+		{"drop-tag", "x"},
+		{"create-tag"},
+		{"create-tag", "a", "b"},
+		{"list", "x"},
+		{"list", "--step", "5"},
+		{"--segment-store", "mysql", "list"},
+		{"--no-such-flag", "list"},
+	} {
+		code, _, errOut := vs(t, append([]string{"--data-dir", dir}, args...)...)
+		assert.Equal(t, exitUsage, code, "%v: %s", args, errOut)
+		assert.NotEmpty(t, errOut, args)
+	}
+}
+
+func TestRuntimeErrors(t *testing.T) {
+	dir := t.TempDir()
+	for name, args := range map[string][]string{
+		"bad tag":        {"create-tag", "a b"},
+		"bad step":       {"create-tag", "a", "--step", "0"},
+		"segment off":    {"--segment-store", "off", "list"},
+		"db unreachable": {"--segment-store", "postgres", "--segment-dsn", "postgres://127.0.0.1:1/x?connect_timeout=2", "list"},
+	} {
+		code, _, errOut := vs(t, append([]string{"--data-dir", dir}, args...)...)
+		assert.Equal(t, exitError, code, "%s: %s", name, errOut)
+		assert.True(t, strings.HasPrefix(errOut, "vesta-segment: "), name)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, _, errOut := vs(t, "--help")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, errOut, "create-tag TAG")
+	assert.Contains(t, errOut, "--segment-store")
+}

@@ -1,0 +1,85 @@
+package intf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// SegmentService issues segment-mode IDs (Leaf-segment style): short, dense,
+// strictly increasing numbers per business tag ("order", "invoice"), taken
+// from number ranges a database hands out. Unlike IdService's IDs they carry
+// no time, machine or type fields: they are plain counters.
+//
+// IDs of one tag are strictly increasing in the order one service instance
+// issues them, and unique across every instance that shares the database.
+// They are dense but not gapless: a restart or a failed batch skips the rest
+// of a range.
+type SegmentService interface {
+	// NextIds returns n IDs of tag, 1 <= n <= MaxBatch, in increasing
+	// order. Errors: a malformed tag or n out of range matches
+	// ErrInvalidArgument (see CheckTag, CheckSegmentCount); a tag the
+	// database does not know matches ErrUnknownTag; no range left in memory
+	// while the database is unreachable matches ErrUnavailable; after Close,
+	// ErrClosed.
+	NextIds(ctx context.Context, tag string, n int) ([]int64, error)
+}
+
+// ErrUnknownTag: the segment tag does not exist in the database (create it
+// first, e.g. with vesta-segment create-tag).
+var ErrUnknownTag = errors.New("unknown segment tag")
+
+// MaxTagLen is the longest segment tag, in bytes (leaf_alloc.biz_tag is a
+// VARCHAR(128)).
+const MaxTagLen = 128
+
+// TagError says why a segment tag name is malformed. It matches
+// ErrInvalidArgument under errors.Is.
+type TagError struct {
+	Tag    string
+	Reason string
+}
+
+func (e *TagError) Error() string {
+	return fmt.Sprintf("invalid argument: tag %q: %s", e.Tag, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInvalidArgument) true.
+func (e *TagError) Is(target error) bool { return target == ErrInvalidArgument }
+
+// CheckTag accepts 1 to MaxTagLen bytes of ASCII letters, digits, '.', '_'
+// and '-', so a tag is safe in a URL path, a shell and a config list.
+func CheckTag(tag string) error {
+	if tag == "" {
+		return &TagError{Tag: tag, Reason: "empty"}
+	}
+	if len(tag) > MaxTagLen {
+		return &TagError{Tag: tag, Reason: fmt.Sprintf("longer than %d bytes", MaxTagLen)}
+	}
+	for i := 0; i < len(tag); i++ {
+		if !tagByte(tag[i]) {
+			return &TagError{Tag: tag, Reason: fmt.Sprintf("character %q not allowed: use letters, digits, '.', '_' and '-'", tag[i])}
+		}
+	}
+	return nil
+}
+
+func tagByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+}
+
+// CheckSegmentCount returns a *FieldError named "count" unless
+// 1 <= n <= MaxBatch.
+func CheckSegmentCount(n int) error { return CheckRange("count", int64(n), 1, MaxBatch) }
+
+// NextSegmentId returns one ID of tag from any SegmentService.
+func NextSegmentId(ctx context.Context, s SegmentService, tag string) (int64, error) {
+	ids, err := s.NextIds(ctx, tag, 1)
+	if err != nil {
+		return 0, err
+	}
+	if len(ids) != 1 {
+		return 0, fmt.Errorf("segment tag %q: asked for 1 ID, got %d: %w", tag, len(ids), ErrUnavailable)
+	}
+	return ids[0], nil
+}

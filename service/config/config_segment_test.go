@@ -1,0 +1,76 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment"
+)
+
+func TestSegmentDefaults(t *testing.T) {
+	dir := t.TempDir()
+	c, err := load(t, "--data-dir", dir)
+	require.NoError(t, err)
+	assert.Equal(t, segment.StoreSQLite, c.Segment.Store)
+	assert.Equal(t, dir, c.Segment.DataDir, "the SQLite file goes to the service's data dir")
+	assert.Empty(t, c.Segment.DSN)
+	assert.Empty(t, c.Segment.Tags)
+	assert.Same(t, c.Service.Logger, c.Segment.Settings.Logger)
+
+	c, err = load(t, "--no-data-dir", "true")
+	require.NoError(t, err)
+	assert.Equal(t, segment.StoreOff, c.Segment.Store, "no data dir, no file: off unless asked for")
+
+	c, err = load(t, "--no-data-dir", "true", "--segment-dsn", "/var/lib/ids/segments.db")
+	require.NoError(t, err)
+	assert.Equal(t, segment.StoreSQLite, c.Segment.Store)
+	assert.Equal(t, "/var/lib/ids/segments.db", c.Segment.DSN)
+}
+
+func TestSegmentFromEnvFlagsAndFile(t *testing.T) {
+	t.Setenv("VESTA_SEGMENT_STORE", "postgres")
+	t.Setenv("VESTA_SEGMENT_DSN", "postgres://ids@db:5432/vesta")
+	c, err := load(t, "--segment-tags", "order,invoice:1000:500")
+	require.NoError(t, err)
+	assert.Equal(t, segment.StorePostgres, c.Segment.Store)
+	assert.Equal(t, "postgres://ids@db:5432/vesta", c.Segment.DSN)
+	assert.Equal(t, []segment.TagInfo{
+		{Tag: "order", MaxID: 1, Step: 1000},
+		{Tag: "invoice", MaxID: 1000, Step: 500},
+	}, c.Segment.Tags)
+
+	file := writeFile(t, "v.yaml", "segmentStore: off\nsegmentTags: [order, 'coupon:5:10']\n")
+	c, err = load(t, "--config", file, "--segment-store", "sqlite")
+	require.NoError(t, err)
+	assert.Equal(t, segment.StoreSQLite, c.Segment.Store, "the flag beats the environment and the file")
+	assert.Equal(t, []segment.TagInfo{{Tag: "order", MaxID: 1, Step: 1000}, {Tag: "coupon", MaxID: 5, Step: 10}}, c.Segment.Tags,
+		"a YAML list works too")
+}
+
+func TestSegmentInvalidValues(t *testing.T) {
+	cases := []struct {
+		args []string
+		key  string
+	}{
+		{[]string{"--segment-store", "mysql"}, KeySegmentStore},
+		{[]string{"--segment-store", "postgres"}, KeySegmentDSN},
+		{[]string{"--segment-store", "postgres", "--segment-dsn", "postgres://u:topsecret@h:notaport/db"}, KeySegmentDSN},
+		{[]string{"--segment-store", "sqlite", "--no-data-dir", "true"}, KeySegmentStore},
+		{[]string{"--segment-dsn", "/tmp/x.db?mode=ro"}, KeySegmentDSN},
+		{[]string{"--segment-tags", "a b"}, KeySegmentTags},
+		{[]string{"--segment-tags", "order:1:0"}, KeySegmentTags},
+		{[]string{"--segment-tags", "order,order"}, KeySegmentTags},
+	}
+	for _, tc := range cases {
+		t.Run(tc.key+"="+tc.args[len(tc.args)-1], func(t *testing.T) {
+			_, err := load(t, tc.args...)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+			assert.Contains(t, err.Error(), "config key "+tc.key+":")
+			assert.NotContains(t, err.Error(), "topsecret")
+		})
+	}
+}

@@ -1,0 +1,78 @@
+package segment_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/vesta-go/vesta/service/segment"
+)
+
+// benchCase is one way of asking for IDs.
+type benchCase struct {
+	name     string
+	batch    int   // IDs per call: 1 uses NextId, more NextIds
+	parallel bool  // RunParallel with 8 goroutines per CPU
+	maxStep  int64 // 0: Leaf's dynamic step up to 1,000,000
+}
+
+var benchCases = []benchCase{
+	{name: "NextId/serial", batch: 1},
+	{name: "NextId/parallel", batch: 1, parallel: true},
+	{name: "NextIds100/serial", batch: 100},
+	{name: "NextIds100/parallel", batch: 100, parallel: true},
+	{name: "NextId/parallel/fixed-step-1000", batch: 1, parallel: true, maxStep: 1000},
+}
+
+// BenchmarkSegment measures embedded segment-mode IDs per second for one
+// tag, per store, with the real clock, and counts database round trips
+// (Alloc calls) per million IDs. scripts/bench-segment.sh runs it.
+func BenchmarkSegment(b *testing.B) {
+	for _, be := range backends() {
+		b.Run(be.name, func(b *testing.B) {
+			db := be.newDB(b)
+			for i, bc := range benchCases {
+				tag := segment.TagInfo{Tag: "bench" + string(rune('a'+i)), MaxID: 1, Step: 1000}
+				f := newFixture(b, db, func(s *segment.Settings) {
+					s.Clock = segment.SystemClock{}
+					s.MaxStep = bc.maxStep
+				}, tag)
+				b.Run(bc.name, func(b *testing.B) { runBench(b, f, tag.Tag, bc) })
+			}
+		})
+	}
+}
+
+func runBench(b *testing.B, f *fixture, tag string, bc benchCase) {
+	ctx := context.Background()
+	take := func() error {
+		if bc.batch == 1 {
+			_, err := f.g.NextId(ctx, tag)
+			return err
+		}
+		_, err := f.g.NextIds(ctx, tag, bc.batch)
+		return err
+	}
+	calls := f.st.Calls()
+	b.ReportAllocs()
+	b.ResetTimer()
+	if bc.parallel {
+		b.SetParallelism(8)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if err := take(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	} else {
+		for b.Loop() {
+			if err := take(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	ids := float64(b.N * bc.batch)
+	b.ReportMetric(ids/b.Elapsed().Seconds(), "ids/s")
+	b.ReportMetric(float64(f.st.Calls()-calls)/ids*1e6, "trips/Mids")
+}

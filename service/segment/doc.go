@@ -1,0 +1,25 @@
+// Package segment is vesta-go's second kind of ID: segment mode, after
+// Meituan Leaf's "Leaf-segment". It issues short, dense, strictly
+// increasing numbers per business tag (order numbers, invoice numbers) from
+// ranges ("segments") that a database hands out, in contrast to the
+// 64-bit time-based IDs of package service.
+//
+// A Generator keeps two buffers per tag. IDs come from the current range
+// under a per-tag mutex; a batch takes whole runs at once. When 10% of the
+// current range is used, the next range is loaded in the background (one
+// load per tag at a time), so a request rarely waits for the database. The
+// range size adapts like Leaf's: if the last range lasted under 15 minutes
+// the step doubles (up to Settings.MaxStep), 15 to 30 minutes keeps it, over
+// 30 minutes halves it, never below the tag's step in the database. The tag
+// list is reread every Settings.RefreshInterval (60 s).
+//
+// When the database is down the Generator keeps serving from its buffers;
+// once both are used up it fails fast with an error matching
+// intf.ErrUnavailable and recovers by itself when a later load succeeds. It
+// never issues an ID twice: each range belongs to the one Alloc that
+// advanced max_id past it, and a range below one already held is refused.
+//
+// Storage is a segstore.Store: pgstore (PostgreSQL) or sqlitestore (an
+// embedded SQLite file, the default). Open builds the store and the
+// Generator from a Config, the segment part of the vesta-go configuration.
+package segment

@@ -1,0 +1,83 @@
+package segtest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vesta-go/vesta/service/segment"
+)
+
+// ErrDown is the error of a Store told to fail.
+var ErrDown = errors.New("segtest: store down")
+
+// Alloc records one successful Store.Alloc call.
+type Alloc struct {
+	Asked, MaxID, DBStep int64
+}
+
+// Store wraps a segment.Store: it counts and records allocations, and while
+// Down is set every call fails with ErrDown, as a database that stopped.
+type Store struct {
+	segment.Store
+	down   atomic.Bool
+	calls  atomic.Int64
+	mu     sync.Mutex
+	allocs []Alloc
+}
+
+// Wrap wraps st.
+func Wrap(st segment.Store) *Store { return &Store{Store: st} }
+
+// SetDown makes every call fail (true) or pass through again (false).
+func (s *Store) SetDown(down bool) { s.down.Store(down) }
+
+// Calls counts Alloc calls, failed ones included: database round trips.
+func (s *Store) Calls() int64 { return s.calls.Load() }
+
+// Allocs returns the successful allocations, in order.
+func (s *Store) Allocs() []Alloc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Alloc(nil), s.allocs...)
+}
+
+// Alloc implements segment.Store.
+func (s *Store) Alloc(ctx context.Context, tag string, step int64) (int64, int64, error) {
+	s.calls.Add(1)
+	if s.down.Load() {
+		return 0, 0, ErrDown
+	}
+	maxID, dbStep, err := s.Store.Alloc(ctx, tag, step)
+	if err == nil {
+		s.mu.Lock()
+		s.allocs = append(s.allocs, Alloc{Asked: step, MaxID: maxID, DBStep: dbStep})
+		s.mu.Unlock()
+	}
+	return maxID, dbStep, err
+}
+
+// Tags implements segment.Store.
+func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+	if s.down.Load() {
+		return nil, ErrDown
+	}
+	return s.Store.Tags(ctx)
+}
+
+// CreateTag implements segment.Store.
+func (s *Store) CreateTag(ctx context.Context, t segment.TagInfo) error {
+	if s.down.Load() {
+		return ErrDown
+	}
+	return s.Store.CreateTag(ctx, t)
+}
+
+// Applied is the number of IDs the allocation took.
+func (a Alloc) Applied() int64 {
+	if a.Asked > 0 {
+		return a.Asked
+	}
+	return a.DBStep
+}

@@ -1,0 +1,121 @@
+package segment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/segment/pgstore"
+	"github.com/vesta-go/vesta/service/segment/sqlitestore"
+)
+
+// Store kinds, the values of the segmentStore configuration key.
+const (
+	StoreSQLite   = "sqlite"
+	StorePostgres = "postgres"
+	StoreOff      = "off"
+)
+
+// StoreKinds lists the valid Config.Store values.
+func StoreKinds() []string { return []string{StoreSQLite, StorePostgres, StoreOff} }
+
+// ErrDisabled: Open was asked for segment mode while the configuration
+// turns it off (segmentStore off).
+var ErrDisabled = errors.New("segment mode is off (segmentStore off)")
+
+// Config is the segment part of the vesta-go configuration (config.Config's
+// Segment field): which store, where, the tags to create at start, and the
+// Generator's tuning.
+type Config struct {
+	// Store is StoreSQLite (also for ""), StorePostgres or StoreOff.
+	Store string
+	// DSN is the PostgreSQL connection string, or for SQLite an optional
+	// file path (default DataDir/segments.db).
+	DSN string
+	// DataDir holds the SQLite file when DSN is empty; "" means
+	// service.DefaultDataDir().
+	DataDir string
+	// Tags are created at start when missing (existing rows are left as
+	// they are).
+	Tags []TagInfo
+	// Settings tunes the Generator; its Store field is ignored (Open sets it).
+	Settings Settings
+}
+
+// Enabled reports whether segment mode is on.
+func (c Config) Enabled() bool { return c.Store != StoreOff }
+
+// SQLitePath is the SQLite file Open uses: DSN, else DataDir/segments.db.
+func (c Config) SQLitePath() (string, error) {
+	if c.DSN != "" {
+		return c.DSN, nil
+	}
+	dir := c.DataDir
+	if dir == "" {
+		d, err := service.DefaultDataDir()
+		if err != nil {
+			return "", err
+		}
+		dir = d
+	}
+	return filepath.Join(dir, sqlitestore.FileName), nil
+}
+
+// OpenStore opens the configured store and creates the table if needed.
+func OpenStore(ctx context.Context, c Config) (Store, error) {
+	var (
+		st  Store
+		err error
+	)
+	switch c.Store {
+	case StoreSQLite, "":
+		var path string
+		if path, err = c.SQLitePath(); err == nil {
+			st, err = sqlitestore.Open(ctx, path)
+		}
+	case StorePostgres:
+		st, err = pgstore.Open(ctx, c.DSN)
+	case StoreOff:
+		return nil, ErrDisabled
+	default:
+		return nil, fmt.Errorf("%w: segment store %q: want one of %v", intf.ErrInvalidArgument, c.Store, StoreKinds())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Init(ctx); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// Open opens the configured store, creates the configured tags that are
+// missing, and starts a Generator on it. It returns ErrDisabled when the
+// configuration turns segment mode off. Close the Generator when done (it
+// closes the store).
+func Open(ctx context.Context, c Config) (*Generator, error) {
+	st, err := OpenStore(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	created, err := EnsureTags(ctx, st, c.Tags)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	s := c.Settings
+	s.Store = st
+	g, err := New(ctx, s)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	if len(created) > 0 {
+		g.s.Logger.Info("segment: created tags", "tags", created)
+	}
+	return g, nil
+}

@@ -1,0 +1,105 @@
+package segment_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/internal/pgtest"
+	"github.com/vesta-go/vesta/service/segment/sqlitestore"
+)
+
+func quiet() segment.Settings {
+	return segment.Settings{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+}
+
+// A restart continues above every ID of the previous run: the buffered
+// rest of its ranges is skipped, never reissued.
+func TestOpenSQLiteInDataDirSurvivesRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	tags, err := segment.ParseTags("order,invoice:1000:500")
+	require.NoError(t, err)
+	cfg := segment.Config{DataDir: dir, Tags: tags, Settings: quiet()}
+
+	g, err := segment.Open(ctx, cfg)
+	require.NoError(t, err)
+	assert.FileExists(t, filepath.Join(dir, sqlitestore.FileName))
+	assert.Equal(t, []string{"invoice", "order"}, g.Tags())
+	first, err := g.NextIds(ctx, "invoice", 3)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1000, 1001, 1002}, first)
+	require.NoError(t, g.Close())
+
+	cfg.Tags = []segment.TagInfo{{Tag: "invoice", MaxID: 1, Step: 1}} // existing rows are kept
+	g, err = segment.Open(ctx, cfg)
+	require.NoError(t, err)
+	defer g.Close()
+	next, err := g.NextId(ctx, "invoice")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1500), next, "the first ID of the next range (step 500)")
+}
+
+func TestOpenSQLiteAtDSNPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "ids.db")
+	g, err := segment.Open(context.Background(), segment.Config{Store: segment.StoreSQLite, DSN: path, Settings: quiet()})
+	require.NoError(t, err)
+	defer g.Close()
+	assert.FileExists(t, path)
+	assert.Empty(t, g.Tags())
+}
+
+func TestOpenPostgres(t *testing.T) {
+	dsn, err := pgtest.Shared(t).NewDatabase(context.Background())
+	require.NoError(t, err)
+	cfg := segment.Config{Store: segment.StorePostgres, DSN: dsn, Tags: []segment.TagInfo{{Tag: "order", MaxID: 1, Step: 10}}, Settings: quiet()}
+	g, err := segment.Open(context.Background(), cfg)
+	require.NoError(t, err)
+	defer g.Close()
+	id, err := g.NextId(context.Background(), "order")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), id)
+}
+
+func TestOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	_, err := segment.Open(ctx, segment.Config{Store: segment.StoreOff})
+	assert.ErrorIs(t, err, segment.ErrDisabled)
+	assert.False(t, segment.Config{Store: segment.StoreOff}.Enabled())
+	assert.True(t, segment.Config{}.Enabled(), "sqlite is the default")
+
+	_, err = segment.Open(ctx, segment.Config{Store: "mysql"})
+	assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+
+	_, err = segment.Open(ctx, segment.Config{Store: segment.StorePostgres, DSN: "postgres://127.0.0.1:1/none?connect_timeout=2"})
+	assert.Error(t, err, "an unreachable database fails at start")
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "file"), nil, 0o600))
+	_, err = segment.Open(ctx, segment.Config{DSN: filepath.Join(dir, "file", "x.db")})
+	assert.Error(t, err, "a path under a file")
+
+	_, err = segment.Open(ctx, segment.Config{DataDir: t.TempDir(), Tags: []segment.TagInfo{{Tag: "x", Step: 0}}})
+	assert.ErrorIs(t, err, intf.ErrInvalidArgument, "a bad tag spec")
+}
+
+func TestSQLitePathDefault(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", "/state")
+	p, err := segment.Config{}.SQLitePath()
+	require.NoError(t, err)
+	assert.Equal(t, "/state/vesta-go/segments.db", p)
+	p, err = segment.Config{DataDir: "/d"}.SQLitePath()
+	require.NoError(t, err)
+	assert.Equal(t, "/d/segments.db", p)
+	p, err = segment.Config{DataDir: "/d", DSN: "/x.db"}.SQLitePath()
+	require.NoError(t, err)
+	assert.Equal(t, "/x.db", p)
+}

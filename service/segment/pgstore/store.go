@@ -1,0 +1,123 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/vesta-go/vesta/service/segment/segstore"
+)
+
+// Store is a segstore.Store on a pgx pool.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ segstore.Store = (*Store)(nil)
+
+// ParseDSN checks a PostgreSQL DSN, a URL (postgres://user@host/db) or
+// key=value pairs (host=... dbname=...), without connecting. Its error
+// never repeats the password.
+func ParseDSN(dsn string) (*pgxpool.Config, error) {
+	if dsn == "" {
+		return nil, errors.New("segment store postgres: empty DSN")
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("segment store postgres: %w", err)
+	}
+	return cfg, nil
+}
+
+// Open connects to dsn and checks the connection with a ping. It does not
+// create the table: call Init.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	cfg, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("segment store postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("segment store postgres: connecting to %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Init creates leaf_alloc if it does not exist.
+func (s *Store) Init(ctx context.Context) error {
+	if _, err := s.pool.Exec(ctx, segstore.SchemaSQL); err != nil {
+		return fmt.Errorf("segment store postgres: creating leaf_alloc: %w", err)
+	}
+	return nil
+}
+
+// Tags lists every row, ordered by tag.
+func (s *Store) Tags(ctx context.Context) ([]segstore.TagInfo, error) {
+	rows, err := s.pool.Query(ctx, segstore.TagsSQL)
+	if err != nil {
+		return nil, fmt.Errorf("segment store postgres: listing tags: %w", err)
+	}
+	var tags []segstore.TagInfo
+	for rows.Next() {
+		var t segstore.TagInfo
+		var updated *time.Time
+		if err := rows.Scan(&t.Tag, &t.MaxID, &t.Step, &t.Description, &updated); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("segment store postgres: listing tags: %w", err)
+		}
+		if updated != nil {
+			t.UpdateTime = *updated
+		}
+		tags = append(tags, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("segment store postgres: listing tags: %w", err)
+	}
+	return tags, nil
+}
+
+// Alloc advances max_id by step (the row's step when step <= 0) with one
+// UPDATE ... RETURNING and returns the new max_id and the row's step.
+func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxID, dbStep int64, err error) {
+	q, args := segstore.AllocQuery(tag, step)
+	err = s.pool.QueryRow(ctx, q, args...).Scan(&maxID, &dbStep)
+	if errors.Is(err, pgx.ErrNoRows) {
+		var n int64
+		if err = s.pool.QueryRow(ctx, segstore.ExistsSQL, tag).Scan(&n); err == nil {
+			return 0, 0, segstore.AllocMiss(tag, n > 0)
+		}
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("segment store postgres: allocating for %q: %w", tag, err)
+	}
+	return maxID, dbStep, nil
+}
+
+// CreateTag inserts a row, or returns segstore.ErrTagExists.
+func (s *Store) CreateTag(ctx context.Context, t segstore.TagInfo) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	ct, err := s.pool.Exec(ctx, segstore.CreateTagSQL, t.Tag, t.MaxID, t.Step, t.Description)
+	if err != nil {
+		return fmt.Errorf("segment store postgres: creating tag %q: %w", t.Tag, err)
+	}
+	if ct.RowsAffected() == 0 {
+		return fmt.Errorf("segment tag %q: %w", t.Tag, segstore.ErrTagExists)
+	}
+	return nil
+}
+
+// Close closes the pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}

@@ -1,0 +1,52 @@
+package segstore
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+func TestValidate(t *testing.T) {
+	ok := []TagInfo{
+		{Tag: "order", MaxID: 0, Step: 1},
+		{Tag: "order", MaxID: math.MaxInt64 - 10, Step: 10},
+		{Tag: "order", MaxID: 1, Step: MaxDBStep, Description: strings.Repeat("é", MaxDescriptionLen)},
+	}
+	for _, ti := range ok {
+		assert.NoError(t, ti.Validate(), "%+v", ti)
+	}
+	bad := map[string]TagInfo{
+		"tag":           {Tag: "a b", MaxID: 1, Step: 1},
+		"step":          {Tag: "a", MaxID: 1, Step: 0},
+		"step ":         {Tag: "a", MaxID: 1, Step: MaxDBStep + 1},
+		"initialMaxId":  {Tag: "a", MaxID: -1, Step: 1},
+		"initialMaxId ": {Tag: "a", MaxID: math.MaxInt64 - 9, Step: 10},
+		"description":   {Tag: "a", MaxID: 1, Step: 1, Description: strings.Repeat("x", MaxDescriptionLen+1)},
+	}
+	for field, ti := range bad {
+		err := ti.Validate()
+		require.Error(t, err, field)
+		assert.ErrorIs(t, err, intf.ErrInvalidArgument, field)
+		assert.Contains(t, err.Error(), strings.TrimSpace(field))
+	}
+}
+
+func TestAllocQuery(t *testing.T) {
+	q, args := AllocQuery("order", 0)
+	assert.Equal(t, []any{"order"}, args)
+	assert.Contains(t, q, "max_id + step")
+	q, args = AllocQuery("order", 500)
+	assert.Equal(t, []any{"order", int64(500)}, args)
+	assert.Contains(t, q, "CAST($2 AS BIGINT)")
+}
+
+func TestAllocMiss(t *testing.T) {
+	assert.ErrorIs(t, AllocMiss("a", false), intf.ErrUnknownTag)
+	assert.ErrorIs(t, AllocMiss("a", true), ErrMaxIDOverflow)
+	assert.NotErrorIs(t, AllocMiss("a", true), intf.ErrUnknownTag)
+}

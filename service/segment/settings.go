@@ -1,0 +1,97 @@
+package segment
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment/segstore"
+)
+
+// Defaults applied by New to zero-valued Settings fields.
+const (
+	// DefaultMaxStep caps the dynamic step, as Leaf does.
+	DefaultMaxStep = 1_000_000
+	// DefaultRefreshInterval is how often the tag list is reread.
+	DefaultRefreshInterval = 60 * time.Second
+	// DefaultLoadTimeout bounds one database call.
+	DefaultLoadTimeout = 5 * time.Second
+	// DefaultWaitTimeout bounds how long a request waits for a range that
+	// is being loaded when both buffers are used up.
+	DefaultWaitTimeout = 500 * time.Millisecond
+	// DefaultRetryInterval is the least time between two failed loads of
+	// one tag.
+	DefaultRetryInterval = time.Second
+)
+
+// Settings configures a Generator. Only Store is required; New validates
+// every field and names the first wrong one.
+type Settings struct {
+	// Store holds the leaf_alloc table. The Generator owns it from New on
+	// and closes it in Close.
+	Store Store
+	// MaxStep caps the dynamic step (1..segstore.MaxDBStep); 0 means
+	// DefaultMaxStep. A row's own step above it is still honoured.
+	MaxStep int64
+	// RefreshInterval is how often the tag list is reread (1ms..24h).
+	RefreshInterval time.Duration
+	// LoadTimeout bounds one database call (1ms..10m).
+	LoadTimeout time.Duration
+	// WaitTimeout bounds how long a request waits for a range being loaded
+	// when both buffers are used up (1ms..1m). A request never waits while
+	// the last load of the tag failed, unless it started the retry.
+	WaitTimeout time.Duration
+	// RetryInterval is the least time between two failed loads of one tag
+	// (1ms..1h): while the database is down, requests do not hammer it.
+	RetryInterval time.Duration
+	// Clock drives the dynamic step, the retry interval and the refresh
+	// ticker; nil means SystemClock.
+	Clock Clock
+	// Logger receives load failures, recoveries and tag changes; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+func (s Settings) withDefaults() (Settings, error) {
+	if s.Store == nil {
+		return s, fmt.Errorf("%w: segment settings: Store is nil", intf.ErrInvalidArgument)
+	}
+	if s.MaxStep == 0 {
+		s.MaxStep = DefaultMaxStep
+	}
+	setDuration(&s.RefreshInterval, DefaultRefreshInterval)
+	setDuration(&s.LoadTimeout, DefaultLoadTimeout)
+	setDuration(&s.WaitTimeout, DefaultWaitTimeout)
+	setDuration(&s.RetryInterval, DefaultRetryInterval)
+	if s.Clock == nil {
+		s.Clock = SystemClock{}
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	if err := intf.CheckRange("maxStep", s.MaxStep, 1, segstore.MaxDBStep); err != nil {
+		return s, err
+	}
+	for _, d := range []struct {
+		name     string
+		v        time.Duration
+		min, max time.Duration
+	}{
+		{"refreshInterval", s.RefreshInterval, time.Millisecond, 24 * time.Hour},
+		{"loadTimeout", s.LoadTimeout, time.Millisecond, 10 * time.Minute},
+		{"waitTimeout", s.WaitTimeout, time.Millisecond, time.Minute},
+		{"retryInterval", s.RetryInterval, time.Millisecond, time.Hour},
+	} {
+		if d.v < d.min || d.v > d.max {
+			return s, fmt.Errorf("%w: segment settings: %s %s out of range %s..%s", intf.ErrInvalidArgument, d.name, d.v, d.min, d.max)
+		}
+	}
+	return s, nil
+}
+
+func setDuration(d *time.Duration, def time.Duration) {
+	if *d == 0 {
+		*d = def
+	}
+}

@@ -1,0 +1,44 @@
+package segment
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// nopStore is a Store that is never called.
+type nopStore struct{ Store }
+
+func TestSettingsDefaults(t *testing.T) {
+	s, err := Settings{Store: nopStore{}}.withDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, int64(DefaultMaxStep), s.MaxStep)
+	assert.Equal(t, DefaultRefreshInterval, s.RefreshInterval)
+	assert.Equal(t, DefaultLoadTimeout, s.LoadTimeout)
+	assert.Equal(t, DefaultWaitTimeout, s.WaitTimeout)
+	assert.Equal(t, DefaultRetryInterval, s.RetryInterval)
+	assert.Equal(t, SystemClock{}, s.Clock)
+	assert.NotNil(t, s.Logger)
+}
+
+func TestSettingsRejectsBadFields(t *testing.T) {
+	cases := map[string]Settings{
+		"Store":           {},
+		"maxStep":         {Store: nopStore{}, MaxStep: -1},
+		"refreshInterval": {Store: nopStore{}, RefreshInterval: -time.Second},
+		"loadTimeout":     {Store: nopStore{}, LoadTimeout: time.Hour},
+		"waitTimeout":     {Store: nopStore{}, WaitTimeout: time.Microsecond},
+		"retryInterval":   {Store: nopStore{}, RetryInterval: 2 * time.Hour},
+	}
+	for field, s := range cases {
+		_, err := New(context.Background(), s)
+		require.Error(t, err, field)
+		assert.ErrorIs(t, err, intf.ErrInvalidArgument, field)
+		assert.Contains(t, err.Error(), field)
+	}
+}

@@ -1,0 +1,45 @@
+package segment
+
+import (
+	"fmt"
+	"time"
+)
+
+// TagStatus describes the buffers of one tag, for monitoring and tests.
+type TagStatus struct {
+	Tag string
+	// Current is how many IDs are left in the current range; Spare, in the
+	// range loaded ahead (0 when there is none).
+	Current, Spare int64
+	// Step is the size of the last range loaded (0 before the first);
+	// DBStep the row's step.
+	Step, DBStep int64
+	// Loading reports a load in progress.
+	Loading bool
+	// LastLoad is when the last range arrived; LastError is the error of the
+	// last load, nil when it succeeded.
+	LastLoad  time.Time
+	LastError error
+}
+
+// Status returns the state of tag's buffers.
+func (g *Generator) Status(tag string) (TagStatus, error) {
+	b, err := g.lookup(tag)
+	if err != nil {
+		return TagStatus{}, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := TagStatus{Tag: tag, Current: b.cur.left(), Step: b.step, DBStep: b.dbStep,
+		Loading: b.loading != nil, LastLoad: b.lastLoad, LastError: b.lastErr}
+	if b.hasSpare {
+		st.Spare = b.spare.left()
+	}
+	return st, nil
+}
+
+// String is a one-line summary.
+func (s TagStatus) String() string {
+	return fmt.Sprintf("%s: current %d, spare %d, step %d (db %d), loading %v, last error %v",
+		s.Tag, s.Current, s.Spare, s.Step, s.DBStep, s.Loading, s.LastError)
+}
