@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -36,6 +37,10 @@ func TestPopulators(t *testing.T) {
 	require.Equal(t, []string{"atomic", "lock", "packed", "sync"}, service.Populators())
 	for _, pop := range service.Populators() {
 		t.Run(pop, func(t *testing.T) {
+			// The populators run side by side (up to -parallel, GOMAXPROCS
+			// by default): under -race 64 goroutines on one service keep
+			// about one core busy, the critical section being serial.
+			t.Parallel()
 			for _, tc := range populatorTests {
 				t.Run(tc.name, func(t *testing.T) { tc.run(t, pop) })
 			}
@@ -94,16 +99,21 @@ func checkConcurrentRun(t *testing.T, l intf.Layout, out [][]int64, want int) {
 // GenId calls on the real system clock, so the sequence of a unit runs out
 // and the populator waits for the next one for real.
 //
-// Size and budget: under -race on 2 cores GenId runs at about 0.7-1.0 M/s,
-// so one such run takes 7-9 s. With both types for all four populators that
-// is 8 runs, 60-70 s: over the package's budget of about 60 s. So the full
-// 6.4M run uses the real clock for one type only, min-granularity, because
-// it is the type whose budget (1,024 IDs per millisecond) 64 goroutines
-// exhaust for real many times per run, even under -race (the real max-peak
-// budget of 2^20 per second is barely reached under -race). Max-peak gets the
-// same 64-goroutine run on a fake clock in testConcurrentFakeClock (sized so
-// that its sequence must run out), and a real-clock exhaustion of its own in
-// testExhaustionRealClock. With -short the run is 64 × 20,000.
+// Size and budget (measured): under -race on 2 cores, 64 goroutines get
+// 0.45-1.0 M IDs/s out of one service (the atomic populator is the slowest,
+// it allocates per ID), so one 6.4M run takes 6.5-14 s, and up to 15 s when
+// the machine is shared. No populator × type exceeded 15 s on a quiet
+// machine, but both types for all four populators would be 8 runs, 60-90 s:
+// over the package's budget of about 60 s. So the full 6.4M run uses the real
+// clock for one type only, min-granularity, because it is the type whose
+// budget (1,024 IDs per millisecond) 64 goroutines exhaust for real many
+// times per run, even under -race (the real max-peak budget of 2^20 per
+// second is barely reached under -race). Max-peak gets the same
+// 64-goroutine run on a fake clock in testConcurrentFakeClock (sized so that
+// its sequence must run out), and a real-clock exhaustion of its own in
+// testExhaustionRealClock. The populators run two at a time (TestPopulators
+// is parallel per populator), which brings the package to about 55 s under
+// -race. With -short the run is 64 × 20,000.
 func testConcurrentRealClock(t *testing.T, pop string) {
 	const g = 64
 	n := 100_000
@@ -116,35 +126,47 @@ func testConcurrentRealClock(t *testing.T, pop string) {
 	out := genConcurrently(t, svc, g, n)
 	elapsed := time.Since(begin)
 	checkConcurrentRun(t, layoutOf(t, typ), out, g*n)
-	t.Logf("%s %s: %d IDs in %v (%.0f/s), %d exhaustion waits", pop, typ, g*n, elapsed,
-		float64(g*n)/elapsed.Seconds(), svc.Stats().ExhaustionWaits)
+	t.Logf("%s %s: %d IDs in %v (%.0f/s), %d exhaustion waits; checked in %v", pop, typ, g*n, elapsed,
+		float64(g*n)/elapsed.Seconds(), svc.Stats().ExhaustionWaits, time.Since(begin)-elapsed)
 }
 
 // testConcurrentFakeClock: 64 goroutines on a fake clock that only moves
-// when the service waits. 64 × 17,000 IDs are more than one max-peak unit
-// holds (2^20), so every run must exhaust a unit under contention.
+// when the service waits. For max-peak, 64 × 17,000 IDs are more than one
+// unit holds (2^20), so every run must exhaust a unit under contention.
 func testConcurrentFakeClock(t *testing.T, pop string) {
-	const g, n = 64, 17_000
+	const g = 64
 	for _, typ := range bothTypes {
 		t.Run(typ.String(), func(t *testing.T) {
+			n := 17_000 // 64 × 17,000 > 2^20
+			if typ == intf.MinGranularity {
+				n = 2_000 // 125 units of 1,024
+			}
 			clk := newFakeClock(testStart)
 			svc := newSvc(t, service.Settings{Populator: pop, Type: typ, Clock: clk})
 			out := genConcurrently(t, svc, g, n)
 			checkConcurrentRun(t, layoutOf(t, typ), out, g*n)
 			l := layoutOf(t, typ)
-			units := int64(g*n) / (l.Seq.Max() + 1)
-			assert.GreaterOrEqual(t, svc.Stats().ExhaustionWaits, uint64(units), "the sequence ran out at least %d times", units)
-			assert.GreaterOrEqual(t, clk.waits.Load(), units, "the fake clock was moved by waits only")
+			// g*n IDs fill at least this many units after the first.
+			wraps := int64(g*n-1) / (l.Seq.Max() + 1)
+			assert.GreaterOrEqual(t, svc.Stats().ExhaustionWaits, uint64(wraps), "the sequence ran out at least %d times", wraps)
+			assert.GreaterOrEqual(t, clk.waits.Load(), wraps, "the fake clock was moved by waits only")
+			last, _ := unitSeq(l, slices.Max(slices.Concat(out...)))
+			first := (testStart.UnixMilli() - intf.DefaultEpochMillis) / l.Unit.Milliseconds()
+			assert.Equal(t, first+clk.waits.Load(), last, "each wait moved the clock by one unit")
 		})
 	}
 }
 
-// testExhaustionFakeClock issues, from one goroutine, the IDs of two whole
-// units and a few more without moving the clock. The service must wait for
-// the next unit each time (the fake clock jumps), and the (time, seq)
-// pairs must be exactly unit u0 seq 0..max, u0+1 seq 0..max, u0+2 seq 0..4.
-// Vesta's defect would show as seq 0 issued twice in u0+1: after its spin
-// to the next unit it did not store that unit as the last one.
+// testExhaustionFakeClock issues the IDs of two whole units and a few more
+// without moving the clock. The service must wait for the next unit each
+// time (the fake clock jumps), and the (time, seq) pairs must be exactly
+// unit u0 seq 0..max, u0+1 seq 0..max, u0+2 seq 0..4. Vesta's defect would
+// show as seq 0 issued twice in u0+1: after its spin to the next unit it did
+// not store that unit as the last one.
+//
+// Every ID around a wrap is taken with GenId, one by one. Min-granularity
+// takes all of them so; max-peak takes the bulk of each unit with GenIds
+// first (2 M single calls cost 4 s under -race).
 func testExhaustionFakeClock(t *testing.T, pop string) {
 	for _, typ := range bothTypes {
 		t.Run(typ.String(), func(t *testing.T) {
@@ -155,11 +177,21 @@ func testExhaustionFakeClock(t *testing.T, pop string) {
 			total := 2*per + 5
 			u0 := (testStart.UnixMilli() - intf.DefaultEpochMillis) / l.Unit.Milliseconds()
 			ids := make([]int64, 0, total)
-			for range total {
-				id, err := svc.GenId(bg)
-				require.NoError(t, err)
-				ids = append(ids, id)
+			for int64(len(ids)) < total {
+				// Up to 10 before the end of the unit, bulk; then single.
+				if bulk := per - 10 - int64(len(ids))%per; per > 2048 && bulk > 0 {
+					got, err := svc.GenIds(bg, int(min(bulk, intf.MaxBatch)))
+					require.NoError(t, err)
+					ids = append(ids, got...)
+					continue
+				}
+				for range min(20, total-int64(len(ids))) {
+					id, err := svc.GenId(bg)
+					require.NoError(t, err)
+					ids = append(ids, id)
+				}
 			}
+			require.Len(t, ids, int(total))
 			assertStrictlyIncreasing(t, l, ids)
 			for i, id := range ids {
 				u, s := unitSeq(l, id)
@@ -220,8 +252,8 @@ func testExhaustionRealClock(t *testing.T, pop string) {
 	l := layoutOf(t, typ)
 	svc := newSvc(t, service.Settings{Populator: pop, Type: typ})
 	var all []int64
-	for i := 0; svc.Stats().ExhaustionWaits == 0; i++ {
-		require.Less(t, i, 40, "the sequence never ran out (GenIds too slow?)")
+	for begin := time.Now(); svc.Stats().ExhaustionWaits == 0; {
+		require.Less(t, time.Since(begin), 10*time.Second, "the sequence never ran out (GenIds too slow?)")
 		ids, err := svc.GenIds(bg, intf.MaxBatch)
 		require.NoError(t, err)
 		all = append(all, ids...)

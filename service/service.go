@@ -146,6 +146,12 @@ func (s *Service) GenId(ctx context.Context) (int64, error) {
 	if unit > is.limit {
 		return 0, is.errAt(unit, s)
 	}
+	// Close stores the last unit the populator handed out as the exact
+	// mark: a unit reserved after Close read it must fail, so check the
+	// limit in force now as well (if it was raised meanwhile, this passes).
+	if now := s.cur.Load(); unit > now.limit {
+		return 0, now.errAt(unit, s)
+	}
 	return int64(is.fixed | uint64(unit)<<s.layout.Time.Shift | uint64(seq)<<s.layout.Seq.Shift), nil
 }
 
@@ -164,6 +170,9 @@ func (s *Service) GenIds(ctx context.Context, n int) ([]int64, error) {
 		}
 		if unit > is.limit {
 			return nil, is.errAt(unit, s)
+		}
+		if now := s.cur.Load(); unit > now.limit { // see GenId
+			return nil, now.errAt(unit, s)
 		}
 		base := is.fixed | uint64(unit)<<s.layout.Time.Shift
 		for seq := first; seq < first+got; seq++ {

@@ -108,4 +108,3 @@ func Main(p Program, run func(ctx context.Context, cfg config.Config, fs *pflag.
 	}
 	return 0
 }
-

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/etcdlease"
+	"github.com/vesta-go/vesta/service/segment"
 )
 
 // Config is the validated configuration of a vesta-go program.
@@ -29,6 +32,8 @@ type Config struct {
 	File string
 	// MachineProvider names the provider in force.
 	MachineProvider string
+	// Segment configures segment mode, for segment.Open; its Logger is set.
+	Segment segment.Config
 }
 
 // Defaults are the per-program defaults.
@@ -95,11 +100,19 @@ func (l *Loader) Load() (Config, error) {
 	s.DataDir = r.str(KeyDataDir, "")
 	s.NoDataDir = r.bool(KeyNoDataDir, "", false)
 	s.MaxClockBackwardWait = r.duration(KeyMaxClockBackwardWait, service.DefaultMaxClockBackwardWait, time.Millisecond, 24*time.Hour)
+	c.Segment = r.segment(s)
 	c.MachineProvider = r.machine(s)
+	etcdOpts := r.etcd(c.MachineProvider)
 	if r.err != nil {
 		return Config{}, r.err
 	}
 	s.Logger = c.NewLogger(l.Stderr)
+	c.Segment.Settings.Logger = s.Logger
+	if c.MachineProvider == ProviderEtcd {
+		if s.Lease = r.etcdLease(etcdOpts, s.Logger); r.err != nil {
+			return Config{}, r.err
+		}
+	}
 	return c, nil
 }
 
@@ -209,10 +222,66 @@ func (r *reader) machine(s *service.Settings) string {
 		s.MachineProvider = service.IPListMachine{IPs: strings.Split(ips, ",")}
 	case ProviderHostname:
 		s.MachineProvider = service.HostnameMachine{Hostname: r.str(KeyHostname, "")}
+	case ProviderEtcd: // the lease is made once the logger is
 	default:
-		r.fail(KeyMachineProvider, provider, "property, ips or hostname")
+		r.fail(KeyMachineProvider, provider, "property, ips, hostname or etcd")
 	}
 	return provider
+}
+
+// etcd reads the etcd keys, which are validated whatever the provider;
+// provider etcd requires endpoints.
+func (r *reader) etcd(provider string) etcdlease.Options {
+	o := etcdlease.Options{
+		Prefix:       r.str(KeyEtcdPrefix, ""),
+		TTL:          r.duration(KeyEtcdLeaseTTL, etcdlease.DefaultTTL, etcdlease.MinTTL, etcdlease.MaxTTL),
+		DialTimeout:  r.duration(KeyEtcdDialTimeout, etcdlease.DefaultDialTimeout, etcdlease.MinDialTimeout, etcdlease.MaxDialTimeout),
+		Username:     r.str(KeyEtcdUsername, ""),
+		Password:     r.str(KeyEtcdPassword, ""),
+		CACertFile:   r.str(KeyEtcdCACert, ""),
+		CertFile:     r.str(KeyEtcdCert, ""),
+		KeyFile:      r.str(KeyEtcdKey, ""),
+		NodeName:     r.str(KeyEtcdNodeName, ""),
+		MaxClockSkew: r.duration(KeyMaxClockSkew, etcdlease.DefaultMaxClockSkew, etcdlease.MinMaxClockSkew, etcdlease.MaxMaxClockSkew),
+	}
+	for _, ep := range strings.Split(r.str(KeyEtcdEndpoints, ""), ",") {
+		if ep = strings.TrimSpace(ep); ep != "" {
+			o.Endpoints = append(o.Endpoints, ep)
+		}
+	}
+	if provider == ProviderEtcd && len(o.Endpoints) == 0 {
+		r.fail(KeyEtcdEndpoints, "", "a comma-separated list of etcd endpoints (required by machineProvider etcd)")
+	}
+	return o
+}
+
+// etcdOptionKeys maps an etcdlease option to its config key.
+var etcdOptionKeys = map[string]string{
+	"Endpoints": KeyEtcdEndpoints, "Prefix": KeyEtcdPrefix, "TTL": KeyEtcdLeaseTTL,
+	"DialTimeout": KeyEtcdDialTimeout, "Username": KeyEtcdUsername, "Password": KeyEtcdPassword,
+	"CACertFile": KeyEtcdCACert, "CertFile": KeyEtcdCert, "KeyFile": KeyEtcdKey,
+	"NodeName": KeyEtcdNodeName, "MaxClockSkew": KeyMaxClockSkew,
+}
+
+// etcdLease makes the lease of provider etcd; a wrong option fails
+// naming its config key.
+func (r *reader) etcdLease(o etcdlease.Options, log *slog.Logger) service.MachineLease {
+	o.Logger = log
+	l, err := etcdlease.New(o)
+	var oe *etcdlease.OptionError
+	switch {
+	case errors.As(err, &oe):
+		want := oe.Want
+		if oe.Err != nil {
+			want += " (" + oe.Err.Error() + ")"
+		}
+		r.fail(etcdOptionKeys[oe.Option], oe.Value, want)
+		return nil
+	case err != nil:
+		r.err = err
+		return nil
+	}
+	return l
 }
 
 // NewLogger returns the slog logger the configuration asks for, writing to

@@ -1,0 +1,92 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// buffer is a stock of IDs for GenId. Only refillLoop puts IDs in, and
+// never more than the free room, so it never blocks.
+type buffer struct {
+	ids  chan int64
+	low  int           // refill below this: half the size
+	kick chan struct{} // asks refillLoop for a refill
+}
+
+func newBuffer(size int) *buffer {
+	b := &buffer{ids: make(chan int64, size), low: (size + 1) / 2, kick: make(chan struct{}, 1)}
+	b.signal() // fill at start
+	return b
+}
+
+// take returns a buffered ID, asking for a refill when the stock is low.
+func (b *buffer) take() (int64, bool) {
+	select {
+	case id := <-b.ids:
+		if len(b.ids) < b.low {
+			b.signal()
+		}
+		return id, true
+	default:
+		b.signal()
+		return 0, false
+	}
+}
+
+func (b *buffer) signal() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// refillLoop tops the buffer up whenever asked, in GenIds calls of at most
+// bufferRefill IDs. After a failure it waits (the back-off minimum,
+// doubling) before the next try.
+func (c *Client) refillLoop() {
+	defer c.wg.Done()
+	b := c.buf
+	wait := time.Duration(0)
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-b.kick:
+		}
+		for room := cap(b.ids) - len(b.ids); room > 0 && c.ctx.Err() == nil; room = cap(b.ids) - len(b.ids) {
+			ids, err := c.GenIds(c.ctx, min(room, c.opts.bufferRefill))
+			if err != nil {
+				wait = min(max(2*wait, c.opts.backoffMin), c.opts.backoffMax)
+				level := slog.LevelWarn
+				if errors.Is(err, intf.ErrUnavailable) {
+					level = slog.LevelDebug // already logged as a fail-over
+				}
+				c.opts.logger.Log(c.ctx, level, "vesta client: buffer refill failed", "err", err, "retryIn", wait)
+				if !sleep(c.ctx, wait) {
+					return
+				}
+				continue
+			}
+			wait = 0
+			for _, id := range ids {
+				b.ids <- id
+			}
+		}
+	}
+}
+
+// sleep waits d or until ctx is done; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

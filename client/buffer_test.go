@@ -1,0 +1,73 @@
+package client
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+)
+
+func TestBufferedClient(t *testing.T) {
+	srv := rpctest.Start(t, rpctest.Config{Machine: 9})
+	c, err := New([]string{srv.Addr}, WithLogger(quiet), WithBuffer(100, 30))
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	// The stock fills in the background at start.
+	require.Eventually(t, func() bool { return len(c.buf.ids) == 100 }, 10*time.Second, time.Millisecond)
+
+	seen := map[int64]bool{}
+	for range 1000 {
+		id, err := c.GenId(ctx)
+		require.NoError(t, err)
+		require.False(t, seen[id], "duplicate %d", id)
+		seen[id] = true
+	}
+	// It is refilled after being drawn below half.
+	require.Eventually(t, func() bool { return len(c.buf.ids) == 100 }, 10*time.Second, time.Millisecond)
+	// Fresh GenIds come after everything drawn so far... and the buffer
+	// holds IDs from this server.
+	id := <-c.buf.ids
+	assert.Equal(t, int64(9), intf.LayoutOfId(id).Machine.Get(uint64(id)))
+	assert.False(t, seen[id])
+
+	require.NoError(t, c.Close())
+	_, err = c.GenId(ctx)
+	assert.ErrorIs(t, err, intf.ErrClosed, "buffered IDs are not served after Close")
+}
+
+func TestBufferFallsBackToTheServer(t *testing.T) {
+	// A refill larger than the server's cap fails: GenId still works, one
+	// call at a time.
+	srv := rpctest.Start(t, rpctest.Config{MaxBatch: 10})
+	c := newClient(t, []string{srv.Addr}, WithBuffer(100, 50))
+	for range 20 {
+		_, err := c.GenId(context.Background())
+		require.NoError(t, err)
+	}
+	assert.Empty(t, c.buf.ids)
+}
+
+func TestBufferTake(t *testing.T) {
+	b := newBuffer(4)
+	<-b.kick // the initial fill request
+	_, ok := b.take()
+	assert.False(t, ok)
+	assert.Len(t, b.kick, 1, "an empty take asks for a refill")
+	<-b.kick
+	for i := range 4 {
+		b.ids <- int64(i)
+	}
+	id, ok := b.take()
+	assert.True(t, ok)
+	assert.Equal(t, int64(0), id)
+	assert.Empty(t, b.kick, "3 of 4 left: no refill yet")
+	_, _ = b.take()
+	_, _ = b.take()
+	assert.Len(t, b.kick, 1, "below half: refill")
+}

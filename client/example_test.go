@@ -1,0 +1,73 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/server-rpc/rpcserver"
+	"github.com/vesta-go/vesta/service"
+)
+
+// startServer runs a central server in-process, as server-rpc does.
+func startServer(machine int64) (addr string, stop func()) {
+	quiet := slog.New(slog.DiscardHandler)
+	svc, err := service.New(context.Background(), service.Settings{
+		Machine: machine, GenMethod: intf.GenMethodCentral, NoDataDir: true, Logger: quiet,
+	})
+	if err != nil {
+		panic(err)
+	}
+	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, 1000), rpcserver.Options{Logger: quiet})
+	if err != nil {
+		panic(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go srv.Serve(ln)
+	return ln.Addr().String(), func() {
+		srv.Shutdown(context.Background())
+		svc.Close()
+	}
+}
+
+func ExampleNew() {
+	addr, stop := startServer(78)
+	defer stop()
+
+	// One address here; list fail-overs after it.
+	c, err := client.New([]string{addr}, client.WithPoolSize(2))
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	ctx := context.Background()
+	id, _ := c.GenId(ctx)
+	fields, _ := c.ExpId(ctx, id)
+	fmt.Println("machine", fields.Machine, "genMethod", fields.GenMethod)
+
+	ids, _ := c.GenIds(ctx, 3)
+	fmt.Println(len(ids), "IDs in a batch, increasing:", ids[0] < ids[1] && ids[1] < ids[2])
+
+	made, _ := c.MakeId(ctx, intf.TimeSeq(371861805, 498081).WithGenMethod(2))
+	fmt.Println(made)
+
+	_, err = c.GenIds(ctx, 0)
+	var fe *intf.FieldError
+	if errors.As(err, &fe) {
+		fmt.Println("bad", fe.Field, "- the server says:", err)
+	}
+	// Output:
+	// machine 78 genMethod 1
+	// 3 IDs in a batch, increasing: true
+	// 2705126582500361294
+	// bad count - the server says: invalid argument: count 0 out of range 1..1000
+}

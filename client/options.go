@@ -1,0 +1,146 @@
+package client
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// Defaults of the options.
+const (
+	DefaultPoolSize       = 4
+	DefaultDialTimeout    = time.Second
+	DefaultBackoffMin     = 100 * time.Millisecond
+	DefaultBackoffMax     = 10 * time.Second
+	DefaultHealthInterval = 500 * time.Millisecond
+	// DefaultBufferRefill is the largest GenIds a buffer refill asks for
+	// at once: the servers' default maxBatch.
+	DefaultBufferRefill = 10_000
+)
+
+type options struct {
+	poolSize       int
+	dialTimeout    time.Duration
+	callTimeout    time.Duration
+	backoffMin     time.Duration
+	backoffMax     time.Duration
+	healthInterval time.Duration
+	bufferSize     int
+	bufferRefill   int
+	logger         *slog.Logger
+}
+
+func defaultOptions() options {
+	return options{
+		poolSize:       DefaultPoolSize,
+		dialTimeout:    DefaultDialTimeout,
+		backoffMin:     DefaultBackoffMin,
+		backoffMax:     DefaultBackoffMax,
+		healthInterval: DefaultHealthInterval,
+		bufferRefill:   DefaultBufferRefill,
+		logger:         slog.Default(),
+	}
+}
+
+// An Option configures New. A bad value makes New fail with an error that
+// matches intf.ErrInvalidArgument.
+type Option func(*options) error
+
+func invalid(format string, a ...any) error {
+	return fmt.Errorf("%w: vesta client: "+format, append([]any{intf.ErrInvalidArgument}, a...)...)
+}
+
+// WithPoolSize sets the number of connections per address, 1..256
+// (default 4).
+func WithPoolSize(n int) Option {
+	return func(o *options) error {
+		if n < 1 || n > 256 {
+			return invalid("pool size %d: want 1..256", n)
+		}
+		o.poolSize = n
+		return nil
+	}
+}
+
+// WithDialTimeout bounds each connection attempt (default 1s).
+func WithDialTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return invalid("dial timeout %s: want more than 0", d)
+		}
+		o.dialTimeout = d
+		return nil
+	}
+}
+
+// WithCallTimeout bounds calls whose context has no deadline (default:
+// none, the context alone decides).
+func WithCallTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return invalid("call timeout %s: want 0 (none) or more", d)
+		}
+		o.callTimeout = d
+		return nil
+	}
+}
+
+// WithBackoff sets how long an address that failed is skipped: min after
+// the first failure, doubling with each further one up to max (defaults
+// 100ms and 10s).
+func WithBackoff(min, max time.Duration) Option {
+	return func(o *options) error {
+		if min <= 0 || max < min {
+			return invalid("back-off %s..%s: want 0 < min <= max", min, max)
+		}
+		o.backoffMin, o.backoffMax = min, max
+		return nil
+	}
+}
+
+// WithHealthInterval sets how often down addresses whose back-off has
+// passed are re-checked in the background (default 500ms).
+func WithHealthInterval(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return invalid("health interval %s: want more than 0", d)
+		}
+		o.healthInterval = d
+		return nil
+	}
+}
+
+// WithBuffer makes GenId serve IDs from a local stock of up to size IDs,
+// fetched with GenIds and refilled in the background when below half;
+// size 0 (the default) disables it. See the package documentation for the
+// trade-off. Refills ask for at most refill IDs per call (0 means
+// DefaultBufferRefill); keep it within the servers' maxBatch.
+func WithBuffer(size, refill int) Option {
+	return func(o *options) error {
+		if size < 0 || size > 10*intf.MaxBatch {
+			return invalid("buffer size %d: want 0..%d", size, 10*intf.MaxBatch)
+		}
+		if refill < 0 || refill > intf.MaxBatch {
+			return invalid("buffer refill %d: want 0..%d", refill, intf.MaxBatch)
+		}
+		o.bufferSize = size
+		if refill > 0 {
+			o.bufferRefill = refill
+		}
+		return nil
+	}
+}
+
+// WithLogger sets where fail-overs and recoveries are logged (default
+// slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) error {
+		if l == nil {
+			return invalid("nil logger")
+		}
+		o.logger = l
+		return nil
+	}
+}

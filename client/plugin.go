@@ -1,0 +1,206 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+)
+
+// PluginConfig configures the plugin process LaunchPlugin starts. The
+// plugin reads the same configuration as every vesta-go main (flags,
+// VESTA_* environment, a config file); the fields below become flags.
+type PluginConfig struct {
+	// Machine, when set, is passed as --machine.
+	Machine *int64
+	// DataDir, when set, is passed as --data-dir. Each plugin process
+	// needs its own data dir (it is locked).
+	DataDir string
+	// NoDataDir passes --no-data-dir=true.
+	NoDataDir bool
+	// ConfigFile, when set, is passed as --config.
+	ConfigFile string
+	// Args are more flags, e.g. "--type=min-granularity".
+	Args []string
+	// Env is added to the host's environment for the plugin, e.g.
+	// "VESTA_MAX_BATCH=1000".
+	Env []string
+	// LogOutput receives the plugin's logs, re-logged by the host; nil
+	// means os.Stderr.
+	LogOutput io.Writer
+	// LogLevel of the plugin and of the host's go-plugin logger: debug,
+	// info (default), warn or error.
+	LogLevel string
+}
+
+// args are the plugin's command-line arguments.
+func (c PluginConfig) args() []string {
+	args := []string{"--plugin"}
+	if c.Machine != nil {
+		args = append(args, "--machine", strconv.FormatInt(*c.Machine, 10))
+	}
+	if c.DataDir != "" {
+		args = append(args, "--data-dir", c.DataDir)
+	}
+	if c.NoDataDir {
+		args = append(args, "--no-data-dir=true")
+	}
+	if c.ConfigFile != "" {
+		args = append(args, "--config", c.ConfigFile)
+	}
+	if c.LogLevel != "" {
+		args = append(args, "--log-level", c.LogLevel)
+	}
+	return append(args, c.Args...)
+}
+
+// Plugin is a running plugin process: an intf.IdService until Close.
+type Plugin struct {
+	conn   *rpcapi.Conn
+	pc     *plugin.Client
+	closed atomic.Bool
+}
+
+var _ intf.IdService = (*Plugin)(nil)
+
+// LaunchPlugin starts the server-rpc binary at path as a go-plugin plugin
+// (net/rpc protocol) and returns its IdService. ctx bounds the start only;
+// Close stops the process, which stores its high-water mark. The plugin
+// uses genMethod 0 (embedded) unless configured otherwise.
+func LaunchPlugin(ctx context.Context, path string, cfg PluginConfig) (*Plugin, error) {
+	out := cfg.LogOutput
+	if out == nil {
+		out = os.Stderr
+	}
+	cmd := exec.Command(path, cfg.args()...)
+	cmd.Env = append(os.Environ(), cfg.Env...)
+	pc := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  rpcapi.Handshake,
+		Plugins:          rpcapi.PluginSet(nil),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolNetRPC},
+		StartTimeout:     startTimeout(ctx),
+		Logger: hclog.New(&hclog.LoggerOptions{
+			Name: "vesta-plugin", Output: out, Level: hclog.LevelFromString(cfg.LogLevel),
+		}),
+	})
+	type started struct {
+		conn *rpcapi.Conn
+		err  error
+	}
+	done := make(chan started, 1)
+	go func() {
+		conn, err := dispense(pc)
+		done <- started{conn, err}
+	}()
+	select {
+	case s := <-done:
+		if s.err != nil {
+			pc.Kill()
+			return nil, fmt.Errorf("vesta plugin %s: %w", path, s.err)
+		}
+		return &Plugin{conn: s.conn, pc: pc}, nil
+	case <-ctx.Done():
+		pc.Kill()
+		return nil, fmt.Errorf("vesta plugin %s: %w", path, ctx.Err())
+	}
+}
+
+func startTimeout(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return max(time.Until(dl), time.Millisecond)
+	}
+	return time.Minute
+}
+
+// dispense starts the process and returns the plugin's Conn.
+func dispense(pc *plugin.Client) (*rpcapi.Conn, error) {
+	proto, err := pc.Client()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := proto.Dispense(rpcapi.PluginName)
+	if err != nil {
+		return nil, err
+	}
+	conn, ok := raw.(*rpcapi.Conn)
+	if !ok {
+		return nil, fmt.Errorf("plugin %q dispensed %T", rpcapi.PluginName, raw)
+	}
+	return conn, nil
+}
+
+// Close stops the plugin process (gracefully: it stores its high-water
+// mark; after 2s it is killed). Calls after Close return intf.ErrClosed.
+func (p *Plugin) Close() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	p.pc.Kill()
+	return nil
+}
+
+// Exited reports whether the plugin process has exited.
+func (p *Plugin) Exited() bool { return p.pc.Exited() }
+
+func (p *Plugin) service() (intf.IdService, error) {
+	if p.closed.Load() {
+		return nil, intf.ErrClosed
+	}
+	return p.conn, nil
+}
+
+// GenId issues one ID.
+func (p *Plugin) GenId(ctx context.Context) (int64, error) {
+	s, err := p.service()
+	if err != nil {
+		return 0, err
+	}
+	return s.GenId(ctx)
+}
+
+// GenIds issues n IDs in increasing order.
+func (p *Plugin) GenIds(ctx context.Context, n int) ([]int64, error) {
+	s, err := p.service()
+	if err != nil {
+		return nil, err
+	}
+	return s.GenIds(ctx, n)
+}
+
+// ExpId splits an ID into its fields.
+func (p *Plugin) ExpId(ctx context.Context, id int64) (intf.Id, error) {
+	s, err := p.service()
+	if err != nil {
+		return intf.Id{}, err
+	}
+	return s.ExpId(ctx, id)
+}
+
+// MakeId packs fields into an ID.
+func (p *Plugin) MakeId(ctx context.Context, req intf.MakeIdRequest) (int64, error) {
+	s, err := p.service()
+	if err != nil {
+		return 0, err
+	}
+	return s.MakeId(ctx, req)
+}
+
+// TransTime turns a time field into a time.
+func (p *Plugin) TransTime(ctx context.Context, timeField int64, t intf.IdType) (time.Time, error) {
+	s, err := p.service()
+	if err != nil {
+		return time.Time{}, err
+	}
+	return s.TransTime(ctx, timeField, t)
+}

@@ -1,0 +1,101 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+)
+
+// syncBuffer is a bytes.Buffer safe for the plugin's log goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestPlugin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds server-rpc")
+	}
+	bin := rpctest.BuildServerRPC(t)
+	dataDir := t.TempDir()
+	var logs syncBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	machine := int64(0)
+	p, err := LaunchPlugin(ctx, bin, PluginConfig{Machine: &machine, DataDir: dataDir, LogOutput: &logs,
+		Env: []string{"VESTA_MAX_BATCH=100"}})
+	require.NoError(t, err)
+	defer p.Close()
+
+	id, err := p.GenId(ctx)
+	require.NoError(t, err)
+	fields, err := p.ExpId(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), fields.Machine)
+	assert.Equal(t, int64(intf.GenMethodEmbedded), fields.GenMethod, "a plugin is embedded by default")
+
+	ids, err := p.GenIds(ctx, 100)
+	require.NoError(t, err)
+	assert.Len(t, ids, 100)
+	assert.Less(t, id, ids[0])
+	_, err = p.GenIds(ctx, 101)
+	var fe *intf.FieldError
+	require.ErrorAs(t, err, &fe, "the plugin's maxBatch (from the environment) holds")
+	assert.Equal(t, int64(100), fe.Max)
+
+	made, err := p.MakeId(ctx, intf.FromId(intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}))
+	require.NoError(t, err)
+	assert.Equal(t, int64(2705126582500361294), made)
+	_, err = p.TransTime(ctx, 1, intf.MinGranularity)
+	require.NoError(t, err)
+
+	require.NoError(t, p.Close())
+	_, err = p.GenId(ctx)
+	assert.ErrorIs(t, err, intf.ErrClosed)
+	assert.True(t, p.Exited())
+	_, err = os.Stat(filepath.Join(dataDir, "highwater"))
+	assert.NoError(t, err, "the plugin stored its high-water mark")
+	assert.Contains(t, logs.String(), "id service ready", "the plugin's logs reach the host")
+}
+
+func TestLaunchPluginFailures(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := LaunchPlugin(ctx, filepath.Join(t.TempDir(), "missing"), PluginConfig{LogOutput: &syncBuffer{}})
+	assert.Error(t, err)
+
+	done, cancelDone := context.WithCancel(context.Background())
+	cancelDone()
+	_, err = LaunchPlugin(done, "/bin/sleep", PluginConfig{Args: []string{"10"}, LogOutput: &syncBuffer{}})
+	assert.Error(t, err)
+}
+
+func TestPluginArgs(t *testing.T) {
+	m := int64(7)
+	assert.Equal(t, []string{"--plugin"}, PluginConfig{}.args())
+	assert.Equal(t, []string{"--plugin", "--machine", "7", "--data-dir", "/d", "--no-data-dir=true", "--config", "c.yaml",
+		"--log-level", "debug", "--type=1"},
+		PluginConfig{Machine: &m, DataDir: "/d", NoDataDir: true, ConfigFile: "c.yaml", LogLevel: "debug", Args: []string{"--type=1"}}.args())
+}

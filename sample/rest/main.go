@@ -1,0 +1,127 @@
+// Command rest calls a running server-rest with nothing but net/http: it
+// takes one ID, a batch, and explains the batch's first ID.
+//
+//	go run ./server-rest --data-dir "$(mktemp -d)" &
+//	go run ./sample/rest --url http://localhost:8080 -n 3
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "rest:", err)
+		os.Exit(1)
+	}
+}
+
+// expId is the JSON of /expid. IDs travel as strings in JSON.
+type expId struct {
+	Machine   int64  `json:"machine"`
+	Seq       int64  `json:"seq"`
+	Time      int64  `json:"time"`
+	GenMethod int64  `json:"genMethod"`
+	Type      int64  `json:"type"`
+	Version   int64  `json:"version"`
+	ID        string `json:"id"`
+	TypeName  string `json:"typeName"`
+	Timestamp string `json:"timestamp"`
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("rest", flag.ContinueOnError)
+	base := fs.String("url", "http://localhost:8080", "base URL of server-rest")
+	n := fs.Int("n", 5, "batch size")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c := client{base: strings.TrimSuffix(*base, "/"), http: &http.Client{Timeout: 10 * time.Second}}
+
+	one, err := c.get(ctx, "/genid", "text/plain")
+	if err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(string(one), 10, 64)
+	if err != nil {
+		return fmt.Errorf("genid answered %q: %w", one, err)
+	}
+	fmt.Fprintln(out, "genid:", id)
+
+	var batch []string
+	if err := c.getJSON(ctx, "/genid?count="+strconv.Itoa(*n), &batch); err != nil {
+		return err
+	}
+	if len(batch) == 0 {
+		return errors.New("genid returned an empty batch")
+	}
+	fmt.Fprintf(out, "batch of %d: %s\n", len(batch), strings.Join(batch, " "))
+
+	var x expId
+	if err := c.getJSON(ctx, "/expid?id="+url.QueryEscape(batch[0]), &x); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "expid %s: machine=%d seq=%d time=%d (%s) genMethod=%d type=%d (%s) version=%d\n",
+		x.ID, x.Machine, x.Seq, x.Time, x.Timestamp, x.GenMethod, x.Type, x.TypeName, x.Version)
+	return nil
+}
+
+// client is a minimal server-rest client.
+type client struct {
+	base string
+	http *http.Client
+}
+
+// get returns the body of a 200 answer; any other status is an error
+// carrying the server's JSON error message.
+func (c client) get(ctx context.Context, path, accept string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(body, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(body))
+		}
+		return nil, fmt.Errorf("GET %s: %s: %s", path, resp.Status, e.Error)
+	}
+	return body, nil
+}
+
+func (c client) getJSON(ctx context.Context, path string, v any) error {
+	body, err := c.get(ctx, path, "application/json")
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("GET %s: %w", path, err)
+	}
+	return nil
+}

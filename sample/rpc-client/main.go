@@ -1,0 +1,65 @@
+// Command rpc-client is a sample client of server-rpc: it dials the server
+// at --addr, prints a few IDs, a batch and one ID explained (expid).
+//
+//	go run ./server-rpc --data-dir "$(mktemp -d)" &
+//	go run ./sample/rpc-client --addr 127.0.0.1:20880
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vesta-go/vesta/client"
+)
+
+func main() {
+	fs := flag.NewFlagSet("rpc-client", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:20880", "server address(es), comma-separated, in order of preference")
+	n := fs.Int("n", 3, "how many single IDs to print")
+	batch := fs.Int("batch", 5, "batch size")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := run(ctx, os.Stdout, strings.Split(*addr, ","), *n, *batch); err != nil {
+		fmt.Fprintln(os.Stderr, "rpc-client:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, w io.Writer, addrs []string, n, batch int) error {
+	c, err := client.New(addrs)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var last int64
+	for range n {
+		if last, err = c.GenId(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "genid ", last)
+	}
+	ids, err := c.GenIds(ctx, batch)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "genids", ids)
+	id, err := c.ExpId(ctx, last)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "expid  %d = %v\n", last, id)
+	t, err := c.TransTime(ctx, id.Time, 0)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "time  ", t.Format(time.RFC3339))
+	return nil
+}

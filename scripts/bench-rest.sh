@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Load benchmark of server-rest with wrk, side by side with a bare net/http
+# handler that returns a constant (scripts/barehttp), in one run so that both
+# see the same machine. It alternates ROUNDS runs of /genid and of the bare
+# handler, prints req/s and p99 latency per run and the median ratio
+# ours/bare, then loads /genid?count=1000 and reports IDs/s as a share of
+# the max-peak bit budget (2^20 = 1,048,576 IDs per second per machine id).
+# Each run also reports the server's CPU time per request (from
+# /proc/PID/stat), which other load on the machine disturbs far less than
+# req/s: wrk and both servers share the same cores.
+#
+#   scripts/bench-rest.sh                     # 3 rounds x 10 s, 2 threads, 64 connections
+#   ROUNDS=5 DURATION=20s CONNS=128 scripts/bench-rest.sh
+#
+# All traffic stays on 127.0.0.1; both servers are stopped on exit.
+# Installs wrk with apt-get when it is missing (run as root).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-10s}
+CONNS=${CONNS:-64}
+THREADS=${THREADS:-2}
+BATCH=${BATCH:-1000}
+BUDGET=1048576
+
+if ! command -v wrk >/dev/null; then
+  echo "installing wrk" >&2
+  apt-get update >/dev/null && apt-get install -y wrk >/dev/null
+fi
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+go build -o "$tmp/server-rest" ./server-rest
+go build -o "$tmp/barehttp" ./scripts/barehttp
+
+# wait_for PATTERN FILE: print the first match of a sed -n pattern in FILE,
+# waiting up to 30 s for it to appear.
+wait_for() {
+  for _ in $(seq 300); do
+    addr=$(sed -n "$1" "$2" | head -n 1)
+    if [ -n "$addr" ]; then echo "$addr"; return 0; fi
+    sleep 0.1
+  done
+  echo "timed out waiting for $2:" >&2
+  cat "$2" >&2
+  return 1
+}
+
+"$tmp/server-rest" --listen 127.0.0.1:0 --machine 1 --data-dir "$tmp/data" 2>"$tmp/rest.log" &
+rest_pid=$!
+pids+=("$rest_pid")
+"$tmp/barehttp" --listen 127.0.0.1:0 >"$tmp/bare.log" 2>&1 &
+bare_pid=$!
+pids+=("$bare_pid")
+rest=$(wait_for 's/.*msg="rest: listening" addr=\([^ ]*\).*/\1/p' "$tmp/rest.log")
+bare=$(wait_for 's/^listening \(.*\)$/\1/p' "$tmp/bare.log")
+for _ in $(seq 300); do
+  curl -fs "http://$rest/readyz" >/dev/null && break
+  sleep 0.1
+done
+curl -fs "http://$rest/readyz" >/dev/null
+
+# cpu_ticks PID: user+system CPU time of a process, in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+tick=$(getconf CLK_TCK)
+
+# load URL DURATION PID: run wrk, print "req/s p99 server-CPU-µs-per-request";
+# fail on any non-2xx answer.
+load() {
+  before=$(cpu_ticks "$3")
+  out=$(wrk -t"$THREADS" -c"$CONNS" -d"$2" --latency "$1")
+  after=$(cpu_ticks "$3")
+  if grep -q "Non-2xx" <<<"$out"; then
+    echo "$out" >&2
+    echo "non-2xx answers from $1" >&2
+    return 1
+  fi
+  awk -v t="$((after - before))" -v hz="$tick" '
+    /^Requests\/sec:/ {rps=$2}
+    $1=="99%" {p99=$2}
+    / requests in / {n=$1}
+    END {printf "%s %s %.1f\n", rps, p99, t*1e6/hz/n}' <<<"$out"
+}
+
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+
+echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency, $ROUNDS rounds, alternating"
+load "http://$rest/genid" 2s "$rest_pid" >/dev/null # warm-up
+load "http://$bare/" 2s "$bare_pid" >/dev/null
+
+printf '\n| round | target | req/s | p99 | server CPU µs/req |\n|---|---|---:|---:|---:|\n'
+ratios=() cpu_ratios=() ours_all=() bare_all=()
+for r in $(seq "$ROUNDS"); do
+  read -r ours ours_p99 ours_cpu < <(load "http://$rest/genid" "$DURATION" "$rest_pid")
+  read -r base base_p99 base_cpu < <(load "http://$bare/" "$DURATION" "$bare_pid")
+  printf '| %d | server-rest /genid | %.0f | %s | %s |\n' "$r" "$ours" "$ours_p99" "$ours_cpu"
+  printf '| %d | bare net/http | %.0f | %s | %s |\n' "$r" "$base" "$base_p99" "$base_cpu"
+  ratios+=("$(awk -v a="$ours" -v b="$base" 'BEGIN {printf "%.3f", a/b}')")
+  cpu_ratios+=("$(awk -v a="$base_cpu" -v b="$ours_cpu" 'BEGIN {printf "%.3f", a/b}')")
+  ours_all+=("$ours")
+  bare_all+=("$base")
+done
+printf '\nper-round ratio ours/bare (req/s): %s\n' "${ratios[*]}"
+printf 'median req/s: server-rest %.0f, bare %.0f\n' \
+  "$(printf '%s\n' "${ours_all[@]}" | median)" "$(printf '%s\n' "${bare_all[@]}" | median)"
+printf 'median ratio ours/bare (req/s): %s (goal >= 0.95)\n' "$(printf '%s\n' "${ratios[@]}" | median)"
+printf 'median CPU-efficiency ratio bare-CPU/ours-CPU per request: %s (per round: %s)\n' \
+  "$(printf '%s\n' "${cpu_ratios[@]}" | median)" "${cpu_ratios[*]}"
+
+printf '\n| round | target | req/s | IDs/s | share of budget | p99 |\n|---|---|---:|---:|---:|---:|\n'
+shares=()
+for r in $(seq "$ROUNDS"); do
+  read -r rps p99 _ < <(load "http://$rest/genid?count=$BATCH" "$DURATION" "$rest_pid")
+  ids=$(awk -v a="$rps" -v n="$BATCH" 'BEGIN {printf "%.0f", a*n}')
+  share=$(awk -v i="$ids" -v b="$BUDGET" 'BEGIN {printf "%.1f", 100*i/b}')
+  shares+=("$share")
+  printf '| %d | /genid?count=%d | %.0f | %s | %s%% | %s |\n' "$r" "$BATCH" "$rps" "$ids" "$share" "$p99"
+done
+printf '\nmedian batch share of the max-peak budget (%d IDs/s): %s%% (goal >= 95%%)\n' \
+  "$BUDGET" "$(printf '%s\n' "${shares[@]}" | median)"
+waits=$(curl -fs "http://$rest/metrics" | awk '/^vesta_sequence_exhaustion_waits_total/ {print $2}')
+echo "sequence exhaustion waits during the run: $waits"

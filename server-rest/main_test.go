@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// binary is server-rest built once by TestMain, with a stamped version.
+var binary string
+
+const testVersion = "v0.0.0-e2e"
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "server-rest-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "server-rest")
+	build := exec.Command("go", "build", "-o", binary,
+		"-ldflags", "-X github.com/vesta-go/vesta/internal/buildinfo.Version="+testVersion, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	code := 1
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building server-rest:", err)
+	} else {
+		code = m.Run()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// process is a running server-rest whose stderr is collected.
+type process struct {
+	cmd  *exec.Cmd
+	addr chan string // the address it listens on, from its log
+	mu   sync.Mutex
+	log  strings.Builder
+	done chan struct{} // stderr closed
+}
+
+var listenLine = regexp.MustCompile(`msg="rest: listening" addr=(\S+)`)
+
+func start(t *testing.T, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(binary, args...), addr: make(chan string, 1), done: make(chan struct{})}
+	stderr, err := p.cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, p.cmd.Start())
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil { // still running after a failed test
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
+	})
+	go func() {
+		defer close(p.done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.log.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			if m := listenLine.FindStringSubmatch(sc.Text()); m != nil {
+				p.addr <- m[1]
+			}
+		}
+	}()
+	return p
+}
+
+func (p *process) logText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+// waitReady returns the base URL once /readyz answers 200.
+func (p *process) waitReady(t *testing.T) string {
+	t.Helper()
+	var base string
+	select {
+	case addr := <-p.addr:
+		base = "http://" + addr
+	case <-time.After(30 * time.Second):
+		t.Fatalf("server-rest did not listen; log:\n%s", p.logText())
+	}
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 30*time.Second, 10*time.Millisecond, "readyz")
+	return base
+}
+
+// takeIds gets want IDs with one client, alternating single /genid calls
+// and /genid?count= batches.
+func takeIds(ctx context.Context, client *http.Client, base string, want int) ([]int64, error) {
+	ids := make([]int64, 0, want)
+	for round := 0; len(ids) < want; round++ {
+		url := base + "/genid"
+		if round%2 == 1 {
+			url += "?count=" + strconv.Itoa(min(1+round*37%500, want-len(ids)))
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("%s: %d %s", url, resp.StatusCode, body)
+		}
+		for _, line := range strings.Fields(string(body)) {
+			id, err := strconv.ParseInt(line, 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+func TestEndToEnd(t *testing.T) {
+	dataDir := t.TempDir()
+	p := start(t, "--listen", "127.0.0.1:0", "--machine", "78", "--data-dir", dataDir)
+	base := p.waitReady(t)
+
+	const clients, total = 16, 50_000
+	results := make([][]int64, clients)
+	errs := make([]error, clients)
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			results[c], errs[c] = takeIds(context.Background(), &http.Client{Timeout: 30 * time.Second}, base, total/clients)
+		})
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+
+	seen := make(map[int64]struct{}, total)
+	for _, ids := range results {
+		for _, id := range ids {
+			_, dup := seen[id]
+			require.False(t, dup, "duplicate ID %d", id)
+			seen[id] = struct{}{}
+			l := intf.LayoutOfId(id)
+			require.EqualValues(t, 78, l.Machine.Get(uint64(id)), "machine of %d", id)
+			require.EqualValues(t, intf.GenMethodREST, l.GenMethod.Get(uint64(id)), "genMethod of %d", id)
+		}
+	}
+	require.Len(t, seen, total)
+
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	err := p.cmd.Wait()
+	<-p.done
+	require.NoError(t, err, "clean exit (code 0); log:\n%s", p.logText())
+	assert.Equal(t, 0, p.cmd.ProcessState.ExitCode())
+	assert.FileExists(t, filepath.Join(dataDir, "highwater"))
+	assert.Contains(t, p.logText(), "rest: stopped")
+}
+
+func TestVersion(t *testing.T) {
+	out, err := exec.Command(binary, "--version").Output()
+	require.NoError(t, err)
+	assert.Equal(t, "server-rest "+testVersion+"\n", string(out))
+}
+
+func TestBadFlagValues(t *testing.T) {
+	cases := []struct {
+		key  string // the config key the message must name
+		args []string
+	}{
+		{"machine", []string{"--machine", "1024"}},
+		{"type", []string{"--type", "fastest"}},
+		{"listen", []string{"--listen", "localhost"}},
+		{"maxBatch", []string{"--max-batch", "0"}},
+		{"populator", []string{"--populator", "magic"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.key, func(t *testing.T) {
+			cmd := exec.Command(binary, append(tc.args, "--data-dir", t.TempDir())...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit)
+			assert.NotZero(t, exit.ExitCode())
+			assert.Contains(t, stderr.String(), "config key "+tc.key, stderr.String())
+		})
+	}
+}

@@ -1,0 +1,19 @@
+// Package restserver is the REST door of vesta-go: Vesta-compatible HTTP
+// endpoints on labstack/echo that translate requests into calls on one
+// intf.IdService (the embedded service of package service).
+//
+// Endpoints (all GET): /genid (one ID, or a batch with ?count=N), /expid,
+// /transtime, /makeid, /healthz, /readyz and /metrics (Prometheus). They are
+// described in docs/openapi.yaml and docs/rest.md.
+//
+// A Server listens first and constructs the ID service in the background,
+// because service.New may wait up to maxClockBackwardWait for the clock to
+// pass the time high-water mark. Until then the ID endpoints answer 503 and
+// /readyz says "starting". On shutdown /readyz turns 503, in-flight requests
+// finish, and the service is closed so that it stores its high-water mark.
+//
+// Every error is JSON, {"error": "..."}, plus "param" when one query
+// parameter is to blame. The server does no validation or ID arithmetic of
+// its own beyond parsing numbers: ranges are checked by the service, and its
+// *intf.FieldError is reported as 400 naming the parameter and its range.
+package restserver

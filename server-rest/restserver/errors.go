@@ -1,0 +1,112 @@
+package restserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// apiError is an error with the HTTP status it is reported with. Param
+// names the query parameter to blame, if one is.
+type apiError struct {
+	Status int
+	Param  string
+	Msg    string
+	Err    error // the cause, if any, for errors.Is/As
+}
+
+func (e *apiError) Error() string { return e.Msg }
+func (e *apiError) Unwrap() error { return e.Err }
+
+// errorBody is the JSON of every error response.
+type errorBody struct {
+	Error string `json:"error"`
+	Param string `json:"param,omitempty"`
+}
+
+func badParam(param, format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Param: param, Msg: "parameter " + param + ": " + fmt.Sprintf(format, args...)}
+}
+
+// Errors a handler reports before the service is there, or after it closed.
+var (
+	errStarting = &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrUnavailable,
+		Msg: "id service is starting (checking the clock against the time high-water mark): retry shortly"}
+	errStopping = &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrClosed,
+		Msg: "server is shutting down"}
+)
+
+// classify maps any error a handler returns to the status and message the
+// client sees. A client's mistake is a 4xx, never a 500.
+func classify(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return fromHTTPError(he)
+	}
+	var fe *intf.FieldError
+	if errors.As(err, &fe) {
+		return &apiError{Status: http.StatusBadRequest, Param: fe.Field, Err: err,
+			Msg: fmt.Sprintf("parameter %s: %d is out of range %d..%d", fe.Field, fe.Value, fe.Min, fe.Max)}
+	}
+	switch {
+	case errors.Is(err, intf.ErrInvalidArgument):
+		return &apiError{Status: http.StatusBadRequest, Msg: err.Error(), Err: err}
+	case errors.Is(err, intf.ErrClosed), errors.Is(err, intf.ErrUnavailable),
+		errors.Is(err, intf.ErrNotPersisted), errors.Is(err, intf.ErrTimeOverflow),
+		errors.Is(err, intf.ErrClockBehind):
+		return &apiError{Status: http.StatusServiceUnavailable, Msg: err.Error(), Err: err}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &apiError{Status: http.StatusServiceUnavailable, Msg: "request cancelled before the IDs were issued", Err: err}
+	}
+	return &apiError{Status: http.StatusInternalServerError, Msg: "internal error", Err: err}
+}
+
+// fromHTTPError words Echo's own errors (routing, body limit, panics
+// caught by Recover) for the client.
+func fromHTTPError(he *echo.HTTPError) *apiError {
+	ae := &apiError{Status: he.Code, Err: he}
+	switch he.Code {
+	case http.StatusNotFound:
+		ae.Msg = "no such endpoint: use " + strings.Join(endpointPaths(), ", ")
+	case http.StatusMethodNotAllowed:
+		ae.Msg = "method not allowed: every endpoint takes GET"
+	case http.StatusRequestEntityTooLarge:
+		ae.Msg = fmt.Sprintf("request body too large: the limit is %s (the endpoints take no body)", bodyLimit)
+	default:
+		ae.Msg = strings.ToLower(http.StatusText(he.Code))
+		if m, ok := he.Message.(string); ok && m != "" {
+			ae.Msg = m
+		}
+	}
+	if ae.Status >= http.StatusInternalServerError {
+		ae.Msg = "internal error"
+	}
+	return ae
+}
+
+// handleError answers an error as JSON with the status classify gives it.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	ae := classify(err)
+	if ae.Status >= http.StatusInternalServerError && ae.Status != http.StatusServiceUnavailable {
+		s.log.Error("rest: internal error", "path", c.Request().URL.Path, "err", err)
+	}
+	if ae.Status == http.StatusServiceUnavailable {
+		c.Response().Header().Set("Retry-After", "1")
+	}
+	if werr := c.JSON(ae.Status, errorBody{Error: ae.Msg, Param: ae.Param}); werr != nil {
+		s.log.Debug("rest: writing an error response", "err", werr)
+	}
+}

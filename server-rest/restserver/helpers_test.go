@@ -1,0 +1,125 @@
+package restserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rest/restserver"
+	"github.com/vesta-go/vesta/service/config"
+)
+
+// testConfig loads a configuration through the one loader, as server-rest
+// does, with a private data dir and a port chosen by the kernel.
+func testConfig(t testing.TB, args ...string) config.Config {
+	t.Helper()
+	return testConfigLog(t, io.Discard, args...)
+}
+
+func testConfigLog(t testing.TB, log io.Writer, args ...string) config.Config {
+	t.Helper()
+	p := app.Program{
+		Name:     "server-rest-test",
+		Defaults: config.Defaults{Listen: "127.0.0.1:0", GenMethod: intf.GenMethodREST},
+		Stdout:   io.Discard,
+		Stderr:   log,
+	}
+	cfg, _, err := p.Setup(append([]string{"--data-dir", t.TempDir()}, args...))
+	require.NoError(t, err)
+	return cfg
+}
+
+// startServer returns a ready server (ID service constructed) behind an
+// httptest server on 127.0.0.1.
+func startServer(t testing.TB, cfg config.Config, opts ...restserver.Option) (*restserver.Server, *httptest.Server) {
+	t.Helper()
+	srv := restserver.New(cfg, opts...)
+	require.NoError(t, srv.Start(context.Background()))
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		require.NoError(t, srv.Close())
+	})
+	return srv, ts
+}
+
+// serve runs srv.Serve on a fresh 127.0.0.1 listener and returns the base
+// URL and a channel with Serve's result.
+func serve(t *testing.T, ctx context.Context, srv *restserver.Server) (string, <-chan error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	return "http://" + ln.Addr().String(), done
+}
+
+// response is what a test sees of an HTTP answer.
+type response struct {
+	status int
+	ctype  string
+	body   string
+	header http.Header
+}
+
+// fetch does one request; it is safe to call from any goroutine.
+func fetch(method, url string, header http.Header, body io.Reader) (response, error) {
+	req, err := http.NewRequestWithContext(context.Background(), method, url, body)
+	if err != nil {
+		return response{}, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, ctype: resp.Header.Get("Content-Type"), body: string(b), header: resp.Header}, err
+}
+
+func do(t *testing.T, method, url string, header http.Header, body io.Reader) response {
+	t.Helper()
+	r, err := fetch(method, url, header, body)
+	require.NoError(t, err)
+	return r
+}
+
+func get(t *testing.T, url string) response { t.Helper(); return do(t, http.MethodGet, url, nil, nil) }
+
+func getJSON(t *testing.T, url string) response {
+	t.Helper()
+	return do(t, http.MethodGet, url, http.Header{"Accept": {"application/json"}}, nil)
+}
+
+// serveInProcess answers one GET without the network, e.g. while the
+// listener is already closed during shutdown.
+func serveInProcess(srv *restserver.Server, path string) response {
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	return response{status: rec.Code, ctype: rec.Header().Get("Content-Type"), body: rec.Body.String(), header: rec.Header()}
+}
+
+// jsonError decodes an error body: {"error": ..., "param": ...}.
+func jsonError(t *testing.T, r response) (msg, param string) {
+	t.Helper()
+	require.True(t, strings.HasPrefix(r.ctype, "application/json"), "error content type %q, body %s", r.ctype, r.body)
+	var e struct {
+		Error string `json:"error"`
+		Param string `json:"param"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.body), &e), r.body)
+	require.NotEmpty(t, e.Error)
+	return e.Error, e.Param
+}

@@ -1,0 +1,122 @@
+package restserver_test
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/vesta-go/vesta/server-rest/restserver"
+)
+
+const openAPIFile = "../../docs/openapi.yaml"
+
+func loadOpenAPI(t *testing.T) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(openAPIFile)
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, yaml.Unmarshal(b, &doc))
+	require.True(t, strings.HasPrefix(doc["openapi"].(string), "3."), "an OpenAPI 3 document")
+	return doc
+}
+
+// at walks doc along keys; nil when a key is missing.
+func at(doc any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return nil
+		}
+		doc = m[k]
+	}
+	return doc
+}
+
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	doc := loadOpenAPI(t)
+	var documented []string
+	for path, item := range doc["paths"].(map[string]any) {
+		for method := range item.(map[string]any) {
+			documented = append(documented, strings.ToUpper(method)+" "+path)
+		}
+	}
+	srv := restserver.New(testConfig(t))
+	var registered []string
+	for _, r := range srv.Handler().(*echo.Echo).Routes() {
+		registered = append(registered, r.Method+" "+r.Path)
+	}
+	slices.Sort(documented)
+	slices.Sort(registered)
+	assert.Equal(t, registered, documented, "every route is documented and every documented path is served")
+}
+
+func TestOpenAPIOperations(t *testing.T) {
+	doc := loadOpenAPI(t)
+	for path, item := range doc["paths"].(map[string]any) {
+		responses := at(item, "get", "responses")
+		require.NotNil(t, responses, path)
+		codes := slices.Collect(maps.Keys(responses.(map[string]any)))
+		assert.Contains(t, codes, "200", path)
+		assert.Contains(t, codes, "405", path)
+		if params := at(item, "get", "parameters"); params != nil {
+			assert.Contains(t, codes, "400", "%s takes parameters, so it can answer 400", path)
+			assert.Contains(t, codes, "503", "%s needs the ID service", path)
+		}
+	}
+	checkRefs(t, doc, doc)
+}
+
+// checkRefs fails for every $ref that does not resolve inside doc.
+func checkRefs(t *testing.T, doc, node any) {
+	switch n := node.(type) {
+	case map[string]any:
+		for k, v := range n {
+			if k == "$ref" {
+				ref := v.(string)
+				require.True(t, strings.HasPrefix(ref, "#/"), ref)
+				assert.NotNil(t, at(doc, strings.Split(strings.TrimPrefix(ref, "#/"), "/")...), "unresolved %s", ref)
+				continue
+			}
+			checkRefs(t, doc, v)
+		}
+	case []any:
+		for _, v := range n {
+			checkRefs(t, doc, v)
+		}
+	}
+}
+
+// TestOpenAPISchemasMatchResponses compares the documented JSON properties
+// with the keys the server really sends.
+func TestOpenAPISchemasMatchResponses(t *testing.T) {
+	doc := loadOpenAPI(t)
+	_, ts := startServer(t, testConfig(t, "--machine", "78"))
+	cases := []struct{ schema, path string }{
+		{"ExpId", "/expid?id=" + workedId},
+		{"TransTime", "/transtime?time=1"},
+		{"IdValue", "/makeid?" + workedQuery},
+		{"IdValue", "/genid"},
+		{"Status", "/readyz"},
+		{"Error", "/makeid?time=1&seq=-1"},
+	}
+	for _, tc := range cases {
+		props := at(doc, "components", "schemas", tc.schema, "properties")
+		require.NotNil(t, props, tc.schema)
+		var body map[string]any
+		require.NoError(t, json.Unmarshal([]byte(getJSON(t, ts.URL+tc.path).body), &body), tc.path)
+		for key := range body {
+			assert.Contains(t, props, key, "%s sends %q, undocumented in %s", tc.path, key, tc.schema)
+		}
+		for _, req := range at(doc, "components", "schemas", tc.schema, "required").([]any) {
+			assert.Contains(t, body, req, "%s lacks required %q of %s", tc.path, req, tc.schema)
+		}
+	}
+}

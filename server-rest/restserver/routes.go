@@ -1,0 +1,71 @@
+package restserver
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// bodyLimit caps a request body: no endpoint takes one.
+const bodyLimit = "4KB"
+
+// Paths of the endpoints, as in Vesta and docs/openapi.yaml.
+const (
+	pathGenId     = "/genid"
+	pathExpId     = "/expid"
+	pathTransTime = "/transtime"
+	pathMakeId    = "/makeid"
+	pathHealthz   = "/healthz"
+	pathReadyz    = "/readyz"
+	pathMetrics   = "/metrics"
+)
+
+// endpoints lists every route, in documentation order; all are GET.
+var endpoints = []struct {
+	path string
+	h    func(*Server, echo.Context) error
+}{
+	{pathGenId, (*Server).genId},
+	{pathExpId, (*Server).expId},
+	{pathTransTime, (*Server).transTime},
+	{pathMakeId, (*Server).makeId},
+	{pathHealthz, (*Server).healthz},
+	{pathReadyz, (*Server).readyz},
+	{pathMetrics, (*Server).serveMetrics},
+}
+
+// endpointPaths lists the paths, for the 404 message.
+func endpointPaths() []string {
+	paths := make([]string, len(endpoints))
+	for i, ep := range endpoints {
+		paths[i] = ep.path
+	}
+	return paths
+}
+
+// newEcho registers the routes. Each route's handler is wrapped once, here,
+// in instrumentation (outermost: it writes any error itself, so it sees the
+// final status), Recover and the body limit. There is no global middleware:
+// Echo builds middleware closures again for every request (global and
+// route-level alike), which the hot path should not pay for. What matches
+// no route (404, 405) reaches handleUnrouted, which counts it.
+func (s *Server) newEcho() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleUnrouted
+	e.IPExtractor = echo.ExtractIPDirect()
+	recoverPanics := middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisableErrorHandler: true, // return the panic to instrument, which answers it
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			s.log.Error("rest: panic in handler", "path", c.Request().URL.Path, "err", err, "stack", string(stack))
+			return &apiError{Status: http.StatusInternalServerError, Msg: "internal error", Err: err}
+		},
+	})
+	limit := middleware.BodyLimit(bodyLimit)
+	for _, ep := range endpoints {
+		h := ep.h
+		e.GET(ep.path, s.instrument(s.metrics.routes[ep.path], recoverPanics(limit(func(c echo.Context) error { return h(s, c) }))))
+	}
+	return e
+}

@@ -1,0 +1,101 @@
+package restserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// HTTP server limits: a slow or oversized client cannot hold a connection
+// or memory for long.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 10 * time.Second
+	writeTimeout      = 30 * time.Second // a 100,000-ID batch is ~2 MB
+	idleTimeout       = 2 * time.Minute
+	maxHeaderBytes    = 16 << 10
+)
+
+// Run listens on the configured address and serves until ctx is cancelled
+// (SIGINT/SIGTERM in server-rest), then shuts down gracefully.
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves HTTP on ln at once and constructs the ID service in the
+// background. When ctx is cancelled, or the service cannot be constructed,
+// it shuts down: /readyz turns 503, the listener closes, in-flight requests
+// finish (for up to the shutdown timeout), then the ID service is closed.
+// A cancelled ctx is a clean exit: Serve returns nil.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := s.httpServer()
+	s.log.Info("rest: listening", "addr", ln.Addr().String())
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	startCtx, cancelStart := context.WithCancel(ctx)
+	defer cancelStart()
+	startErr := make(chan error, 1)
+	go func() { startErr <- s.Start(startCtx) }()
+
+	var runErr error
+	for running := true; running; {
+		select {
+		case <-ctx.Done():
+			running = false
+		case err := <-serveErr:
+			serveErr, running = nil, false
+			runErr = fmt.Errorf("http server: %w", err)
+		case err := <-startErr:
+			startErr = nil
+			if err != nil {
+				runErr, running = err, false
+			}
+		}
+	}
+
+	s.draining.Store(true)
+	s.log.Info("rest: shutting down: finishing in-flight requests", "timeout", s.shutdownTimeout)
+	cancelStart()
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.shutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("http shutdown: %w", err), hs.Close())
+	}
+	if serveErr != nil {
+		if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
+			runErr = errors.Join(runErr, fmt.Errorf("http server: %w", err))
+		}
+	}
+	if startErr != nil {
+		// Cancelled while the service was starting: not a failure.
+		if err := <-startErr; err != nil && ctx.Err() == nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
+	runErr = errors.Join(runErr, s.Close())
+	if runErr == nil {
+		s.log.Info("rest: stopped")
+	}
+	return runErr
+}
+
+func (s *Server) httpServer() *http.Server {
+	return &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}

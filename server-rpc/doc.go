@@ -1,0 +1,16 @@
+// Command server-rpc is the vesta-go central server: the ID service over
+// net/rpc on TCP (default :20880, genMethod 1), or, with --plugin, the same
+// service as a hashicorp/go-plugin plugin (genMethod 0 by default, since it
+// runs inside its host; logs as JSON lines on stderr for the host).
+//
+// It reads the configuration every vesta-go main reads (see
+// docs/configuration.md) plus its own flags:
+//
+//	--plugin             serve as a go-plugin plugin (also implied when the plugin handshake cookie is set)
+//	--max-conns N        the most TCP connections served at once (default 1024)
+//	--shutdown-timeout D how long SIGINT/SIGTERM waits for calls in flight (default 10s)
+//
+// On SIGINT or SIGTERM the TCP server stops accepting, answers the calls it
+// has read, closes its connections and stores the time high-water mark.
+// See docs/rpc.md.
+package main

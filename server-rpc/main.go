@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/config"
+)
+
+// DefaultListen is Vesta's central-server (Dubbo) port.
+const DefaultListen = ":20880"
+
+func main() {
+	var f flags
+	p := program(&f, pluginMode(os.Args[1:]))
+	os.Exit(app.Main(p, func(ctx context.Context, cfg config.Config, _ *pflag.FlagSet) error {
+		if err := f.check(); err != nil {
+			return err
+		}
+		if f.plugin || pluginMode(nil) {
+			return runPlugin(cfg)
+		}
+		return runTCP(ctx, cfg, f)
+	}))
+}
+
+// program is server-rpc's start-up: genMethod 1 on TCP, 0 as a plugin.
+func program(f *flags, plugin bool) app.Program {
+	d := config.Defaults{Listen: DefaultListen, GenMethod: intf.GenMethodCentral}
+	if plugin {
+		d.GenMethod = intf.GenMethodEmbedded
+	}
+	return app.Program{Name: "server-rpc", Defaults: d, Flags: f.register}
+}

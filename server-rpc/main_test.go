@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+)
+
+func TestPluginMode(t *testing.T) {
+	t.Setenv(rpcapi.Handshake.MagicCookieKey, "")
+	for args, want := range map[string]bool{
+		"":                     false,
+		"--plugin":             true,
+		"--plugin=true":        true,
+		"--plugin=false":       false,
+		"-p --machine 3":       false,
+		"--machine 3 --plugin": true,
+		"-- --plugin":          false,
+	} {
+		assert.Equal(t, want, pluginMode(splitArgs(args)), args)
+	}
+	t.Setenv(rpcapi.Handshake.MagicCookieKey, rpcapi.Handshake.MagicCookieValue)
+	assert.True(t, pluginMode(nil), "a go-plugin host set the cookie")
+}
+
+func splitArgs(s string) []string { return regexp.MustCompile(`\S+`).FindAllString(s, -1) }
+
+func TestProgramDefaults(t *testing.T) {
+	var f flags
+	assert.Equal(t, int64(intf.GenMethodCentral), program(&f, false).Defaults.GenMethod)
+	assert.Equal(t, ":20880", program(&f, false).Defaults.Listen)
+	assert.Equal(t, int64(intf.GenMethodEmbedded), program(&f, true).Defaults.GenMethod)
+	assert.Error(t, (&flags{maxConns: 0, shutdownTimeout: time.Second}).check())
+	assert.Error(t, (&flags{maxConns: 1, shutdownTimeout: 0}).check())
+	assert.NoError(t, (&flags{maxConns: 1, shutdownTimeout: time.Second}).check())
+}
+
+func TestServerBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds server-rpc")
+	}
+	bin := rpctest.BuildServerRPC(t)
+	t.Run("serves and stops on SIGTERM", func(t *testing.T) { testServe(t, bin) })
+	t.Run("bad flags", func(t *testing.T) { testBadFlags(t, bin) })
+}
+
+// testServe starts the real binary on a free port, uses it through the
+// client and stops it with SIGTERM.
+func testServe(t *testing.T, bin string) {
+	dataDir := t.TempDir()
+	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--machine", "9", "--max-batch", "50")
+	cmd.Env = append(os.Environ(), "VESTA_LOG_LEVEL=debug")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+
+	addr := make(chan string, 1)
+	logs := make(chan string, 1000)
+	go func() {
+		re := regexp.MustCompile(`rpc: listening.* addr=(\S+)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+			select {
+			case logs <- sc.Text():
+			default:
+			}
+		}
+		close(logs)
+	}()
+	var a string
+	select {
+	case a = <-addr:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not say where it listens")
+	}
+
+	c, err := client.New([]string{a})
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	id, err := c.GenId(ctx)
+	require.NoError(t, err)
+	fields, err := c.ExpId(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, intf.Id{Machine: 9, GenMethod: intf.GenMethodCentral, Seq: fields.Seq, Time: fields.Time}, fields)
+	_, err = c.GenIds(ctx, 51)
+	assert.ErrorIs(t, err, intf.ErrInvalidArgument, "--max-batch caps batches")
+	require.NoError(t, c.Close())
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	var all []string
+	for l := range logs {
+		all = append(all, l)
+	}
+	require.NoError(t, cmd.Wait(), "exit 0")
+	_, err = os.Stat(filepath.Join(dataDir, "highwater"))
+	assert.NoError(t, err)
+	assert.Contains(t, joined(all), "connection open")
+	assert.Contains(t, joined(all), "high-water mark stored")
+}
+
+func joined(lines []string) string {
+	s := ""
+	for _, l := range lines {
+		s += l + "\n"
+	}
+	return s
+}
+
+func testBadFlags(t *testing.T, bin string) {
+	cmd := exec.Command(bin, "--max-conns", "0", "--data-dir", t.TempDir())
+	cmd.Stderr = io.Discard
+	err := cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 1, ee.ExitCode())
+
+	// --plugin by hand: refused before the data dir is touched.
+	dir := filepath.Join(t.TempDir(), "never")
+	cmd = exec.Command(bin, "--plugin", "--data-dir", dir)
+	cmd.Env = append(os.Environ(), rpcapi.Handshake.MagicCookieKey+"=")
+	cmd.Stderr = io.Discard
+	require.ErrorAs(t, cmd.Run(), &ee)
+	assert.Equal(t, 1, ee.ExitCode())
+	assert.NoDirExists(t, dir)
+
+	out, err := exec.Command(bin, "--version").Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "server-rpc ")
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/service/config"
+)
+
+var errNotAPluginHost = errors.New("--plugin: this process was not started by a go-plugin host " +
+	"(the handshake cookie is missing): launch it with client.LaunchPlugin, or run without --plugin to serve TCP")
+
+// runPlugin serves the IdService as a go-plugin plugin until the host
+// stops it (or goes away), then closes the service. Logs go to stderr as
+// hclog-style JSON, which the host reads. SIGINT is left to the host, as
+// go-plugin expects; SIGTERM closes the service and exits.
+func runPlugin(cfg config.Config) error {
+	if h := rpcapi.Handshake; os.Getenv(h.MagicCookieKey) != h.MagicCookieValue {
+		// Checked before the service opens its data dir: plugin.Serve
+		// would exit the process without closing it.
+		return errNotAPluginHost
+	}
+	log := rpcapi.PluginLogger(os.Stderr, cfg.LogLevel)
+	cfg.Service.Logger = log
+	svc, err := app.StartService(context.Background(), cfg)
+	if err != nil {
+		return err
+	}
+	var once sync.Once
+	var closeErr error
+	closeSvc := func() error {
+		once.Do(func() { closeErr = svc.Close() })
+		return closeErr
+	}
+
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	defer signal.Stop(term)
+	go func() {
+		if _, ok := <-term; !ok {
+			return
+		}
+		log.Info("vesta plugin: SIGTERM: closing the id service")
+		code := 0
+		if err := closeSvc(); err != nil {
+			log.Error("vesta plugin: closing the id service", "err", err)
+			code = 1
+		}
+		os.Exit(code)
+	}()
+
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: rpcapi.Handshake,
+		Plugins:         rpcapi.PluginSet(rpcapi.NewReceiver(svc, cfg.MaxBatch)),
+		Logger: hclog.New(&hclog.LoggerOptions{
+			Name: "server-rpc", Output: os.Stderr, JSONFormat: true,
+			Level: hclog.LevelFromString(cfg.LogLevel.String()),
+		}),
+	})
+	if err := closeSvc(); err != nil {
+		return fmt.Errorf("closing the id service: %w", err)
+	}
+	log.Info("vesta plugin: stopped; high-water mark stored")
+	return nil
+}

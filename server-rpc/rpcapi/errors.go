@@ -1,0 +1,134 @@
+package rpcapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// Code classifies an error on the wire. Its numbers are part of the
+// protocol: never renumber them.
+type Code int
+
+// The codes; each but CodeInternal stands for one sentinel error.
+const (
+	CodeInvalidArgument  Code = 1 // intf.ErrInvalidArgument (Field may name the parameter)
+	CodeTimeOverflow     Code = 2 // intf.ErrTimeOverflow
+	CodeClockBehind      Code = 3 // intf.ErrClockBehind
+	CodeNotPersisted     Code = 4 // intf.ErrNotPersisted
+	CodeClosed           Code = 5 // intf.ErrClosed
+	CodeUnavailable      Code = 6 // intf.ErrUnavailable
+	CodeDeadlineExceeded Code = 7 // context.DeadlineExceeded
+	CodeCanceled         Code = 8 // context.Canceled
+	CodeInternal         Code = 9 // anything else
+)
+
+var codeErrs = []struct {
+	code Code
+	err  error
+}{
+	{CodeInvalidArgument, intf.ErrInvalidArgument},
+	{CodeTimeOverflow, intf.ErrTimeOverflow},
+	{CodeClockBehind, intf.ErrClockBehind},
+	{CodeNotPersisted, intf.ErrNotPersisted},
+	{CodeClosed, intf.ErrClosed},
+	{CodeUnavailable, intf.ErrUnavailable},
+	{CodeDeadlineExceeded, context.DeadlineExceeded},
+	{CodeCanceled, context.Canceled},
+}
+
+// CodeOf returns the code of err: the first sentinel it matches, else
+// CodeInternal.
+func CodeOf(err error) Code {
+	for _, ce := range codeErrs {
+		if errors.Is(err, ce.err) {
+			return ce.code
+		}
+	}
+	return CodeInternal
+}
+
+// Sentinel returns the error a code stands for; nil for CodeInternal and
+// unknown codes.
+func (c Code) Sentinel() error {
+	for _, ce := range codeErrs {
+		if ce.code == c {
+			return ce.err
+		}
+	}
+	return nil
+}
+
+func (c Code) String() string {
+	if s := c.Sentinel(); s != nil {
+		return s.Error()
+	}
+	if c == CodeInternal {
+		return "internal error"
+	}
+	return "code " + strconv.Itoa(int(c))
+}
+
+// Error is an error as a reply carries it. On the client it is the error
+// the call returns: errors.Is matches the sentinel of its Code, and
+// errors.As finds Field as an *intf.FieldError.
+type Error struct {
+	Code    Code
+	Message string           // the server's err.Error()
+	Field   *intf.FieldError // the parameter at fault, if the server named one
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the sentinel of the code and the field error, if any.
+func (e *Error) Unwrap() []error {
+	errs := make([]error, 0, 2)
+	if s := e.Code.Sentinel(); s != nil {
+		errs = append(errs, s)
+	}
+	if e.Field != nil {
+		errs = append(errs, e.Field)
+	}
+	return errs
+}
+
+// ToWire turns err into its wire form; nil stays nil.
+func ToWire(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	e := &Error{Code: CodeOf(err), Message: err.Error()}
+	var fe *intf.FieldError
+	if errors.As(err, &fe) {
+		f := *fe
+		e.Field = &f
+	}
+	return e
+}
+
+// errOf returns the reply's error as an error value: nil when there is none
+// (never a typed nil).
+func errOf(e *Error) error {
+	if e == nil {
+		return nil
+	}
+	return e
+}
+
+// TransportError is a call that got no answer: the connection broke, the
+// server went away, or it could not be reached. It matches
+// intf.ErrUnavailable under errors.Is; Err is the cause.
+type TransportError struct {
+	Method string
+	Err    error
+}
+
+func (e *TransportError) Error() string {
+	return fmt.Sprintf("vesta rpc %s: %v", e.Method, e.Err)
+}
+
+// Unwrap returns the cause and intf.ErrUnavailable.
+func (e *TransportError) Unwrap() []error { return []error{e.Err, intf.ErrUnavailable} }

@@ -1,0 +1,88 @@
+package rpcapi
+
+import (
+	"context"
+	"time"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// Receiver is the net/rpc receiver of an intf.IdService. Each method
+// translates one call and puts any error into the reply's Err (its own
+// return value is always nil, so the reply always reaches the client).
+// It does no validation or ID logic of its own beyond the configured batch
+// cap.
+type Receiver struct {
+	svc      intf.IdService
+	maxBatch int
+}
+
+// NewReceiver returns the receiver of svc. maxBatch caps GenIds (the
+// configuration's maxBatch); outside 1..intf.MaxBatch it means
+// intf.MaxBatch.
+func NewReceiver(svc intf.IdService, maxBatch int) *Receiver {
+	if maxBatch < 1 || maxBatch > intf.MaxBatch {
+		maxBatch = intf.MaxBatch
+	}
+	return &Receiver{svc: svc, maxBatch: maxBatch}
+}
+
+func noCancel() {}
+
+// callContext is the context a call runs with: the caller's remaining time,
+// if it sent one.
+func callContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout == 0 {
+		return context.Background(), noCancel
+	}
+	return context.WithTimeout(context.Background(), timeout)
+}
+
+// GenId issues one ID.
+func (r *Receiver) GenId(args GenIdArgs, reply *GenIdReply) error {
+	ctx, cancel := callContext(args.Timeout)
+	id, err := r.svc.GenId(ctx)
+	cancel()
+	reply.Id, reply.Err = id, ToWire(err)
+	return nil
+}
+
+// GenIds issues args.Count IDs, 1 <= Count <= maxBatch.
+func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
+	if err := intf.CheckRange("count", int64(args.Count), 1, int64(r.maxBatch)); err != nil {
+		reply.Err = ToWire(err)
+		return nil
+	}
+	ctx, cancel := callContext(args.Timeout)
+	ids, err := r.svc.GenIds(ctx, args.Count)
+	cancel()
+	reply.Ids, reply.Err = ids, ToWire(err)
+	return nil
+}
+
+// ExpId splits args.Id into its fields.
+func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
+	ctx, cancel := callContext(args.Timeout)
+	id, err := r.svc.ExpId(ctx, args.Id)
+	cancel()
+	reply.Id, reply.Err = id, ToWire(err)
+	return nil
+}
+
+// MakeId packs the fields of args into an ID.
+func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
+	ctx, cancel := callContext(args.Timeout)
+	id, err := r.svc.MakeId(ctx, args.Request())
+	cancel()
+	reply.Id, reply.Err = id, ToWire(err)
+	return nil
+}
+
+// TransTime turns a time field into a time.
+func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
+	ctx, cancel := callContext(args.Timeout)
+	t, err := r.svc.TransTime(ctx, args.Time, args.Type)
+	cancel()
+	reply.Time, reply.Err = t, ToWire(err)
+	return nil
+}

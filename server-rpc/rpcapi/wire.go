@@ -1,0 +1,133 @@
+package rpcapi
+
+import (
+	"time"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// ServiceName is the name the TCP server registers the Receiver under.
+const ServiceName = "IdService"
+
+// Every Args type carries Timeout: the time the caller had left when it
+// sent the call (0: no deadline). The server runs the call with that
+// timeout. A relative time is used so that clock skew between the hosts
+// does not matter.
+
+// GenIdArgs asks for one ID.
+type GenIdArgs struct {
+	Timeout time.Duration
+}
+
+// GenIdReply carries the ID, or Err.
+type GenIdReply struct {
+	Id  int64
+	Err *Error
+}
+
+// GenIdsArgs asks for Count IDs, 1 <= Count <= the server's maxBatch.
+type GenIdsArgs struct {
+	Count   int
+	Timeout time.Duration
+}
+
+// GenIdsReply carries the IDs in increasing order, or Err.
+type GenIdsReply struct {
+	Ids []int64
+	Err *Error
+}
+
+// ExpIdArgs asks to split Id into its fields.
+type ExpIdArgs struct {
+	Id      int64
+	Timeout time.Duration
+}
+
+// ExpIdReply carries the fields, or Err.
+type ExpIdReply struct {
+	Id  intf.Id
+	Err *Error
+}
+
+// Fields is a set of the optional fields of MakeIdArgs.
+type Fields uint8
+
+// The optional fields of MakeIdArgs.
+const (
+	FieldMachine Fields = 1 << iota
+	FieldGenMethod
+	FieldType
+	FieldVersion
+)
+
+// MakeIdArgs asks to pack an ID. Time and Seq are always used; each other
+// field only when Set names it, else the server's own configuration fills
+// it in. (gob drops zero values and flattens pointers, so a *int64 set to 0
+// would arrive as nil: hence the explicit set.)
+type MakeIdArgs struct {
+	Time, Seq                         int64
+	Machine, GenMethod, Type, Version int64
+	Set                               Fields
+	Timeout                           time.Duration
+}
+
+// MakeIdReply carries the ID, or Err.
+type MakeIdReply struct {
+	Id  int64
+	Err *Error
+}
+
+// TransTimeArgs asks what time the time field Time of an ID of type Type is.
+type TransTimeArgs struct {
+	Time    int64
+	Type    intf.IdType
+	Timeout time.Duration
+}
+
+// TransTimeReply carries the time (UTC), or Err.
+type TransTimeReply struct {
+	Time time.Time
+	Err  *Error
+}
+
+// NewMakeIdArgs converts a request to its wire form.
+func NewMakeIdArgs(r intf.MakeIdRequest) MakeIdArgs {
+	a := MakeIdArgs{Time: r.Time, Seq: r.Seq}
+	for _, f := range a.optional(&r) {
+		if *f.req != nil {
+			*f.wire = **f.req
+			a.Set |= f.bit
+		}
+	}
+	return a
+}
+
+// Request converts the wire form back to a request.
+func (a MakeIdArgs) Request() intf.MakeIdRequest {
+	r := intf.TimeSeq(a.Time, a.Seq)
+	for _, f := range a.optional(&r) {
+		if a.Set&f.bit != 0 {
+			v := *f.wire
+			*f.req = &v
+		}
+	}
+	return r
+}
+
+// fieldPair is one optional field: its bit, its place in the wire form and
+// its place in the request.
+type fieldPair struct {
+	bit  Fields
+	wire *int64
+	req  **int64
+}
+
+// optional pairs each optional field of a with the same field of r.
+func (a *MakeIdArgs) optional(r *intf.MakeIdRequest) [4]fieldPair {
+	return [4]fieldPair{
+		{FieldMachine, &a.Machine, &r.Machine},
+		{FieldGenMethod, &a.GenMethod, &r.GenMethod},
+		{FieldType, &a.Type, &r.Type},
+		{FieldVersion, &a.Version, &r.Version},
+	}
+}

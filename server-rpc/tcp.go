@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/server-rpc/rpcserver"
+	"github.com/vesta-go/vesta/service/config"
+)
+
+// runTCP serves until ctx is cancelled (SIGINT/SIGTERM), then shuts down
+// gracefully and closes the service, which stores the high-water mark.
+func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
+	log := cfg.Service.Logger
+	svc, err := app.StartService(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := svc.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("closing the id service: %w", cerr))
+		} else {
+			log.Info("vesta rpc: id service closed; high-water mark stored")
+		}
+	}()
+	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, cfg.MaxBatch), rpcserver.Options{MaxConns: f.maxConns, Logger: log})
+	if err != nil {
+		return err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	log.Info("vesta rpc: listening", "addr", ln.Addr().String(), "service", rpcapi.ServiceName,
+		"maxBatch", cfg.MaxBatch, "maxConns", f.maxConns)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	log.Info("vesta rpc: shutting down", "timeout", f.shutdownTimeout, "conns", srv.Stats().Open)
+	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("vesta rpc: shutdown incomplete", "err", err)
+	}
+	<-served
+	return nil
+}

@@ -1,0 +1,61 @@
+package etcdlease
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestMedianSkew(t *testing.T) {
+	const sec = int64(time.Second)
+	now := 1_800_000_000 * sec
+	ms := func(d time.Duration) int64 { return (now + int64(d)) / int64(time.Millisecond) }
+	age := time.Second
+	cases := []struct {
+		name    string
+		reports []int64
+		want    time.Duration
+	}{
+		{"within a report's age", []int64{ms(-500 * time.Millisecond)}, 0},
+		{"ahead of a fresh report", []int64{ms(-3 * time.Second)}, 2 * time.Second},
+		{"behind a report", []int64{ms(2 * time.Second)}, -2 * time.Second},
+		{"one outlier does not count", []int64{ms(0), ms(-100 * time.Millisecond), ms(time.Hour)}, 0},
+		{"even count: mean of the middle two", []int64{ms(2 * time.Second), ms(4 * time.Second)}, -3 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, medianSkew(now, tc.reports, age))
+		})
+	}
+}
+
+func TestCandidates(t *testing.T) {
+	taken := map[int64]bool{0: true, 2: true}
+	assert.Equal(t, []int64{5, 1, 3, 4}, candidates(5, taken)[:4], "the preferred id first, then the lowest free")
+	assert.Equal(t, []int64{1, 3, 4}, candidates(2, taken)[:3], "a taken preference is skipped")
+	assert.Len(t, candidates(-1, taken), 1022)
+}
+
+func TestMachineOfKey(t *testing.T) {
+	k := Keys{Prefix: "/vesta"}
+	for key, want := range map[string]int64{"/vesta/machines/0": 0, "/vesta/machines/1023": 1023} {
+		id, ok := k.machineOf(key)
+		assert.True(t, ok, key)
+		assert.Equal(t, want, id)
+	}
+	for _, key := range []string{"/vesta/machines/1024", "/vesta/machines/007", "/vesta/machines/x", "/vesta/marks/1", "/vesta/machines/-1"} {
+		_, ok := k.machineOf(key)
+		assert.False(t, ok, key)
+	}
+}
+
+func TestFenceComesBeforeExpiry(t *testing.T) {
+	for _, ttl := range []time.Duration{MinTTL, DefaultTTL, MaxTTL} {
+		l := &Lease{o: Options{TTL: ttl}}
+		v := l.validity(int64(ttl / time.Second))
+		assert.Less(t, v, ttl, "fenced before etcd can expire the lease")
+		assert.Greater(t, v, 2*RenewInterval(ttl), "two renewals may fail before the fence")
+		assert.Less(t, l.validity(int64(ttl/time.Second)-1), v, "a shorter TTL granted shortens the validity")
+	}
+}

@@ -1,0 +1,67 @@
+package etcdlease
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+var (
+	// ErrAllTaken: every machine id 0..1023 is held by a live node. It
+	// matches intf.ErrUnavailable.
+	ErrAllTaken = fmt.Errorf("every machine id is held by a live node: %w", intf.ErrUnavailable)
+	// ErrNotHeld: this node does not hold the machine id (any more): its
+	// key is gone or belongs to another lease. It matches intf.ErrFenced.
+	ErrNotHeld = fmt.Errorf("machine id not held by this node: %w", intf.ErrFenced)
+	// ErrRunning: Run was called on a Lease that runs already; a Lease
+	// serves one service.
+	ErrRunning = errors.New("etcdlease: the lease is already running")
+)
+
+// ClockSkewError: this node's clock differs from the live nodes' by more
+// than Options.MaxClockSkew, so it refuses to claim a machine id. It
+// matches intf.ErrClockBehind (also when the clock is ahead).
+type ClockSkewError struct {
+	// Skew is this clock minus the median of the live nodes' clocks, after
+	// allowing for the age of their reports: negative when behind.
+	Skew  time.Duration
+	Nodes int           // live nodes compared with
+	Bound time.Duration // Options.MaxClockSkew
+	Where string        // the key prefix of the reports
+}
+
+func (e *ClockSkewError) Error() string {
+	dir, by := "ahead of", e.Skew
+	if by < 0 {
+		dir, by = "behind", -by
+	}
+	return fmt.Sprintf("etcdlease: this node's clock is at least %s %s the median of %d live node(s) (reports under %s), more than maxClockSkew %s: fix the time sync (NTP) of this host or of the others",
+		by.Round(time.Millisecond), dir, e.Nodes, e.Where, e.Bound)
+}
+
+// Is makes errors.Is(err, intf.ErrClockBehind) true.
+func (e *ClockSkewError) Is(target error) bool { return target == intf.ErrClockBehind }
+
+// OptionError names the Options field that is wrong. It matches
+// intf.ErrInvalidArgument.
+type OptionError struct {
+	Option string // the field, e.g. "TTL"
+	Value  string
+	Want   string
+	Err    error // the cause, e.g. reading a TLS file; may be nil
+}
+
+func (e *OptionError) Error() string {
+	s := fmt.Sprintf("etcdlease: option %s %q: want %s", e.Option, e.Value, e.Want)
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Is makes errors.Is(err, intf.ErrInvalidArgument) true.
+func (e *OptionError) Is(target error) bool { return target == intf.ErrInvalidArgument }
+
+func (e *OptionError) Unwrap() error { return e.Err }

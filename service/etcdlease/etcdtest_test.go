@@ -1,0 +1,136 @@
+package etcdlease_test
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/etcdlease"
+)
+
+// etcdEndpoint is the client address of the embedded etcd that TestMain
+// starts for the whole package; each test works under its own prefix.
+var etcdEndpoint string
+
+func TestMain(m *testing.M) {
+	os.Exit(runWithEtcd(m))
+}
+
+func runWithEtcd(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "vesta-etcd-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	e, err := startEtcd(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "embedded etcd:", err)
+		return 1
+	}
+	defer e.Close()
+	etcdEndpoint = e.Clients[0].Addr().String()
+	return m.Run()
+}
+
+// startEtcd starts a one-member etcd on free loopback ports, logging
+// nothing. Picking a free port and binding it are two steps, so it retries
+// when another process takes the port in between.
+func startEtcd(dir string) (*embed.Etcd, error) {
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		cfg := embed.NewConfig()
+		cfg.Name = "vesta-test"
+		cfg.Dir = fmt.Sprintf("%s/%d", dir, attempt)
+		cfg.LogLevel = "error"
+		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+		cfg.UnsafeNoFsync = true
+		cfg.MaxTxnOps = intf.MaxMachine + 1
+		client, peer := freeURL(), freeURL()
+		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+		cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+		e, err := embed.StartEtcd(cfg)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		select {
+		case <-e.Server.ReadyNotify():
+			return e, nil
+		case <-time.After(time.Minute):
+			e.Close()
+			return nil, fmt.Errorf("not ready within a minute")
+		}
+	}
+	return nil, lastErr
+}
+
+func freeURL() url.URL {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	}
+	defer l.Close()
+	return url.URL{Scheme: "http", Host: l.Addr().String()}
+}
+
+// etcdClient is a second client, the test's hands on etcd.
+func etcdClient(t testing.TB) *clientv3.Client {
+	t.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdEndpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// get returns the value of key and its lease; ok is false if absent.
+func get(t testing.TB, c *clientv3.Client, key string) (value string, lease int64, ok bool) {
+	t.Helper()
+	resp, err := c.Get(bg, key)
+	require.NoError(t, err)
+	if len(resp.Kvs) == 0 {
+		return "", 0, false
+	}
+	return string(resp.Kvs[0].Value), resp.Kvs[0].Lease, true
+}
+
+// markOf reads machine's stored mark (Unix ms).
+func markOf(t testing.TB, c *clientv3.Client, keys etcdlease.Keys, machine int64) int64 {
+	t.Helper()
+	v, _, ok := get(t, c, keys.Mark(machine))
+	require.True(t, ok, "mark of machine %d stored", machine)
+	ms, err := strconv.ParseInt(v, 10, 64)
+	require.NoError(t, err)
+	return ms
+}
+
+// leaseOf is the etcd lease machine's key is attached to.
+func leaseOf(t testing.TB, c *clientv3.Client, keys etcdlease.Keys, machine int64) clientv3.LeaseID {
+	t.Helper()
+	_, lease, ok := get(t, c, keys.Machine(machine))
+	require.True(t, ok, "machine %d held", machine)
+	return clientv3.LeaseID(lease)
+}
+
+// eventually polls cond every few milliseconds for up to limit.
+func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", limit, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,181 @@
+package etcdlease
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// Defaults and limits of Options.
+const (
+	DefaultPrefix       = "/vesta"
+	DefaultTTL          = 10 * time.Second
+	MinTTL              = 2 * time.Second
+	MaxTTL              = time.Hour
+	DefaultDialTimeout  = 5 * time.Second
+	MinDialTimeout      = 10 * time.Millisecond
+	MaxDialTimeout      = time.Minute
+	DefaultMaxClockSkew = time.Second
+	MinMaxClockSkew     = time.Millisecond
+	MaxMaxClockSkew     = time.Hour
+)
+
+// Options configures a Lease. Only Endpoints is required; a zero field
+// takes its default. New validates them.
+type Options struct {
+	// Endpoints of the etcd cluster: host:port or http(s)://host:port.
+	Endpoints []string
+	// Prefix of every key (default /vesta). Nodes that must not share a
+	// machine id must share the prefix.
+	Prefix string
+	// TTL of the etcd lease, whole seconds from 2s (default 10s). A node
+	// stops issuing within TTL − FenceMargin(TTL) of its last renewal; a
+	// crashed node's id is free again after TTL.
+	TTL time.Duration
+	// DialTimeout bounds connecting and every etcd request made while
+	// claiming an id (default 5s).
+	DialTimeout time.Duration
+	// CACertFile verifies the etcd servers (TLS); CertFile and KeyFile
+	// authenticate this client (both or neither). Verification cannot be
+	// skipped.
+	CACertFile, CertFile, KeyFile string
+	// Username and Password for etcd authentication (both or neither).
+	Username, Password string
+	// NodeName names this node in the machine keys and clock reports
+	// (default hostname-pid). No '/' or spaces.
+	NodeName string
+	// MaxClockSkew is how far this node's clock may differ from the live
+	// nodes' before it refuses to claim an id (default 1s).
+	MaxClockSkew time.Duration
+	// Logger receives the lease's transitions; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults fills zero fields, validates every field (an *OptionError
+// naming the first wrong one) and loads the TLS files.
+func (o Options) withDefaults() (Options, *tls.Config, error) {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	o.Prefix = strings.TrimRight(o.Prefix, "/")
+	if o.TTL == 0 {
+		o.TTL = DefaultTTL
+	}
+	if o.DialTimeout == 0 {
+		o.DialTimeout = DefaultDialTimeout
+	}
+	if o.MaxClockSkew == 0 {
+		o.MaxClockSkew = DefaultMaxClockSkew
+	}
+	if o.NodeName == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "node"
+		}
+		o.NodeName = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	checks := []func() *OptionError{
+		o.checkEndpoints,
+		func() *OptionError {
+			return check(o.Prefix != "" && !strings.ContainsAny(o.Prefix, " \t\n"), "Prefix", o.Prefix, "a key prefix such as /vesta, without spaces")
+		},
+		func() *OptionError {
+			return check(o.TTL >= MinTTL && o.TTL <= MaxTTL && o.TTL%time.Second == 0, "TTL", o.TTL.String(),
+				fmt.Sprintf("whole seconds %s..%s", MinTTL, MaxTTL))
+		},
+		func() *OptionError {
+			return inRange("DialTimeout", o.DialTimeout, MinDialTimeout, MaxDialTimeout)
+		},
+		func() *OptionError {
+			return inRange("MaxClockSkew", o.MaxClockSkew, MinMaxClockSkew, MaxMaxClockSkew)
+		},
+		func() *OptionError {
+			return check(o.NodeName != "" && !strings.ContainsAny(o.NodeName, "/ \t\n"), "NodeName", o.NodeName, "a name without '/' or spaces")
+		},
+		func() *OptionError {
+			return check((o.CertFile == "") == (o.KeyFile == ""), "KeyFile", o.KeyFile, "CertFile and KeyFile together")
+		},
+		func() *OptionError {
+			return check((o.Username == "") == (o.Password == ""), "Password", strings.Repeat("*", len(o.Password)), "Username and Password together")
+		},
+	}
+	for _, c := range checks {
+		if err := c(); err != nil {
+			return o, nil, err
+		}
+	}
+	cfg, err := o.tlsConfig()
+	if err != nil {
+		return o, nil, err
+	}
+	return o, cfg, nil
+}
+
+func check(ok bool, option, value, want string) *OptionError {
+	if ok {
+		return nil
+	}
+	return &OptionError{Option: option, Value: value, Want: want}
+}
+
+func inRange(option string, d, lo, hi time.Duration) *OptionError {
+	return check(d >= lo && d <= hi, option, d.String(), fmt.Sprintf("a duration %s..%s", lo, hi))
+}
+
+// checkEndpoints accepts host:port and http(s)://host:port.
+func (o Options) checkEndpoints() *OptionError {
+	const want = "one or more etcd endpoints, host:port or http(s)://host:port"
+	if len(o.Endpoints) == 0 {
+		return &OptionError{Option: "Endpoints", Want: want}
+	}
+	for _, ep := range o.Endpoints {
+		hostPort := ep
+		if strings.Contains(ep, "://") {
+			u, err := url.Parse(ep)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || (u.Path != "" && u.Path != "/") {
+				return &OptionError{Option: "Endpoints", Value: ep, Want: want}
+			}
+			hostPort = u.Host
+		}
+		if host, port, err := net.SplitHostPort(hostPort); err != nil || host == "" || port == "" {
+			return &OptionError{Option: "Endpoints", Value: ep, Want: want}
+		}
+	}
+	return nil
+}
+
+// tlsConfig loads the TLS files; nil when none is set.
+func (o Options) tlsConfig() (*tls.Config, error) {
+	if o.CACertFile == "" && o.CertFile == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.CACertFile != "" {
+		pem, err := os.ReadFile(o.CACertFile)
+		if err != nil {
+			return nil, &OptionError{Option: "CACertFile", Value: o.CACertFile, Want: "a readable PEM file", Err: err}
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, &OptionError{Option: "CACertFile", Value: o.CACertFile, Want: "PEM certificates", Err: errors.New("no certificate found")}
+		}
+	}
+	if o.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+		if err != nil {
+			return nil, &OptionError{Option: "CertFile", Value: o.CertFile, Want: "a PEM certificate matching KeyFile", Err: err}
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
