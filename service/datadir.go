@@ -64,7 +64,7 @@ func (d *dataDir) writeMark(ms int64) error {
 	tmp := d.markPath() + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
-		return err
+		return fmt.Errorf("high-water mark: %w", err)
 	}
 	_, err = f.WriteString(strconv.FormatInt(ms, 10) + "\n")
 	if err == nil {
@@ -80,6 +80,17 @@ func (d *dataDir) writeMark(ms int64) error {
 		err = syncDir(d.path)
 	}
 	if err != nil {
+		return fmt.Errorf("high-water mark: %w", err)
+	}
+	return nil
+}
+
+// removeMark deletes the mark durably.
+func (d *dataDir) removeMark() error {
+	if err := os.Remove(d.markPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("high-water mark: %w", err)
+	}
+	if err := syncDir(d.path); err != nil {
 		return fmt.Errorf("high-water mark: %w", err)
 	}
 	return nil

@@ -110,17 +110,29 @@ func TestMarkWrittenAheadAndExactOnClose(t *testing.T) {
 }
 
 func TestCloseWithoutIdsKeepsMarkSafe(t *testing.T) {
-	// A service that issued nothing leaves a mark no lower than the one
-	// it started from.
+	// A first run that issued nothing drops the mark it stored ahead, so a
+	// quick restart does not wait it out.
 	dir := t.TempDir()
 	clk := newFakeClock(testStart)
 	svc := startDir(t, dir, clk, service.Settings{})
 	ahead := readMark(t, dir)
+	assert.Greater(t, ahead, clk.Now().UnixMilli())
 	require.NoError(t, svc.Close())
-	assert.GreaterOrEqual(t, readMark(t, dir), clk.Now().UnixMilli()-1000)
+	assert.NoFileExists(t, filepath.Join(dir, "highwater"))
+	assert.Zero(t, svc.Stats().HighWaterMillis)
 	svc = startDir(t, dir, clk, service.Settings{})
-	assert.GreaterOrEqual(t, readMark(t, dir), ahead, "the restart stores a new mark ahead")
+	assert.Zero(t, clk.waits.Load(), "the restart did not wait")
+
+	// A run that issued IDs, then one that issued nothing: the mark stays
+	// at the last unit the first run issued, never lower.
+	id, err := svc.GenId(bg)
+	require.NoError(t, err)
 	require.NoError(t, svc.Close())
+	issued := unitStartMs(layoutOf(t, intf.MaxPeak), layoutOf(t, intf.MaxPeak).Time.Get(uint64(id)))
+	assert.Equal(t, issued, readMark(t, dir))
+	svc = startDir(t, dir, clk, service.Settings{})
+	require.NoError(t, svc.Close())
+	assert.Equal(t, issued, readMark(t, dir))
 }
 
 func TestRestartAfterCloseIssuesAbove(t *testing.T) {
@@ -403,8 +415,8 @@ func TestDefaultDataDir(t *testing.T) {
 	svc, err := service.New(bg, service.Settings{Clock: newFakeClock(testStart), Logger: discardLog})
 	require.NoError(t, err)
 	assert.Equal(t, d, svc.Settings().DataDir)
-	require.NoError(t, svc.Close())
 	assert.FileExists(t, filepath.Join(d, "highwater"))
+	require.NoError(t, svc.Close())
 
 	home := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", "")

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/vesta-go/vesta/intf"
 )
@@ -25,7 +26,9 @@ type MachineLease interface {
 	StoreMark(ctx context.Context, machine int64, ms int64) error
 }
 
-// LeaseHolder is the service side of a MachineLease.
+// LeaseHolder is the service side of a MachineLease. Call Hold and Lost
+// from one goroutine (a Lost during a Hold would be overwritten by it);
+// Renewed may come from any goroutine.
 type LeaseHolder interface {
 	// Now is the service clock in nanoseconds: measure lease validity with
 	// it (it is monotonic).
@@ -62,7 +65,9 @@ func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs i
 		return err
 	}
 	s.pop.raise(floor)
-	ahead := s.aheadMillis(0)
+	// Renewals that came while Hold waited count too.
+	validUntil = s.extendValidity(validUntil)
+	ahead := s.leaseMarkAhead(0)
 	if err := s.settings.Lease.StoreMark(ctx, machine, ahead); err != nil {
 		return fmt.Errorf("storing the mark of machine %d: %w", machine, err)
 	}
@@ -82,20 +87,49 @@ func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs i
 }
 
 func (h leaseHolder) Renewed(validUntil int64) {
+	validUntil = h.s.extendValidity(validUntil)
 	h.s.update(func(b *bounds) {
 		if b.fence >= 0 {
 			b.fence = h.s.fenceUnit(validUntil)
 		}
 	})
+	select { // let the background store the lease mark up to it at once
+	case h.s.renewed <- struct{}{}:
+	default:
+	}
 }
 
 func (h leaseHolder) Lost() {
 	s := h.s
+	s.validUntil.Store(0)
 	s.update(func(b *bounds) { b.fence = -1 })
 	if s.held.Swap(false) {
 		s.fences.Add(1)
 		s.settings.Logger.Warn("vesta: machine id lease lost; not issuing until an id is held again")
 	}
+}
+
+// extendValidity records v as the lease's validity when it is later than
+// the one recorded, and returns the validity in force.
+func (s *Service) extendValidity(v int64) int64 {
+	for {
+		cur := s.validUntil.Load()
+		if cur >= v {
+			return cur
+		}
+		if s.validUntil.CompareAndSwap(cur, v) {
+			return v
+		}
+	}
+}
+
+// leaseMarkAhead is the mark to store with the lease: ahead of the clock,
+// and at least the lease's validity. IDs are fenced at that validity, so a
+// mark that covers it lets the node issue through an etcd outage for as
+// long as the lease is surely valid, while a node taking the id over later
+// (after etcd expired the lease, so after that validity) barely waits.
+func (s *Service) leaseMarkAhead(wallNanos int64) int64 {
+	return max(s.aheadMillis(wallNanos), s.validUntil.Load()/int64(time.Millisecond))
 }
 
 // fenceUnit is the last time unit that ends before validUntil: an ID in it
@@ -118,13 +152,10 @@ func (s *Service) runLease(ctx context.Context) {
 	}
 }
 
-// storeLeaseMark stores the lease mark ahead of the clock for the machine
-// held, then raises the limit.
+// storeLeaseMark stores the lease mark for the machine held, then raises
+// the limit. Call it only while an id is held.
 func (s *Service) storeLeaseMark(ctx context.Context, ms int64) error {
 	is := s.cur.Load()
-	if !s.held.Load() {
-		return nil
-	}
 	ctx, cancel := context.WithTimeout(ctx, markInterval)
 	defer cancel()
 	if err := s.settings.Lease.StoreMark(ctx, is.machine, ms); err != nil {

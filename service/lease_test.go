@@ -113,7 +113,9 @@ func TestLeaseFenceByValidity(t *testing.T) {
 	lease := newFakeLease()
 	svc, h := startLeased(t, clock, lease, 1)
 
-	h.Renewed(h.Now() + int64(1500*time.Millisecond))
+	h.Lost()
+	require.NoError(t, h.Hold(bg, 1, h.Now()+int64(1500*time.Millisecond), 0))
+	h.Renewed(h.Now() + int64(time.Second)) // an earlier validity never shortens it
 	_, err := svc.GenId(bg)
 	require.NoError(t, err, "valid for 1.5 s more")
 	clock.Advance(2 * time.Second)
@@ -163,4 +165,30 @@ func TestLeaseNewHonoursContext(t *testing.T) {
 	defer cancel()
 	_, err := service.New(ctx, service.Settings{Lease: lease, NoDataDir: true, Logger: discardLog})
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func TestLeaseMarkCoversValidity(t *testing.T) {
+	// The lease mark reaches the lease's validity, so an etcd outage does
+	// not stop issuing before the fence does (the mark alone is 3 s ahead).
+	clock := newFakeClock(testStart)
+	lease := newFakeLease()
+	svc, h := startLeased(t, clock, lease, 4)
+	validUntil := h.Now() + int64(time.Hour)
+	assert.GreaterOrEqual(t, lease.mark(4), validUntil/int64(time.Millisecond), "mark stored at Hold covers the validity")
+	clock.Advance(30 * time.Minute) // far past the 3 s lead, within the validity; no mark written since
+	_, err := svc.GenId(bg)
+	assert.NoError(t, err, "issuing goes on while the lease is surely valid")
+	clock.Advance(31 * time.Minute)
+	_, err = svc.GenId(bg)
+	assert.ErrorIs(t, err, intf.ErrFenced)
+}
+
+func TestLeaseMarkFollowsRenewal(t *testing.T) {
+	clock := newFakeClock(testStart)
+	lease := newFakeLease()
+	_, h := startLeased(t, clock, lease, 6)
+	later := h.Now() + 2*int64(time.Hour)
+	h.Renewed(later)
+	require.Eventually(t, func() bool { return lease.mark(6) >= later/int64(time.Millisecond) },
+		900*time.Millisecond, 5*time.Millisecond, "the mark follows a renewal before the next 1 s tick")
 }

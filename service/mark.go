@@ -95,8 +95,9 @@ type resyncer interface {
 	Resync() (wallBehind time.Duration)
 }
 
-// background keeps the marks ahead of the clock and lets the clock follow
-// the wall clock forward. The marks are stored first, so a clock that
+// background keeps the marks ahead of the clock (every markInterval, and
+// right after a lease renewal) and lets the clock follow the wall clock
+// forward. The marks are stored first, so a clock that
 // jumps forward never finds them behind it.
 func (s *Service) background(ctx context.Context) {
 	defer close(s.done)
@@ -109,6 +110,7 @@ func (s *Service) background(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-s.renewed: // store the lease mark up to the new validity now
 		}
 		var wall int64
 		if resync != nil {
@@ -117,8 +119,8 @@ func (s *Service) background(ctx context.Context) {
 		if s.dir != nil {
 			fileFailing = s.logTransition(fileFailing, s.persistFileMark(wall), "data dir")
 		}
-		if s.settings.Lease != nil {
-			leaseFailing = s.logTransition(leaseFailing, s.storeLeaseMark(ctx, s.aheadMillis(wall)), "lease")
+		if s.settings.Lease != nil && s.held.Load() {
+			leaseFailing = s.logTransition(leaseFailing, s.storeLeaseMark(ctx, s.leaseMarkAhead(wall)), "lease")
 		}
 		if resync != nil {
 			behind := resync.Resync()

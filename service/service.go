@@ -29,9 +29,11 @@ type Service struct {
 	markMs      atomic.Int64
 	leaseMarkMs atomic.Int64
 	held        atomic.Bool
+	validUntil  atomic.Int64 // the lease's latest validity (clock nanos), 0 when lost
 	fences      atomic.Uint64
 	clockBack   atomic.Uint64
 	firstHold   chan error
+	renewed     chan struct{} // a lease renewal asks the background to store marks now
 
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -76,6 +78,7 @@ func New(ctx context.Context, s Settings) (*Service, error) {
 		done:      make(chan struct{}),
 		leaseDone: make(chan struct{}),
 		firstHold: make(chan error, 1),
+		renewed:   make(chan struct{}, 1),
 	}
 	if s.Lease != nil {
 		svc.b.fence = -1 // nothing is issued until the lease holds an id
@@ -287,6 +290,12 @@ func (s *Service) Close() error {
 					s.closeErr = err
 				}
 				cancel()
+			}
+		} else if s.dir != nil {
+			// Nothing was ever issued with this data dir: drop the mark
+			// stored ahead, so a quick restart need not wait it out.
+			if s.closeErr = s.dir.removeMark(); s.closeErr == nil {
+				s.markMs.Store(0)
 			}
 		}
 		if s.leaseStop != nil {

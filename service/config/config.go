@@ -63,6 +63,9 @@ func Register(fs *pflag.FlagSet, d Defaults) *Loader {
 			def = fmt.Sprint(d.GenMethod)
 		}
 		fs.String(k.Flag, def, k.Usage)
+		if def == "false" { // a boolean: a bare --flag means true
+			fs.Lookup(k.Flag).NoOptDefVal = "true"
+		}
 	}
 	return &Loader{fs: fs, d: d}
 }

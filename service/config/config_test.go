@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,7 +139,7 @@ func TestInvalidValues(t *testing.T) {
 		{[]string{"--populator", "nope"}, "populator"},
 		{[]string{"--epoch", "-1"}, "epoch"},
 		{[]string{"--epoch", "99999999999999"}, "epoch"},
-		{[]string{"--no-data-dir", "maybe"}, "noDataDir"},
+		{[]string{"--no-data-dir=maybe"}, "noDataDir"},
 		{[]string{"--max-clock-backward-wait", "5"}, "maxClockBackwardWait"},
 		{[]string{"--max-clock-backward-wait", "-1s"}, "maxClockBackwardWait"},
 		{[]string{"--max-clock-backward-wait", "48h"}, "maxClockBackwardWait"},
@@ -152,7 +153,7 @@ func TestInvalidValues(t *testing.T) {
 		{[]string{"--machine-provider", "ips"}, "ips"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.key+"="+tc.args[1], func(t *testing.T) {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			_, err := load(t, tc.args...)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, intf.ErrInvalidArgument)
@@ -199,4 +200,13 @@ func TestDocsListEveryKey(t *testing.T) {
 		assert.Contains(t, string(doc), "`"+k.Env+"`", "env %s documented", k.Env)
 		assert.Contains(t, string(doc), "`--"+k.Flag+"`", "flag %s documented", k.Flag)
 	}
+}
+
+func TestBareBooleanFlag(t *testing.T) {
+	c, err := load(t, "--no-data-dir")
+	require.NoError(t, err)
+	assert.True(t, c.Service.NoDataDir)
+	c, err = load(t, "--no-data-dir=false")
+	require.NoError(t, err)
+	assert.False(t, c.Service.NoDataDir)
 }
