@@ -1,7 +1,8 @@
 // Package client is the Go client of the vesta-go central server
-// (server-rpc) and of its go-plugin plugin. Both return an intf.IdService,
-// so code written against the embedded service runs unchanged against a
-// server.
+// (server-rpc) and of its go-plugin plugin. Both return an intf.IdService
+// and an intf.SegmentService (segment mode: NextIds), so code written
+// against the embedded service or segment.Generator runs unchanged against
+// a server.
 //
 // New(addrs, opts...) talks net/rpc over TCP to one or more servers:
 //   - addresses are tried in the order given: the first healthy one takes
@@ -21,6 +22,9 @@
 //     intf sentinels and errors.As with *intf.FieldError. Only a server's
 //     own trouble (ErrClosed, ErrUnavailable, ErrNotPersisted,
 //     ErrClockBehind: it is closing or cannot issue safely) fails over.
+//     Segment calls (NextIds) go on to the next server when one cannot
+//     serve the tag now (its buffers ran dry while its database is down),
+//     without marking it down; an unknown tag is returned as is.
 //
 // WithBuffer keeps a stock of IDs fetched with GenIds and serves GenId from
 // it, refilled in the background when below half. The trade-off: an ID from

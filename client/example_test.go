@@ -6,16 +6,18 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 
 	"github.com/vesta-go/vesta/client"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/segment"
 )
 
 // startServer runs a central server in-process, as server-rpc does.
-func startServer(machine int64) (addr string, stop func()) {
+func startServer(machine int64, opts ...rpcapi.ReceiverOption) (addr string, stop func()) {
 	quiet := slog.New(slog.DiscardHandler)
 	svc, err := service.New(context.Background(), service.Settings{
 		Machine: machine, GenMethod: intf.GenMethodCentral, NoDataDir: true, Logger: quiet,
@@ -23,7 +25,7 @@ func startServer(machine int64) (addr string, stop func()) {
 	if err != nil {
 		panic(err)
 	}
-	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, 1000), rpcserver.Options{Logger: quiet})
+	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, 1000, opts...), rpcserver.Options{Logger: quiet})
 	if err != nil {
 		panic(err)
 	}
@@ -70,4 +72,39 @@ func ExampleNew() {
 	// 3 IDs in a batch, increasing: true
 	// 2705126582500361294
 	// bad count - the server says: invalid argument: count 0 out of range 1..1000
+}
+
+// NextIds serves segment mode: here the server runs a segment.Generator on
+// an SQLite file, as server-rpc does with --segment-tags order.
+func ExampleClient_NextIds() {
+	dir, err := os.MkdirTemp("", "vesta-client-example-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	g, err := segment.Open(context.Background(), segment.Config{Store: segment.StoreSQLite, DataDir: dir,
+		Tags: []segment.TagInfo{{Tag: "order", MaxID: 1, Step: 1000}}, Settings: segment.Settings{Logger: slog.New(slog.DiscardHandler)}})
+	if err != nil {
+		panic(err)
+	}
+	defer g.Close()
+	addr, stop := startServer(1, rpcapi.WithSegments(g))
+	defer stop()
+
+	c, err := client.New([]string{addr})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	ids, _ := c.NextIds(ctx, "order", 3)
+	fmt.Println(ids)
+	id, _ := intf.NextSegmentId(ctx, c, "order") // *client.Client is an intf.SegmentService
+	fmt.Println(id)
+	_, err = c.NextIds(ctx, "coupon", 1)
+	fmt.Println(errors.Is(err, intf.ErrUnknownTag), err)
+	// Output:
+	// [1 2 3]
+	// 4
+	// true segment tag "coupon": unknown segment tag
 }

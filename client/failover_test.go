@@ -2,6 +2,9 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/rpc"
 	"sync"
 	"testing"
 
@@ -9,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 )
 
@@ -61,4 +65,37 @@ func TestFailoverUnderLoad(t *testing.T) {
 	assert.Positive(t, machines[1], "the first server took calls before it stopped")
 	assert.Positive(t, machines[2], "the second took over")
 	assert.True(t, c.eps[0].down.Load())
+}
+
+// What each error from a server makes of a call, for IdService calls and
+// for segment calls. A fenced server (machine id lease lost: ErrFenced,
+// sent as CodeUnavailable) is failed over like any server that cannot
+// issue safely.
+func TestVerdicts(t *testing.T) {
+	wire := func(err error) error { return rpcapi.ToWire(err) }
+	cases := []struct {
+		name         string
+		err          error
+		id, segments verdict
+	}{
+		{"no answer", &rpcapi.TransportError{Method: "dial", Err: errors.New("connection refused")}, markDown, markDown},
+		{"fenced", wire(fmt.Errorf("genid: %w", intf.ErrFenced)), markDown, skip},
+		{"unavailable", wire(intf.ErrUnavailable), markDown, skip},
+		{"closed", wire(intf.ErrClosed), markDown, skip},
+		{"not persisted", wire(intf.ErrNotPersisted), markDown, answer},
+		{"clock behind", wire(intf.ErrClockBehind), markDown, answer},
+		{"bad count", wire(intf.CheckSegmentCount(0)), answer, answer},
+		{"bad tag", wire(intf.CheckTag("a b")), answer, answer},
+		{"unknown tag", wire(intf.ErrUnknownTag), answer, answer},
+		{"segment mode off", wire(rpcapi.ErrSegmentOff), answer, answer},
+		{"time overflow", wire(intf.ErrTimeOverflow), answer, answer},
+		{"deadline", wire(context.DeadlineExceeded), answer, answer},
+		{"internal", wire(errors.New("disk on fire")), answer, answer},
+		{"caller's context", fmt.Errorf("vesta rpc: %w", context.Canceled), answer, answer},
+		{"no such method (an older server)", rpc.ServerError("rpc: can't find method IdService.SegmentNextIds"), answer, answer},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.id, idVerdict(tc.err), "IdService call: %s", tc.name)
+		assert.Equal(t, tc.segments, segmentVerdict(tc.err), "segment call: %s", tc.name)
+	}
 }

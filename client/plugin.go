@@ -64,14 +64,18 @@ func (c PluginConfig) args() []string {
 	return append(args, c.Args...)
 }
 
-// Plugin is a running plugin process: an intf.IdService until Close.
+// Plugin is a running plugin process: an intf.IdService and an
+// intf.SegmentService until Close.
 type Plugin struct {
 	conn   *rpcapi.Conn
 	pc     *plugin.Client
 	closed atomic.Bool
 }
 
-var _ intf.IdService = (*Plugin)(nil)
+var (
+	_ intf.IdService      = (*Plugin)(nil)
+	_ intf.SegmentService = (*Plugin)(nil)
+)
 
 // LaunchPlugin starts the server-rpc binary at path as a go-plugin plugin
 // (net/rpc protocol) and returns its IdService. ctx bounds the start only;
@@ -153,7 +157,7 @@ func (p *Plugin) Close() error {
 // Exited reports whether the plugin process has exited.
 func (p *Plugin) Exited() bool { return p.pc.Exited() }
 
-func (p *Plugin) service() (intf.IdService, error) {
+func (p *Plugin) service() (*rpcapi.Conn, error) {
 	if p.closed.Load() {
 		return nil, intf.ErrClosed
 	}
@@ -203,4 +207,14 @@ func (p *Plugin) TransTime(ctx context.Context, timeField int64, t intf.IdType) 
 		return time.Time{}, err
 	}
 	return s.TransTime(ctx, timeField, t)
+}
+
+// NextIds issues n segment IDs of tag in increasing order, from the
+// plugin's own segment store (by default segments.db in its data dir).
+func (p *Plugin) NextIds(ctx context.Context, tag string, n int) ([]int64, error) {
+	s, err := p.service()
+	if err != nil {
+		return nil, err
+	}
+	return s.NextIds(ctx, tag, n)
 }

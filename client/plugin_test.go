@@ -45,7 +45,7 @@ func TestPlugin(t *testing.T) {
 	defer cancel()
 	machine := int64(0)
 	p, err := LaunchPlugin(ctx, bin, PluginConfig{Machine: &machine, DataDir: dataDir, LogOutput: &logs,
-		Env: []string{"VESTA_MAX_BATCH=100"}})
+		Env: []string{"VESTA_MAX_BATCH=100"}, Args: []string{"--segment-tags", "order"}})
 	require.NoError(t, err)
 	defer p.Close()
 
@@ -71,12 +71,21 @@ func TestPlugin(t *testing.T) {
 	_, err = p.TransTime(ctx, 1, intf.MinGranularity)
 	require.NoError(t, err)
 
+	seg, err := p.NextIds(ctx, "order", 3)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 2, 3}, seg, "segment mode, on the SQLite file in the plugin's data dir")
+	_, err = p.NextIds(ctx, "coupon", 1)
+	assert.ErrorIs(t, err, intf.ErrUnknownTag)
+
 	require.NoError(t, p.Close())
 	_, err = p.GenId(ctx)
+	assert.ErrorIs(t, err, intf.ErrClosed)
+	_, err = p.NextIds(ctx, "order", 1)
 	assert.ErrorIs(t, err, intf.ErrClosed)
 	assert.True(t, p.Exited())
 	_, err = os.Stat(filepath.Join(dataDir, "highwater"))
 	assert.NoError(t, err, "the plugin stored its high-water mark")
+	assert.FileExists(t, filepath.Join(dataDir, "segments.db"))
 	assert.Contains(t, logs.String(), "id service ready", "the plugin's logs reach the host")
 }
 

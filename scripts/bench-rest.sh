@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Load benchmark of server-rest with wrk, side by side with a bare net/http
-# handler that returns a constant (scripts/barehttp), in one run so that both
-# see the same machine. It alternates ROUNDS runs of /genid and of the bare
-# handler, prints req/s and p99 latency per run and the median ratio
-# ours/bare, then loads /genid?count=1000 and reports IDs/s as a share of
-# the max-peak bit budget (2^20 = 1,048,576 IDs per second per machine id).
+# handler that returns a constant (scripts/barehttp), in one run so that all
+# see the same machine. It alternates ROUNDS runs of /genid, of
+# /segment/$TAG (segment mode on the default SQLite store, tag created with
+# --segment-tags, Leaf's dynamic step) and of the bare handler, prints req/s
+# and p99 latency per run and the median ratios to bare, then loads
+# /genid?count=1000 and reports IDs/s as a share of the max-peak bit budget
+# (2^20 = 1,048,576 IDs per second per machine id).
 # Each run also reports the server's CPU time per request (from
 # /proc/PID/stat), which other load on the machine disturbs far less than
 # req/s: wrk and both servers share the same cores.
@@ -22,6 +24,7 @@ DURATION=${DURATION:-10s}
 CONNS=${CONNS:-64}
 THREADS=${THREADS:-2}
 BATCH=${BATCH:-1000}
+TAG=${TAG:-bench}
 BUDGET=1048576
 
 if ! command -v wrk >/dev/null; then
@@ -57,7 +60,7 @@ wait_for() {
   return 1
 }
 
-"$tmp/server-rest" --listen 127.0.0.1:0 --machine 1 --data-dir "$tmp/data" 2>"$tmp/rest.log" &
+"$tmp/server-rest" --listen 127.0.0.1:0 --machine 1 --data-dir "$tmp/data" --segment-tags "$TAG" 2>"$tmp/rest.log" &
 rest_pid=$!
 pids+=("$rest_pid")
 "$tmp/barehttp" --listen 127.0.0.1:0 >"$tmp/bare.log" 2>&1 &
@@ -97,26 +100,36 @@ median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v
 
 echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency, $ROUNDS rounds, alternating"
 load "http://$rest/genid" 2s "$rest_pid" >/dev/null # warm-up
+load "http://$rest/segment/$TAG" 2s "$rest_pid" >/dev/null
 load "http://$bare/" 2s "$bare_pid" >/dev/null
 
 printf '\n| round | target | req/s | p99 | server CPU µs/req |\n|---|---|---:|---:|---:|\n'
-ratios=() cpu_ratios=() ours_all=() bare_all=()
+ratios=() seg_ratios=() cpu_ratios=() ours_all=() seg_all=() bare_all=()
 for r in $(seq "$ROUNDS"); do
   read -r ours ours_p99 ours_cpu < <(load "http://$rest/genid" "$DURATION" "$rest_pid")
+  read -r seg seg_p99 seg_cpu < <(load "http://$rest/segment/$TAG" "$DURATION" "$rest_pid")
   read -r base base_p99 base_cpu < <(load "http://$bare/" "$DURATION" "$bare_pid")
   printf '| %d | server-rest /genid | %.0f | %s | %s |\n' "$r" "$ours" "$ours_p99" "$ours_cpu"
+  printf '| %d | server-rest /segment/%s | %.0f | %s | %s |\n' "$r" "$TAG" "$seg" "$seg_p99" "$seg_cpu"
   printf '| %d | bare net/http | %.0f | %s | %s |\n' "$r" "$base" "$base_p99" "$base_cpu"
   ratios+=("$(awk -v a="$ours" -v b="$base" 'BEGIN {printf "%.3f", a/b}')")
+  seg_ratios+=("$(awk -v a="$seg" -v b="$base" 'BEGIN {printf "%.3f", a/b}')")
   cpu_ratios+=("$(awk -v a="$base_cpu" -v b="$ours_cpu" 'BEGIN {printf "%.3f", a/b}')")
   ours_all+=("$ours")
+  seg_all+=("$seg")
   bare_all+=("$base")
 done
 printf '\nper-round ratio ours/bare (req/s): %s\n' "${ratios[*]}"
-printf 'median req/s: server-rest %.0f, bare %.0f\n' \
-  "$(printf '%s\n' "${ours_all[@]}" | median)" "$(printf '%s\n' "${bare_all[@]}" | median)"
+printf 'median req/s: server-rest /genid %.0f, server-rest /segment/%s %.0f, bare %.0f\n' \
+  "$(printf '%s\n' "${ours_all[@]}" | median)" "$TAG" "$(printf '%s\n' "${seg_all[@]}" | median)" \
+  "$(printf '%s\n' "${bare_all[@]}" | median)"
 printf 'median ratio ours/bare (req/s): %s (goal >= 0.95)\n' "$(printf '%s\n' "${ratios[@]}" | median)"
+printf 'median ratio /segment/%s / bare (req/s): %s (per round: %s)\n' "$TAG" \
+  "$(printf '%s\n' "${seg_ratios[@]}" | median)" "${seg_ratios[*]}"
 printf 'median CPU-efficiency ratio bare-CPU/ours-CPU per request: %s (per round: %s)\n' \
   "$(printf '%s\n' "${cpu_ratios[@]}" | median)" "${cpu_ratios[*]}"
+curl -fs "http://$rest/segment" | sed 's/^/segment buffers after the runs: /'
+echo
 
 printf '\n| round | target | req/s | IDs/s | share of budget | p99 |\n|---|---|---:|---:|---:|---:|\n'
 shares=()

@@ -9,6 +9,9 @@
 #
 #   scripts/bench-segment.sh                 # BENCHTIME=2s COUNT=3
 #   BENCHTIME=5s COUNT=5 scripts/bench-segment.sh
+#
+# The same generator served over HTTP (GET /segment/{tag}, with wrk) is
+# measured by scripts/bench-rest.sh, in the same rounds as /genid.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,14 +1,16 @@
 // Command server-rest serves vesta-go IDs over HTTP with Vesta's REST
-// paths: /genid, /expid, /transtime and /makeid, plus /healthz, /readyz and
+// paths: /genid, /expid, /transtime and /makeid, segment IDs at
+// /segment/{tag} (segment mode, docs/segment.md), plus /healthz, /readyz and
 // /metrics. It listens on :8080 by default; every configuration key can be
 // given as a flag, a VESTA_* environment variable or in a config file (see
 // docs/configuration.md), and the API is described in docs/rest.md.
 //
-//	go run ./server-rest --machine 17 --data-dir /var/lib/vesta
+//	go run ./server-rest --machine 17 --data-dir /var/lib/vesta --segment-tags order
 //	curl localhost:8080/genid
+//	curl localhost:8080/segment/order
 //
 // SIGINT or SIGTERM shuts it down gracefully: in-flight requests finish,
-// then the time high-water mark is stored.
+// then the time high-water mark is stored and segment mode is closed.
 package main
 
 import (

@@ -180,42 +180,60 @@ func TestEndToEnd(t *testing.T) {
 	}
 	require.Len(t, seen, total)
 
+	p.stop(t)
+	assert.FileExists(t, filepath.Join(dataDir, "highwater"))
+}
+
+// stop sends SIGTERM and requires a clean exit (code 0) after a graceful
+// shutdown.
+func (p *process) stop(t *testing.T) {
+	t.Helper()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	<-p.done // all of stderr read: Wait closes the pipe
 	err := p.cmd.Wait()
-	<-p.done
 	require.NoError(t, err, "clean exit (code 0); log:\n%s", p.logText())
 	assert.Equal(t, 0, p.cmd.ProcessState.ExitCode())
-	assert.FileExists(t, filepath.Join(dataDir, "highwater"))
 	assert.Contains(t, p.logText(), "rest: stopped")
 }
 
-func TestVersion(t *testing.T) {
-	out, err := exec.Command(binary, "--version").Output()
+// getBody GETs url, with an Accept header unless accept is "", and
+// returns the body of a 200 answer.
+func getBody(t *testing.T, url, accept string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	require.NoError(t, err)
-	assert.Equal(t, "server-rest "+testVersion+"\n", string(out))
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", url, body)
+	return string(body)
 }
 
-func TestBadFlagValues(t *testing.T) {
-	cases := []struct {
-		key  string // the config key the message must name
-		args []string
-	}{
-		{"machine", []string{"--machine", "1024"}},
-		{"type", []string{"--type", "fastest"}},
-		{"listen", []string{"--listen", "localhost"}},
-		{"maxBatch", []string{"--max-batch", "0"}},
-		{"populator", []string{"--populator", "magic"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.key, func(t *testing.T) {
-			cmd := exec.Command(binary, append(tc.args, "--data-dir", t.TempDir())...)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			err := cmd.Run()
-			var exit *exec.ExitError
-			require.ErrorAs(t, err, &exit)
-			assert.NotZero(t, exit.ExitCode())
-			assert.Contains(t, stderr.String(), "config key "+tc.key, stderr.String())
-		})
-	}
+// The README's promise: one flag creates a tag in the SQLite file of the
+// data dir, and /segment/{tag} counts from 1; after a restart the numbers
+// go on above the ones issued.
+func TestEndToEndSegment(t *testing.T) {
+	dataDir := t.TempDir()
+	p := start(t, "--listen", "127.0.0.1:0", "--machine", "3", "--data-dir", dataDir, "--segment-tags", "order")
+	base := p.waitReady(t)
+	assert.Equal(t, "1", getBody(t, base+"/segment/order", ""))
+	assert.Equal(t, "2", getBody(t, base+"/segment/order", ""))
+	assert.Equal(t, "3\n4\n5\n6\n7\n", getBody(t, base+"/segment/order?count=5", ""))
+	assert.JSONEq(t, `{"id":"8"}`, getBody(t, base+"/segment/order", "application/json"))
+	assert.Contains(t, getBody(t, base+"/metrics", ""), `vesta_segment_ids_issued_total{tag="order"} 8`)
+	p.stop(t)
+	assert.FileExists(t, filepath.Join(dataDir, "segments.db"))
+	assert.Contains(t, p.logText(), "segment mode on")
+
+	p = start(t, "--listen", "127.0.0.1:0", "--machine", "3", "--data-dir", dataDir, "--segment-tags", "order")
+	base = p.waitReady(t)
+	next, err := strconv.ParseInt(getBody(t, base+"/segment/order", ""), 10, 64)
+	require.NoError(t, err)
+	assert.Greater(t, next, int64(8), "a restart skips the rest of the range, never repeats")
+	p.stop(t)
 }

@@ -10,7 +10,10 @@
 //	--max-conns N        the most TCP connections served at once (default 1024)
 //	--shutdown-timeout D how long SIGINT/SIGTERM waits for calls in flight (default 10s)
 //
+// Both serve segment mode too (IdService.SegmentNextIds), opened from the
+// configuration (segmentStore, segmentDSN, segmentTags) at start.
+//
 // On SIGINT or SIGTERM the TCP server stops accepting, answers the calls it
-// has read, closes its connections and stores the time high-water mark.
-// See docs/rpc.md.
+// has read, closes its connections, stores the time high-water mark and
+// closes segment mode. See docs/rpc.md.
 package main

@@ -63,7 +63,8 @@ func TestServerBinary(t *testing.T) {
 // client and stops it with SIGTERM.
 func testServe(t *testing.T, bin string) {
 	dataDir := t.TempDir()
-	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--machine", "9", "--max-batch", "50")
+	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--machine", "9", "--max-batch", "50",
+		"--segment-tags", "order")
 	cmd.Env = append(os.Environ(), "VESTA_LOG_LEVEL=debug")
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -105,6 +106,14 @@ func testServe(t *testing.T, bin string) {
 	assert.Equal(t, intf.Id{Machine: 9, GenMethod: intf.GenMethodCentral, Seq: fields.Seq, Time: fields.Time}, fields)
 	_, err = c.GenIds(ctx, 51)
 	assert.ErrorIs(t, err, intf.ErrInvalidArgument, "--max-batch caps batches")
+	seg, err := c.NextIds(ctx, "order", 50)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), seg[0], "segment mode on the SQLite file in the data dir")
+	assert.Equal(t, int64(50), seg[49])
+	_, err = c.NextIds(ctx, "order", 51)
+	assert.ErrorIs(t, err, intf.ErrInvalidArgument, "--max-batch caps segment batches")
+	_, err = c.NextIds(ctx, "coupon", 1)
+	assert.ErrorIs(t, err, intf.ErrUnknownTag)
 	require.NoError(t, c.Close())
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
@@ -116,6 +125,8 @@ func testServe(t *testing.T, bin string) {
 	_, err = os.Stat(filepath.Join(dataDir, "highwater"))
 	assert.NoError(t, err)
 	assert.Contains(t, joined(all), "connection open")
+	assert.Contains(t, joined(all), "segment mode on")
+	assert.FileExists(t, filepath.Join(dataDir, "segments.db"))
 	assert.Contains(t, joined(all), "high-water mark stored")
 }
 

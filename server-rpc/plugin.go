@@ -20,10 +20,11 @@ import (
 var errNotAPluginHost = errors.New("--plugin: this process was not started by a go-plugin host " +
 	"(the handshake cookie is missing): launch it with client.LaunchPlugin, or run without --plugin to serve TCP")
 
-// runPlugin serves the IdService as a go-plugin plugin until the host
-// stops it (or goes away), then closes the service. Logs go to stderr as
-// hclog-style JSON, which the host reads. SIGINT is left to the host, as
-// go-plugin expects; SIGTERM closes the service and exits.
+// runPlugin serves the IdService (and segment mode) as a go-plugin plugin
+// until the host stops it (or goes away), then closes the service and
+// segment mode. Logs go to stderr as hclog-style JSON, which the host
+// reads. SIGINT is left to the host, as go-plugin expects; SIGTERM closes
+// them and exits.
 func runPlugin(cfg config.Config) error {
 	if h := rpcapi.Handshake; os.Getenv(h.MagicCookieKey) != h.MagicCookieValue {
 		// Checked before the service opens its data dir: plugin.Serve
@@ -32,14 +33,24 @@ func runPlugin(cfg config.Config) error {
 	}
 	log := rpcapi.PluginLogger(os.Stderr, cfg.LogLevel)
 	cfg.Service.Logger = log
-	svc, err := app.StartService(context.Background(), cfg)
+	cfg.Segment.Settings.Logger = log
+	seg, err := openSegments(context.Background(), cfg, log)
 	if err != nil {
 		return err
+	}
+	svc, err := app.StartService(context.Background(), cfg)
+	if err != nil {
+		return errors.Join(err, seg.close())
 	}
 	var once sync.Once
 	var closeErr error
 	closeSvc := func() error {
-		once.Do(func() { closeErr = svc.Close() })
+		once.Do(func() {
+			if err := svc.Close(); err != nil {
+				closeErr = fmt.Errorf("closing the id service: %w", err)
+			}
+			closeErr = errors.Join(closeErr, seg.close())
+		})
 		return closeErr
 	}
 
@@ -53,7 +64,7 @@ func runPlugin(cfg config.Config) error {
 		log.Info("vesta plugin: SIGTERM: closing the id service")
 		code := 0
 		if err := closeSvc(); err != nil {
-			log.Error("vesta plugin: closing the id service", "err", err)
+			log.Error("vesta plugin: closing", "err", err)
 			code = 1
 		}
 		os.Exit(code)
@@ -61,14 +72,14 @@ func runPlugin(cfg config.Config) error {
 
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: rpcapi.Handshake,
-		Plugins:         rpcapi.PluginSet(rpcapi.NewReceiver(svc, cfg.MaxBatch)),
+		Plugins:         rpcapi.PluginSet(rpcapi.NewReceiver(svc, cfg.MaxBatch, seg.receiverOptions()...)),
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name: "server-rpc", Output: os.Stderr, JSONFormat: true,
 			Level: hclog.LevelFromString(cfg.LogLevel.String()),
 		}),
 	})
 	if err := closeSvc(); err != nil {
-		return fmt.Errorf("closing the id service: %w", err)
+		return err
 	}
 	log.Info("vesta plugin: stopped; high-water mark stored")
 	return nil

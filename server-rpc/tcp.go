@@ -13,9 +13,15 @@ import (
 )
 
 // runTCP serves until ctx is cancelled (SIGINT/SIGTERM), then shuts down
-// gracefully and closes the service, which stores the high-water mark.
+// gracefully and closes the service, which stores the high-water mark, and
+// segment mode.
 func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	log := cfg.Service.Logger
+	seg, err := openSegments(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, seg.close()) }()
 	svc, err := app.StartService(ctx, cfg)
 	if err != nil {
 		return err
@@ -27,7 +33,8 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 			log.Info("vesta rpc: id service closed; high-water mark stored")
 		}
 	}()
-	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, cfg.MaxBatch), rpcserver.Options{MaxConns: f.maxConns, Logger: log})
+	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, cfg.MaxBatch, seg.receiverOptions()...),
+		rpcserver.Options{MaxConns: f.maxConns, Logger: log})
 	if err != nil {
 		return err
 	}

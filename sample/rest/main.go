@@ -1,8 +1,9 @@
 // Command rest calls a running server-rest with nothing but net/http: it
-// takes one ID, a batch, and explains the batch's first ID.
+// takes one ID, a batch, and explains the batch's first ID; with --tag, it
+// also takes a batch of segment IDs of that tag.
 //
-//	go run ./server-rest --data-dir "$(mktemp -d)" &
-//	go run ./sample/rest --url http://localhost:8080 -n 3
+//	go run ./server-rest --data-dir "$(mktemp -d)" --segment-tags order &
+//	go run ./sample/rest --url http://localhost:8080 -n 3 --tag order
 package main
 
 import (
@@ -47,6 +48,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("rest", flag.ContinueOnError)
 	base := fs.String("url", "http://localhost:8080", "base URL of server-rest")
 	n := fs.Int("n", 5, "batch size")
+	tag := fs.String("tag", "", "also take a batch of segment IDs of this tag (segment mode)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -77,6 +79,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "expid %s: machine=%d seq=%d time=%d (%s) genMethod=%d type=%d (%s) version=%d\n",
 		x.ID, x.Machine, x.Seq, x.Time, x.Timestamp, x.GenMethod, x.Type, x.TypeName, x.Version)
+
+	if *tag == "" {
+		return nil
+	}
+	var segment []string
+	if err := c.getJSON(ctx, "/segment/"+url.PathEscape(*tag)+"?count="+strconv.Itoa(*n), &segment); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "segment %s: %s\n", *tag, strings.Join(segment, " "))
 	return nil
 }
 

@@ -20,10 +20,12 @@ func (w *discardWriter) WriteHeader(int)             {}
 
 // BenchmarkHandler runs requests through the whole Echo stack (routing,
 // metrics, Recover, body limit, handler, service) without the network.
+// /segment/bench runs segment mode on SQLite in a temp dir.
 func BenchmarkHandler(b *testing.B) {
-	for _, path := range []string{"/genid", "/genid?count=1000", "/makeid?time=1&seq=2", "/expid?id=2705126582500361294"} {
+	for _, path := range []string{"/genid", "/genid?count=1000", "/makeid?time=1&seq=2", "/expid?id=2705126582500361294",
+		"/segment/bench", "/segment/bench?count=1000"} {
 		b.Run(path, func(b *testing.B) {
-			srv, _ := startServer(b, testConfig(b, "--no-data-dir=true"))
+			srv, _ := startServer(b, testConfig(b, "--segment-tags", "bench"))
 			h := srv.Handler()
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {

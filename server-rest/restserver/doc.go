@@ -3,14 +3,19 @@
 // intf.IdService (the embedded service of package service).
 //
 // Endpoints (all GET): /genid (one ID, or a batch with ?count=N), /expid,
-// /transtime, /makeid, /healthz, /readyz and /metrics (Prometheus). They are
-// described in docs/openapi.yaml and docs/rest.md.
+// /transtime, /makeid, /segment/{tag} (segment IDs of a tag, one or a batch,
+// from segment mode: a segment.Generator) and /segment (the tags),
+// /healthz, /readyz and /metrics (Prometheus). They are described in
+// docs/openapi.yaml and docs/rest.md.
 //
 // A Server listens first and constructs the ID service in the background,
 // because service.New may wait up to maxClockBackwardWait for the clock to
 // pass the time high-water mark. Until then the ID endpoints answer 503 and
-// /readyz says "starting". On shutdown /readyz turns 503, in-flight requests
-// finish, and the service is closed so that it stores its high-water mark.
+// /readyz says "starting" (segment mode is opened first, so its endpoints
+// serve meanwhile). While a leased machine id is not held /readyz says
+// "fenced". On shutdown /readyz turns 503, in-flight requests finish, and
+// the service is closed so that it stores its high-water mark, then
+// segment mode.
 //
 // Every error is JSON, {"error": "..."}, plus "param" when one query
 // parameter is to blame. The server does no validation or ID arithmetic of

@@ -109,39 +109,44 @@ func TestEndpoints(t *testing.T) {
 		{name: "body too large", path: "/genid", body: strings.Repeat("x", 5000), status: 413, contains: []string{"4KB"}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			method := tc.method
-			if method == "" {
-				method = http.MethodGet
-			}
-			header := http.Header{}
-			if tc.accept != "" {
-				header.Set("Accept", tc.accept)
-			}
-			var body io.Reader
-			if tc.body != "" {
-				body = strings.NewReader(tc.body)
-			}
-			r := do(t, method, ts.URL+tc.path, header, body)
-			require.Equal(t, tc.status, r.status, "body: %s", r.body)
-			if tc.status >= 400 {
-				msg, param := jsonError(t, r)
-				assert.Equal(t, tc.param, param, msg)
-				for _, s := range tc.contains {
-					assert.Contains(t, msg, s)
-				}
-				return
-			}
-			assert.True(t, strings.HasPrefix(r.ctype, tc.ctype), "content type %q, want %q", r.ctype, tc.ctype)
-			if tc.want != "" {
-				assert.Equal(t, tc.want, r.body)
-			}
-			if tc.wantJSON != "" {
-				assert.JSONEq(t, tc.wantJSON, r.body)
-			}
-			for _, s := range tc.contains {
-				assert.Contains(t, r.body, s)
-			}
-		})
+		runEndpointCase(t, ts.URL, tc)
 	}
+}
+
+// runEndpointCase runs tc against the server at base as a subtest.
+func runEndpointCase(t *testing.T, base string, tc endpointCase) {
+	t.Run(tc.name, func(t *testing.T) {
+		method := tc.method
+		if method == "" {
+			method = http.MethodGet
+		}
+		header := http.Header{}
+		if tc.accept != "" {
+			header.Set("Accept", tc.accept)
+		}
+		var body io.Reader
+		if tc.body != "" {
+			body = strings.NewReader(tc.body)
+		}
+		r := do(t, method, base+tc.path, header, body)
+		require.Equal(t, tc.status, r.status, "body: %s", r.body)
+		if tc.status >= 400 {
+			msg, param := jsonError(t, r)
+			assert.Equal(t, tc.param, param, msg)
+			for _, s := range tc.contains {
+				assert.Contains(t, msg, s)
+			}
+			return
+		}
+		assert.True(t, strings.HasPrefix(r.ctype, tc.ctype), "content type %q, want %q", r.ctype, tc.ctype)
+		if tc.want != "" {
+			assert.Equal(t, tc.want, r.body)
+		}
+		if tc.wantJSON != "" {
+			assert.JSONEq(t, tc.wantJSON, r.body)
+		}
+		for _, s := range tc.contains {
+			assert.Contains(t, r.body, s)
+		}
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment"
 )
 
 // apiError is an error with the HTTP status it is reported with. Param
@@ -40,6 +41,10 @@ var (
 		Msg: "id service is starting (checking the clock against the time high-water mark): retry shortly"}
 	errStopping = &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrClosed,
 		Msg: "server is shutting down"}
+	errSegmentsStarting = &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrUnavailable,
+		Msg: "segment mode is starting (opening the segment store): retry shortly"}
+	errSegmentsOff = &apiError{Status: http.StatusNotFound, Err: segment.ErrDisabled,
+		Msg: "segment mode is off (segmentStore: off)"}
 )
 
 // classify maps any error a handler returns to the status and message the
@@ -58,7 +63,20 @@ func classify(err error) *apiError {
 		return &apiError{Status: http.StatusBadRequest, Param: fe.Field, Err: err,
 			Msg: fmt.Sprintf("parameter %s: %d is out of range %d..%d", fe.Field, fe.Value, fe.Min, fe.Max)}
 	}
+	var te *intf.TagError
+	if errors.As(err, &te) {
+		return &apiError{Status: http.StatusBadRequest, Param: "tag", Err: err,
+			Msg: fmt.Sprintf("parameter tag: %s: %s", quoteShort(te.Tag), te.Reason)}
+	}
 	switch {
+	case errors.Is(err, intf.ErrUnknownTag):
+		return &apiError{Status: http.StatusNotFound, Param: "tag", Err: err,
+			Msg: err.Error() + ": create it first (segmentTags, or vesta-segment create-tag)"}
+	case errors.Is(err, segment.ErrMaxIDOverflow):
+		// Permanent, not the client's fault and not worth a retry: the
+		// operator must act.
+		return &apiError{Status: http.StatusInternalServerError, Err: err,
+			Msg: err.Error() + ": the tag's numbers are used up; use a new tag"}
 	case errors.Is(err, intf.ErrInvalidArgument):
 		return &apiError{Status: http.StatusBadRequest, Msg: err.Error(), Err: err}
 	case errors.Is(err, intf.ErrClosed), errors.Is(err, intf.ErrUnavailable),

@@ -1,55 +1,85 @@
 package restserver
 
 import (
-	"strconv"
+	"context"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vesta-go/vesta/intf"
 )
 
 // genId serves /genid: one ID, or with ?count=N a batch of N.
 func (s *Server) genId(c echo.Context) error {
-	r := c.Request()
-	if r.URL.RawQuery == "" { // the hot path: nothing to parse
-		return s.genOne(c)
-	}
-	p, err := parseParams(r.URL.RawQuery)
+	n, err := s.batchSize(c.Request().URL.RawQuery)
 	if err != nil {
-		return err
-	}
-	if _, batch := p.get("count"); !batch {
-		return s.genOne(c)
-	}
-	want := "an integer 1.." + strconv.Itoa(s.cfg.MaxBatch) + " (maxBatch)"
-	n, err := p.required("count", want)
-	if err != nil {
-		return err
-	}
-	if err := intf.CheckRange("count", n, 1, int64(s.cfg.MaxBatch)); err != nil {
 		return err
 	}
 	svc, err := s.service()
 	if err != nil {
 		return err
 	}
-	ids, err := svc.GenIds(r.Context(), int(n))
-	if err != nil {
-		return err
-	}
-	s.metrics.issued.Add(float64(len(ids)))
-	return writeIds(c, ids, wantsJSON(r))
+	return serveIds(c, vestaIds{svc, s.metrics.issued}, n)
 }
 
-func (s *Server) genOne(c echo.Context) error {
-	svc, err := s.service()
+// batchSize reads ?count=N (1..maxBatch) of /genid and /segment/{tag}; 0
+// means count was not given: one ID.
+func (s *Server) batchSize(rawQuery string) (int, error) {
+	if rawQuery == "" { // the hot path: nothing to parse
+		return 0, nil
+	}
+	p, err := parseParams(rawQuery)
+	if err != nil {
+		return 0, err
+	}
+	if _, batch := p.get("count"); !batch {
+		return 0, nil
+	}
+	n, err := p.required("count", s.countWant)
+	if err != nil {
+		return 0, err
+	}
+	if err := intf.CheckRange("count", n, 1, int64(s.cfg.MaxBatch)); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// idSource is where a request's IDs come from, the ID service or one
+// segment tag, and where they are counted once issued.
+type idSource interface {
+	one(ctx context.Context) (int64, error)
+	batch(ctx context.Context, n int) ([]int64, error)
+	issued(n int)
+}
+
+// vestaIds are the ID service's IDs.
+type vestaIds struct {
+	svc     Service
+	counter prometheus.Counter
+}
+
+func (v vestaIds) one(ctx context.Context) (int64, error)            { return v.svc.GenId(ctx) }
+func (v vestaIds) batch(ctx context.Context, n int) ([]int64, error) { return v.svc.GenIds(ctx, n) }
+func (v vestaIds) issued(n int)                                      { v.counter.Add(float64(n)) }
+
+// serveIds answers one ID from src (n == 0) or a batch of n. It is generic
+// rather than taking an interface so that src is not boxed: the single-ID
+// path allocates nothing.
+func serveIds[S idSource](c echo.Context, src S, n int) error {
+	r := c.Request()
+	if n == 0 {
+		id, err := src.one(r.Context())
+		if err != nil {
+			return err
+		}
+		src.issued(1)
+		return writeId(c, id, wantsJSON(r))
+	}
+	ids, err := src.batch(r.Context(), n)
 	if err != nil {
 		return err
 	}
-	id, err := svc.GenId(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	s.metrics.issued.Inc()
-	return writeId(c, id, wantsJSON(c.Request()))
+	src.issued(len(ids))
+	return writeIds(c, ids, wantsJSON(r))
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/vesta-go/vesta/intf"
 )
 
 // statusBody is the JSON of /healthz and /readyz.
@@ -17,14 +19,45 @@ func (s *Server) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, statusBody{Status: "ok"})
 }
 
-// readyz is 200 once the ID service is constructed, 503 while it starts
-// and again once shutdown begins.
-func (s *Server) readyz(c echo.Context) error {
-	switch {
-	case s.draining.Load():
-		return c.JSON(http.StatusServiceUnavailable, statusBody{Status: "stopping", Error: errStopping.Msg})
-	case s.svc.Load() == nil:
-		return c.JSON(http.StatusServiceUnavailable, statusBody{Status: "starting", Error: errStarting.Msg})
+// Readiness states, the status of /readyz.
+const (
+	statusReady    = "ready"
+	statusStarting = "starting"
+	statusFenced   = "fenced"
+	statusStopping = "stopping"
+)
+
+// errFenced is the reason /readyz gives while the machine id lease is not
+// held.
+var errFenced = &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrFenced,
+	Msg: "machine id lease not held (fenced): no IDs until it is held again, which happens by itself"}
+
+// readiness is what /readyz and the vesta_ready gauge report: ready, or
+// why not.
+func (s *Server) readiness() (string, *apiError) {
+	if s.draining.Load() {
+		return statusStopping, errStopping
 	}
-	return c.JSON(http.StatusOK, statusBody{Status: "ready"})
+	if s.seg.Load() == nil && !s.segmentsOff.Load() {
+		return statusStarting, errSegmentsStarting // opened first, before the ID service
+	}
+	r := s.svc.Load()
+	if r == nil {
+		return statusStarting, errStarting
+	}
+	if !r.Stats().LeaseHeld {
+		return statusFenced, errFenced
+	}
+	return statusReady, nil
+}
+
+// readyz is 200 once the ID service is constructed (and segment mode open),
+// 503 while it starts, while its machine id lease is not held, and again
+// once shutdown begins.
+func (s *Server) readyz(c echo.Context) error {
+	status, why := s.readiness()
+	if why != nil {
+		return c.JSON(http.StatusServiceUnavailable, statusBody{Status: status, Error: why.Msg})
+	}
+	return c.JSON(http.StatusOK, statusBody{Status: status})
 }

@@ -111,6 +111,8 @@ func serveInProcess(srv *restserver.Server, path string) response {
 	return response{status: rec.Code, ctype: rec.Header().Get("Content-Type"), body: rec.Body.String(), header: rec.Header()}
 }
 
+func jsonUnmarshal(body string, v any) error { return json.Unmarshal([]byte(body), v) }
+
 // jsonError decodes an error body: {"error": ..., "param": ...}.
 func jsonError(t *testing.T, r response) (msg, param string) {
 	t.Helper()

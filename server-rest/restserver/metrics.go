@@ -2,6 +2,7 @@ package restserver
 
 import (
 	"net/http"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,12 @@ type metrics struct {
 	issued prometheus.Counter
 	routes map[string]*routeMetrics
 	prom   http.Handler
+
+	// segmentIssuedVec counts segment IDs by tag. Only tags that issued
+	// IDs, so tags of the database, become labels; their counters are
+	// cached so that a request costs no label hashing.
+	segmentIssuedVec *prometheus.CounterVec
+	segmentIssuedBy  sync.Map // tag → prometheus.Counter
 }
 
 func newMetrics(s *Server) *metrics {
@@ -31,6 +38,9 @@ func newMetrics(s *Server) *metrics {
 		Name: "vesta_ids_issued_total", Help: "IDs issued by /genid (single and batch), by ID type.",
 	}, []string{"type"})
 	m.issued = issued.WithLabelValues(s.cfg.Service.Type.String())
+	m.segmentIssuedVec = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vesta_segment_ids_issued_total", Help: "Segment IDs issued by /segment/{tag} (single and batch), by tag.",
+	}, []string{"tag"})
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "vesta_http_requests_total", Help: "HTTP requests by route and status code.",
 	}, []string{"route", "code"})
@@ -38,19 +48,17 @@ func newMetrics(s *Server) *metrics {
 		Name: "vesta_http_request_duration_seconds", Help: "HTTP request latency by route.",
 		Buckets: prometheus.ExponentialBuckets(50e-6, 4, 9), // 50µs .. 3.3s
 	}, []string{"route"})
-	for _, route := range endpointPaths() {
-		m.routes[route] = &routeMetrics{name: route, latency: latency.WithLabelValues(route),
-			ok: requests.WithLabelValues(route, "200"), requests: requests}
+	for _, path := range endpointPaths() { // keyed as Echo routes them, labelled as documented
+		m.routes[echoPath(path)] = &routeMetrics{name: path, latency: latency.WithLabelValues(path),
+			ok: requests.WithLabelValues(path, "200"), requests: requests}
 	}
 	m.routes[unmatchedRoute] = &routeMetrics{name: unmatchedRoute, latency: latency.WithLabelValues(unmatchedRoute), requests: requests}
-	m.reg.MustRegister(issued, requests, latency,
+	m.reg.MustRegister(issued, requests, latency, m.segmentIssuedVec, segmentCollector{s},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "vesta_ready", Help: "1 when the ID service is up and the server not shutting down.",
+			Name: "vesta_ready", Help: "1 when /readyz says ready: the ID service is up, its machine id held, and the server not shutting down.",
 		}, func() float64 {
-			if s.svc.Load() != nil && !s.draining.Load() {
-				return 1
-			}
-			return 0
+			status, _ := s.readiness()
+			return boolFloat(status == statusReady)
 		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "vesta_build_info", Help: "Always 1; the labels say what runs.",
@@ -103,6 +111,48 @@ func boolFloat(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// segmentIssued returns the counter of tag's segment IDs.
+func (m *metrics) segmentIssued(tag string) prometheus.Counter {
+	if c, ok := m.segmentIssuedBy.Load(tag); ok {
+		return c.(prometheus.Counter)
+	}
+	c, _ := m.segmentIssuedBy.LoadOrStore(tag, m.segmentIssuedVec.WithLabelValues(tag))
+	return c.(prometheus.Counter)
+}
+
+// segmentCollector reads the buffers of every segment tag when /metrics
+// is scraped.
+type segmentCollector struct{ s *Server }
+
+var (
+	segmentBufferedDesc = prometheus.NewDesc("vesta_segment_ids_buffered",
+		"Segment IDs left in memory for a tag (current range plus the one loaded ahead): what it can issue while its database is down.",
+		[]string{"tag"}, nil)
+	segmentFailingDesc = prometheus.NewDesc("vesta_segment_load_failing",
+		"1 while the last load of a tag's range failed (the database is unreachable or refused it).",
+		[]string{"tag"}, nil)
+)
+
+func (segmentCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- segmentBufferedDesc
+	ch <- segmentFailingDesc
+}
+
+func (sc segmentCollector) Collect(ch chan<- prometheus.Metric) {
+	r := sc.s.seg.Load()
+	if r == nil {
+		return
+	}
+	for _, tag := range r.Tags() {
+		st, err := r.Status(tag)
+		if err != nil {
+			continue // removed since Tags
+		}
+		ch <- prometheus.MustNewConstMetric(segmentBufferedDesc, prometheus.GaugeValue, float64(st.Current+st.Spare), tag)
+		ch <- prometheus.MustNewConstMetric(segmentFailingDesc, prometheus.GaugeValue, boolFloat(st.LastError != nil), tag)
+	}
 }
 
 // serveMetrics serves /metrics in the Prometheus formats.

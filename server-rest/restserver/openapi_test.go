@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -50,8 +51,9 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	srv := restserver.New(testConfig(t))
 	var registered []string
+	echoParam := regexp.MustCompile(`:(\w+)`) // Echo's :tag is OpenAPI's {tag}
 	for _, r := range srv.Handler().(*echo.Echo).Routes() {
-		registered = append(registered, r.Method+" "+r.Path)
+		registered = append(registered, r.Method+" "+echoParam.ReplaceAllString(r.Path, "{$1}"))
 	}
 	slices.Sort(documented)
 	slices.Sort(registered)
@@ -66,6 +68,10 @@ func TestOpenAPIOperations(t *testing.T) {
 		codes := slices.Collect(maps.Keys(responses.(map[string]any)))
 		assert.Contains(t, codes, "200", path)
 		assert.Contains(t, codes, "405", path)
+		if strings.HasPrefix(path, "/segment") {
+			assert.Contains(t, codes, "404", "%s answers 404 while segment mode is off", path)
+			assert.Contains(t, codes, "503", "%s answers 503 while segment mode opens", path)
+		}
 		if params := at(item, "get", "parameters"); params != nil {
 			assert.Contains(t, codes, "400", "%s takes parameters, so it can answer 400", path)
 			assert.Contains(t, codes, "503", "%s needs the ID service", path)
@@ -98,25 +104,40 @@ func checkRefs(t *testing.T, doc, node any) {
 // with the keys the server really sends.
 func TestOpenAPISchemasMatchResponses(t *testing.T) {
 	doc := loadOpenAPI(t)
-	_, ts := startServer(t, testConfig(t, "--machine", "78"))
+	_, ts := startServer(t, testConfig(t, "--machine", "78", "--segment-tags", "order"))
+	require.Equal(t, 200, get(t, ts.URL+"/segment/order").status, "a loaded tag has every field")
 	cases := []struct{ schema, path string }{
 		{"ExpId", "/expid?id=" + workedId},
 		{"TransTime", "/transtime?time=1"},
 		{"IdValue", "/makeid?" + workedQuery},
 		{"IdValue", "/genid"},
+		{"IdValue", "/segment/order"},
+		{"SegmentList", "/segment"},
 		{"Status", "/readyz"},
 		{"Error", "/makeid?time=1&seq=-1"},
+		{"Error", "/segment/nope"},
 	}
 	for _, tc := range cases {
-		props := at(doc, "components", "schemas", tc.schema, "properties")
-		require.NotNil(t, props, tc.schema)
 		var body map[string]any
 		require.NoError(t, json.Unmarshal([]byte(getJSON(t, ts.URL+tc.path).body), &body), tc.path)
-		for key := range body {
-			assert.Contains(t, props, key, "%s sends %q, undocumented in %s", tc.path, key, tc.schema)
-		}
-		for _, req := range at(doc, "components", "schemas", tc.schema, "required").([]any) {
-			assert.Contains(t, body, req, "%s lacks required %q of %s", tc.path, req, tc.schema)
-		}
+		checkSchema(t, doc, tc.schema, tc.path, body)
+	}
+	var list struct{ Tags []map[string]any }
+	require.NoError(t, json.Unmarshal([]byte(get(t, ts.URL+"/segment").body), &list))
+	require.Len(t, list.Tags, 1)
+	checkSchema(t, doc, "SegmentTag", "/segment", list.Tags[0])
+}
+
+// checkSchema asserts that body, the JSON object path sent, has every
+// required property of schema and no undocumented one.
+func checkSchema(t *testing.T, doc map[string]any, schema, path string, body map[string]any) {
+	t.Helper()
+	props := at(doc, "components", "schemas", schema, "properties")
+	require.NotNil(t, props, schema)
+	for key := range body {
+		assert.Contains(t, props, key, "%s sends %q, undocumented in %s", path, key, schema)
+	}
+	for _, req := range at(doc, "components", "schemas", schema, "required").([]any) {
+		assert.Contains(t, body, req, "%s lacks required %q of %s", path, req, schema)
 	}
 }

@@ -2,6 +2,7 @@ package restserver
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -10,15 +11,18 @@ import (
 // bodyLimit caps a request body: no endpoint takes one.
 const bodyLimit = "4KB"
 
-// Paths of the endpoints, as in Vesta and docs/openapi.yaml.
+// Paths of the endpoints, as in Vesta and docs/openapi.yaml: a path
+// parameter is written {name}. They are also the metrics' route labels.
 const (
-	pathGenId     = "/genid"
-	pathExpId     = "/expid"
-	pathTransTime = "/transtime"
-	pathMakeId    = "/makeid"
-	pathHealthz   = "/healthz"
-	pathReadyz    = "/readyz"
-	pathMetrics   = "/metrics"
+	pathGenId      = "/genid"
+	pathExpId      = "/expid"
+	pathTransTime  = "/transtime"
+	pathMakeId     = "/makeid"
+	pathSegmentTag = "/segment/{tag}"
+	pathSegment    = "/segment"
+	pathHealthz    = "/healthz"
+	pathReadyz     = "/readyz"
+	pathMetrics    = "/metrics"
 )
 
 // endpoints lists every route, in documentation order; all are GET.
@@ -30,9 +34,17 @@ var endpoints = []struct {
 	{pathExpId, (*Server).expId},
 	{pathTransTime, (*Server).transTime},
 	{pathMakeId, (*Server).makeId},
+	{pathSegmentTag, (*Server).nextSegment},
+	{pathSegment, (*Server).listSegments},
 	{pathHealthz, (*Server).healthz},
 	{pathReadyz, (*Server).readyz},
 	{pathMetrics, (*Server).serveMetrics},
+}
+
+// echoPath writes a documented path the way Echo routes it: {name} as
+// :name.
+func echoPath(path string) string {
+	return strings.NewReplacer("{", ":", "}", "").Replace(path)
 }
 
 // endpointPaths lists the paths, for the 404 message.
@@ -64,8 +76,8 @@ func (s *Server) newEcho() *echo.Echo {
 	})
 	limit := middleware.BodyLimit(bodyLimit)
 	for _, ep := range endpoints {
-		h := ep.h
-		e.GET(ep.path, s.instrument(s.metrics.routes[ep.path], recoverPanics(limit(func(c echo.Context) error { return h(s, c) }))))
+		h, route := ep.h, echoPath(ep.path)
+		e.GET(route, s.instrument(s.metrics.routes[route], recoverPanics(limit(func(c echo.Context) error { return h(s, c) }))))
 	}
 	return e
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/config"
+	"github.com/vesta-go/vesta/service/segment"
 )
 
 // Service is what the server needs of the ID service; *service.Service
@@ -42,6 +44,33 @@ func StartService(ctx context.Context, cfg config.Config) (Service, error) {
 	return svc, nil
 }
 
+// Segments is what the server needs of segment mode; *segment.Generator
+// implements it.
+type Segments interface {
+	intf.SegmentService
+	// NextId is NextIds for one ID, without allocating.
+	NextId(ctx context.Context, tag string) (int64, error)
+	// Tags and Status are read by GET /segment and when /metrics is scraped.
+	Tags() []string
+	Status(tag string) (segment.TagStatus, error)
+	// Close releases the store; called once serving is over.
+	Close() error
+}
+
+// OpenSegmentsFunc opens segment mode. It returns an error matching
+// segment.ErrDisabled when the configuration turns segment mode off.
+type OpenSegmentsFunc func(ctx context.Context, cfg config.Config) (Segments, error)
+
+// OpenSegments is the default OpenSegmentsFunc: segment.Open on the
+// configuration's segment part (segmentStore, segmentDSN, segmentTags).
+func OpenSegments(ctx context.Context, cfg config.Config) (Segments, error) {
+	g, err := segment.Open(ctx, cfg.Segment)
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
 // DefaultShutdownTimeout bounds how long Serve waits for in-flight
 // requests once shutdown begins.
 const DefaultShutdownTimeout = 15 * time.Second
@@ -52,31 +81,43 @@ type Option func(*Server)
 // WithStart replaces the function that constructs the ID service.
 func WithStart(f StartFunc) Option { return func(s *Server) { s.startFn = f } }
 
+// WithSegments replaces the function that opens segment mode.
+func WithSegments(f OpenSegmentsFunc) Option { return func(s *Server) { s.openSegmentsFn = f } }
+
 // WithShutdownTimeout sets how long Serve waits for in-flight requests.
 func WithShutdownTimeout(d time.Duration) Option { return func(s *Server) { s.shutdownTimeout = d } }
 
 // Server serves the REST API. Build it with New; it is ready to serve HTTP
 // at once, and its ID endpoints answer 503 until Start has constructed the
-// ID service (Serve and Run call Start in the background).
+// ID service (Serve and Run call Start in the background). Start opens
+// segment mode first, so the segment endpoints serve while the ID service
+// may still wait for the clock.
 type Server struct {
 	cfg             config.Config
 	log             *slog.Logger
 	startFn         StartFunc
+	openSegmentsFn  OpenSegmentsFunc
 	shutdownTimeout time.Duration
+	countWant       string // what ?count allows, for error messages
 	echo            *echo.Echo
 	metrics         *metrics
 
-	svc      atomic.Pointer[serviceRef] // nil until Start succeeds
-	draining atomic.Bool                // set when shutdown begins
-	ready    chan struct{}              // closed when Start succeeds
+	svc         atomic.Pointer[serviceRef]  // nil until Start succeeds
+	seg         atomic.Pointer[segmentsRef] // nil until segment mode is open, and when it is off
+	segmentsOff atomic.Bool                 // the configuration turns segment mode off
+	draining    atomic.Bool                 // set when shutdown begins
+	ready       chan struct{}               // closed when Start succeeds
 
 	mu      sync.Mutex // orders Start's hand-over against Close
 	started bool
 	closed  bool
 }
 
-// serviceRef boxes the interface for atomic.Pointer.
-type serviceRef struct{ Service }
+// serviceRef and segmentsRef box the interfaces for atomic.Pointer.
+type (
+	serviceRef  struct{ Service }
+	segmentsRef struct{ Segments }
+)
 
 // New builds a server for cfg (from service/config). It does no I/O.
 func New(cfg config.Config, opts ...Option) *Server {
@@ -84,6 +125,7 @@ func New(cfg config.Config, opts ...Option) *Server {
 		cfg:             cfg,
 		log:             cfg.Service.Logger,
 		startFn:         StartService,
+		openSegmentsFn:  OpenSegments,
 		shutdownTimeout: DefaultShutdownTimeout,
 		ready:           make(chan struct{}),
 	}
@@ -93,6 +135,7 @@ func New(cfg config.Config, opts ...Option) *Server {
 	if s.cfg.MaxBatch <= 0 {
 		s.cfg.MaxBatch = config.DefaultMaxBatch
 	}
+	s.countWant = "an integer 1.." + strconv.Itoa(s.cfg.MaxBatch) + " (maxBatch)"
 	for _, o := range opts {
 		o(s)
 	}
@@ -104,12 +147,16 @@ func New(cfg config.Config, opts ...Option) *Server {
 // Handler is the HTTP handler of every endpoint.
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// Ready is closed once the ID service is constructed.
+// Ready is closed once the ID service is constructed and segment mode is
+// open (or off).
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
-// Start constructs the ID service and makes the ID endpoints available. It
-// blocks while the service waits for the clock; cancel ctx to give up.
-// Serve calls it; call it yourself only when serving Handler another way.
+// Start opens segment mode, then constructs the ID service, making each
+// one's endpoints available as soon as it is there. It blocks while the
+// service waits for the clock; cancel ctx to give up. Either failing fails
+// Start (segment mode needs its database at start); Close releases what
+// Start opened. Serve calls it; call it yourself only when serving Handler
+// another way.
 func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.started || s.closed {
@@ -119,6 +166,9 @@ func (s *Server) Start(ctx context.Context) error {
 	s.started = true
 	s.mu.Unlock()
 
+	if err := s.openSegments(ctx); err != nil {
+		return err
+	}
 	svc, err := s.startFn(ctx, s.cfg)
 	if err != nil {
 		return fmt.Errorf("id service: %w", err)
@@ -133,6 +183,27 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
+// openSegments opens segment mode and publishes it; off is not an error.
+func (s *Server) openSegments(ctx context.Context) error {
+	seg, err := s.openSegmentsFn(ctx, s.cfg)
+	if errors.Is(err, segment.ErrDisabled) {
+		s.segmentsOff.Store(true)
+		s.log.Info("rest: segment mode off (segmentStore off): /segment answers 404")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("segment mode: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.Join(intf.ErrClosed, seg.Close())
+	}
+	s.seg.Store(&segmentsRef{seg})
+	s.log.Info("rest: segment mode on", "store", s.cfg.Segment.Store, "tags", seg.Tags())
+	return nil
+}
+
 // service returns the ID service, or a 503 error while it is starting.
 func (s *Server) service() (Service, error) {
 	if r := s.svc.Load(); r != nil {
@@ -144,9 +215,25 @@ func (s *Server) service() (Service, error) {
 	return nil, errStarting
 }
 
-// Close marks the server as stopping (/readyz answers 503) and closes the
-// ID service, which stores the exact time high-water mark. Serve calls it
-// after the last in-flight request has finished. Later calls return nil.
+// segments returns segment mode, or the error to answer while it is off,
+// opening or gone.
+func (s *Server) segments() (Segments, error) {
+	if r := s.seg.Load(); r != nil {
+		return r.Segments, nil
+	}
+	switch {
+	case s.draining.Load():
+		return nil, errStopping
+	case s.segmentsOff.Load():
+		return nil, errSegmentsOff
+	}
+	return nil, errSegmentsStarting
+}
+
+// Close marks the server as stopping (/readyz answers 503), closes the ID
+// service, which stores the exact time high-water mark, and closes segment
+// mode. Serve calls it after the last in-flight request has finished.
+// Later calls return nil.
 func (s *Server) Close() error {
 	s.draining.Store(true)
 	s.mu.Lock()
@@ -155,10 +242,16 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	var err error
 	if r := s.svc.Load(); r != nil {
-		if err := r.Close(); err != nil {
-			return fmt.Errorf("closing the id service: %w", err)
+		if cerr := r.Close(); cerr != nil {
+			err = fmt.Errorf("closing the id service: %w", cerr)
 		}
 	}
-	return nil
+	if r := s.seg.Load(); r != nil {
+		if cerr := r.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("closing segment mode: %w", cerr))
+		}
+	}
+	return err
 }

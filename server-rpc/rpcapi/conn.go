@@ -13,20 +13,22 @@ import (
 // methods holds the full method names of one registered service, built
 // once so that a call formats nothing.
 type methods struct {
-	genId, genIds, expId, makeId, transTime string
+	genId, genIds, expId, makeId, transTime, segmentNextIds string
 }
 
 func newMethods(service string) methods {
 	return methods{
-		genId:     service + ".GenId",
-		genIds:    service + ".GenIds",
-		expId:     service + ".ExpId",
-		makeId:    service + ".MakeId",
-		transTime: service + ".TransTime",
+		genId:          service + ".GenId",
+		genIds:         service + ".GenIds",
+		expId:          service + ".ExpId",
+		makeId:         service + ".MakeId",
+		transTime:      service + ".TransTime",
+		segmentNextIds: service + ".SegmentNextIds",
 	}
 }
 
-// Conn is the client call code: an intf.IdService over one *rpc.Client.
+// Conn is the client call code: an intf.IdService and an
+// intf.SegmentService over one *rpc.Client.
 // A call returns
 //   - the server's error as an *Error (errors.Is/As see the intf errors);
 //   - an error wrapping ctx.Err() as soon as ctx is done (the call is
@@ -40,7 +42,10 @@ type Conn struct {
 	m methods
 }
 
-var _ intf.IdService = (*Conn)(nil)
+var (
+	_ intf.IdService      = (*Conn)(nil)
+	_ intf.SegmentService = (*Conn)(nil)
+)
 
 // NewConn returns the IdService of the service registered as service
 // (ServiceName on TCP) behind c.
@@ -111,6 +116,19 @@ func (c *Conn) GenId(ctx context.Context) (int64, error) {
 func (c *Conn) GenIds(ctx context.Context, n int) ([]int64, error) {
 	var reply GenIdsReply
 	if err := c.call(ctx, c.m.genIds, GenIdsArgs{Count: n, Timeout: timeout(ctx)}, &reply); err != nil {
+		return nil, err
+	}
+	if reply.Err != nil {
+		return nil, reply.Err
+	}
+	return reply.Ids, nil
+}
+
+// NextIds issues n segment IDs of tag in increasing order (the server's
+// SegmentNextIds).
+func (c *Conn) NextIds(ctx context.Context, tag string, n int) ([]int64, error) {
+	var reply SegmentReply
+	if err := c.call(ctx, c.m.segmentNextIds, SegmentArgs{Tag: tag, Count: n, Timeout: timeout(ctx)}, &reply); err != nil {
 		return nil, err
 	}
 	if reply.Err != nil {

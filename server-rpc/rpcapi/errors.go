@@ -15,16 +15,22 @@ type Code int
 
 // The codes; each but CodeInternal stands for one sentinel error.
 const (
-	CodeInvalidArgument  Code = 1 // intf.ErrInvalidArgument (Field may name the parameter)
-	CodeTimeOverflow     Code = 2 // intf.ErrTimeOverflow
-	CodeClockBehind      Code = 3 // intf.ErrClockBehind
-	CodeNotPersisted     Code = 4 // intf.ErrNotPersisted
-	CodeClosed           Code = 5 // intf.ErrClosed
-	CodeUnavailable      Code = 6 // intf.ErrUnavailable
-	CodeDeadlineExceeded Code = 7 // context.DeadlineExceeded
-	CodeCanceled         Code = 8 // context.Canceled
-	CodeInternal         Code = 9 // anything else
+	CodeInvalidArgument  Code = 1  // intf.ErrInvalidArgument (Field may name the parameter)
+	CodeTimeOverflow     Code = 2  // intf.ErrTimeOverflow
+	CodeClockBehind      Code = 3  // intf.ErrClockBehind
+	CodeNotPersisted     Code = 4  // intf.ErrNotPersisted
+	CodeClosed           Code = 5  // intf.ErrClosed
+	CodeUnavailable      Code = 6  // intf.ErrUnavailable
+	CodeDeadlineExceeded Code = 7  // context.DeadlineExceeded
+	CodeCanceled         Code = 8  // context.Canceled
+	CodeInternal         Code = 9  // anything else
+	CodeUnknownTag       Code = 10 // intf.ErrUnknownTag
+	CodeSegmentOff       Code = 11 // ErrSegmentOff
 )
+
+// ErrSegmentOff: the server runs without segment mode (segmentStore off),
+// so it has no segment IDs to give.
+var ErrSegmentOff = errors.New("segment mode is off on the server (segmentStore off)")
 
 var codeErrs = []struct {
 	code Code
@@ -38,6 +44,8 @@ var codeErrs = []struct {
 	{CodeUnavailable, intf.ErrUnavailable},
 	{CodeDeadlineExceeded, context.DeadlineExceeded},
 	{CodeCanceled, context.Canceled},
+	{CodeUnknownTag, intf.ErrUnknownTag},
+	{CodeSegmentOff, ErrSegmentOff},
 }
 
 // CodeOf returns the code of err: the first sentinel it matches, else
@@ -74,16 +82,19 @@ func (c Code) String() string {
 
 // Error is an error as a reply carries it. On the client it is the error
 // the call returns: errors.Is matches the sentinel of its Code, and
-// errors.As finds Field as an *intf.FieldError.
+// errors.As finds Field as an *intf.FieldError and Tag as an
+// *intf.TagError.
 type Error struct {
 	Code    Code
 	Message string           // the server's err.Error()
 	Field   *intf.FieldError // the parameter at fault, if the server named one
+	Tag     *intf.TagError   // the malformed segment tag, if that was the fault
 }
 
 func (e *Error) Error() string { return e.Message }
 
-// Unwrap returns the sentinel of the code and the field error, if any.
+// Unwrap returns the sentinel of the code, and the field or tag error, if
+// any.
 func (e *Error) Unwrap() []error {
 	errs := make([]error, 0, 2)
 	if s := e.Code.Sentinel(); s != nil {
@@ -91,6 +102,9 @@ func (e *Error) Unwrap() []error {
 	}
 	if e.Field != nil {
 		errs = append(errs, e.Field)
+	}
+	if e.Tag != nil {
+		errs = append(errs, e.Tag)
 	}
 	return errs
 }
@@ -105,6 +119,11 @@ func ToWire(err error) *Error {
 	if errors.As(err, &fe) {
 		f := *fe
 		e.Field = &f
+	}
+	var te *intf.TagError
+	if errors.As(err, &te) {
+		tc := *te
+		e.Tag = &tc
 	}
 	return e
 }

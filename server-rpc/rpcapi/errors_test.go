@@ -37,6 +37,8 @@ func TestErrorSurvivesTheWire(t *testing.T) {
 		{intf.ErrUnavailable, CodeUnavailable},
 		{context.DeadlineExceeded, CodeDeadlineExceeded},
 		{context.Canceled, CodeCanceled},
+		{fmt.Errorf("segment tag %q: %w", "coupon", intf.ErrUnknownTag), CodeUnknownTag},
+		{ErrSegmentOff, CodeSegmentOff},
 	} {
 		got := overGob(t, ToWire(c.err))
 		require.NotNil(t, got, c.err)
@@ -55,6 +57,34 @@ func TestFieldErrorSurvivesTheWire(t *testing.T) {
 	require.ErrorAs(t, got, &fe)
 	assert.Equal(t, intf.FieldError{Field: "seq", Value: 1 << 20, Min: 0, Max: 1<<20 - 1}, *fe)
 	assert.Equal(t, sent.Error(), got.Error())
+}
+
+func TestTagErrorSurvivesTheWire(t *testing.T) {
+	sent := intf.CheckTag("a b")
+	got := overGob(t, ToWire(sent))
+	assert.Equal(t, CodeInvalidArgument, got.Code)
+	assert.ErrorIs(t, got, intf.ErrInvalidArgument)
+	var te *intf.TagError
+	require.ErrorAs(t, got, &te)
+	assert.Equal(t, *sent.(*intf.TagError), *te)
+	var fe *intf.FieldError
+	assert.False(t, errors.As(got, &fe), "no field error was sent")
+	assert.Equal(t, sent.Error(), got.Error())
+}
+
+// ErrFenced travels as CodeUnavailable, so that every client, old ones
+// included, fails over on it; its message is kept.
+func TestFencedIsUnavailable(t *testing.T) {
+	got := overGob(t, ToWire(fmt.Errorf("genid: %w", intf.ErrFenced)))
+	assert.Equal(t, CodeUnavailable, got.Code)
+	assert.ErrorIs(t, got, intf.ErrUnavailable)
+	assert.Contains(t, got.Error(), "fenced")
+}
+
+func TestSegmentCodesAreDistinct(t *testing.T) {
+	assert.NotErrorIs(t, ErrSegmentOff, intf.ErrUnavailable, "off is configuration, not trouble: no fail-over")
+	assert.NotErrorIs(t, ErrSegmentOff, intf.ErrUnknownTag)
+	assert.Equal(t, ErrSegmentOff.Error(), CodeSegmentOff.String())
 }
 
 func TestUnknownErrorIsInternal(t *testing.T) {

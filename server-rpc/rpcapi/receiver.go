@@ -7,24 +7,43 @@ import (
 	"github.com/vesta-go/vesta/intf"
 )
 
-// Receiver is the net/rpc receiver of an intf.IdService. Each method
-// translates one call and puts any error into the reply's Err (its own
-// return value is always nil, so the reply always reaches the client).
-// It does no validation or ID logic of its own beyond the configured batch
-// cap.
+// Receiver is the net/rpc receiver of an intf.IdService and, optionally,
+// an intf.SegmentService. Each method translates one call and puts any
+// error into the reply's Err (its own return value is always nil, so the
+// reply always reaches the client). It does no validation or ID logic of
+// its own beyond the configured batch cap.
 type Receiver struct {
 	svc      intf.IdService
+	seg      intf.SegmentService // nil: segment mode off
 	maxBatch int
 }
 
-// NewReceiver returns the receiver of svc. maxBatch caps GenIds (the
-// configuration's maxBatch); outside 1..intf.MaxBatch it means
-// intf.MaxBatch.
-func NewReceiver(svc intf.IdService, maxBatch int) *Receiver {
+// ReceiverOption adds to a Receiver built by NewReceiver.
+type ReceiverOption func(*Receiver)
+
+// WithSegments serves segment IDs from seg (SegmentNextIds). Without it,
+// or with a nil seg, SegmentNextIds answers ErrSegmentOff.
+func WithSegments(seg intf.SegmentService) ReceiverOption {
+	return func(r *Receiver) { r.seg = seg }
+}
+
+// NewReceiver returns the receiver of svc. maxBatch caps GenIds and
+// SegmentNextIds (the configuration's maxBatch); outside 1..intf.MaxBatch
+// it means intf.MaxBatch.
+func NewReceiver(svc intf.IdService, maxBatch int, opts ...ReceiverOption) *Receiver {
 	if maxBatch < 1 || maxBatch > intf.MaxBatch {
 		maxBatch = intf.MaxBatch
 	}
-	return &Receiver{svc: svc, maxBatch: maxBatch}
+	r := &Receiver{svc: svc, maxBatch: maxBatch}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// checkCount applies the batch cap.
+func (r *Receiver) checkCount(n int) error {
+	return intf.CheckRange("count", int64(n), 1, int64(r.maxBatch))
 }
 
 func noCancel() {}
@@ -49,7 +68,7 @@ func (r *Receiver) GenId(args GenIdArgs, reply *GenIdReply) error {
 
 // GenIds issues args.Count IDs, 1 <= Count <= maxBatch.
 func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
-	if err := intf.CheckRange("count", int64(args.Count), 1, int64(r.maxBatch)); err != nil {
+	if err := r.checkCount(args.Count); err != nil {
 		reply.Err = ToWire(err)
 		return nil
 	}
@@ -84,5 +103,23 @@ func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
 	t, err := r.svc.TransTime(ctx, args.Time, args.Type)
 	cancel()
 	reply.Time, reply.Err = t, ToWire(err)
+	return nil
+}
+
+// SegmentNextIds issues args.Count segment IDs of args.Tag, 1 <= Count <=
+// maxBatch.
+func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
+	if err := r.checkCount(args.Count); err != nil {
+		reply.Err = ToWire(err)
+		return nil
+	}
+	if r.seg == nil {
+		reply.Err = ToWire(ErrSegmentOff)
+		return nil
+	}
+	ctx, cancel := callContext(args.Timeout)
+	ids, err := r.seg.NextIds(ctx, args.Tag, args.Count)
+	cancel()
+	reply.Ids, reply.Err = ids, ToWire(err)
 	return nil
 }

@@ -2,6 +2,7 @@ package rpcapi
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/rpc"
 	"testing"
@@ -129,4 +130,90 @@ func TestBrokenConnectionIsATransportError(t *testing.T) {
 	require.ErrorAs(t, err, &te)
 	assert.ErrorIs(t, err, rpc.ErrShutdown)
 	assert.ErrorIs(t, err, intf.ErrUnavailable)
+}
+
+// segmentStub is an intf.SegmentService that hands out counters per tag
+// and knows only the tags it was given.
+type segmentStub struct {
+	next     map[string]int64
+	deadline chan bool
+}
+
+func (s *segmentStub) NextIds(ctx context.Context, tag string, n int) ([]int64, error) {
+	_, ok := ctx.Deadline()
+	s.deadline <- ok
+	if err := intf.CheckTag(tag); err != nil {
+		return nil, err
+	}
+	first, ok := s.next[tag]
+	if !ok {
+		return nil, fmt.Errorf("segment tag %q: %w", tag, intf.ErrUnknownTag)
+	}
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = first + int64(i)
+	}
+	s.next[tag] = first + int64(n)
+	return ids, nil
+}
+
+// segmentPipe serves a Receiver with seg over an in-memory connection.
+func segmentPipe(t *testing.T, seg intf.SegmentService, maxBatch int) *Conn {
+	t.Helper()
+	srv := rpc.NewServer()
+	require.NoError(t, srv.RegisterName(ServiceName, NewReceiver(&recorder{}, maxBatch, WithSegments(seg))))
+	a, b := net.Pipe()
+	go srv.ServeConn(a)
+	c := NewConn(rpc.NewClient(b), ServiceName)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestSegmentNextIds(t *testing.T) {
+	seg := &segmentStub{next: map[string]int64{"order": 1}, deadline: make(chan bool, 10)}
+	c := segmentPipe(t, seg, 10)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	ids, err := c.NextIds(ctx, "order", 3)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 2, 3}, ids)
+	assert.True(t, <-seg.deadline, "the caller's deadline reaches the segment service")
+	id, err := intf.NextSegmentId(ctx, c, "order")
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), id)
+	<-seg.deadline
+
+	_, err = c.NextIds(ctx, "coupon", 1)
+	assert.ErrorIs(t, err, intf.ErrUnknownTag)
+	assert.NotErrorIs(t, err, intf.ErrInvalidArgument)
+	var we *Error
+	require.ErrorAs(t, err, &we)
+	assert.Equal(t, CodeUnknownTag, we.Code)
+	assert.Contains(t, err.Error(), `"coupon"`)
+	<-seg.deadline
+
+	_, err = c.NextIds(ctx, "a b", 1)
+	var te *intf.TagError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, "a b", te.Tag)
+	<-seg.deadline
+
+	for _, n := range []int{0, -1, 11} {
+		_, err := c.NextIds(ctx, "order", n)
+		var fe *intf.FieldError
+		require.ErrorAs(t, err, &fe, n)
+		assert.Equal(t, intf.FieldError{Field: "count", Value: int64(n), Min: 1, Max: 10}, *fe)
+	}
+	assert.Empty(t, seg.deadline, "counts out of range never reach the segment service")
+}
+
+func TestSegmentOff(t *testing.T) {
+	c := pipe(t, &recorder{}, 10) // no WithSegments
+	_, err := c.NextIds(context.Background(), "order", 1)
+	assert.ErrorIs(t, err, ErrSegmentOff)
+	assert.NotErrorIs(t, err, intf.ErrUnavailable)
+	c = segmentPipe(t, nil, 10)
+	_, err = c.NextIds(context.Background(), "order", 1)
+	assert.ErrorIs(t, err, ErrSegmentOff, "a nil SegmentService is off too")
 }

@@ -90,6 +90,20 @@ type TransTimeReply struct {
 	Err  *Error
 }
 
+// SegmentArgs asks for Count segment IDs of Tag, 1 <= Count <= the
+// server's maxBatch.
+type SegmentArgs struct {
+	Tag     string
+	Count   int
+	Timeout time.Duration
+}
+
+// SegmentReply carries the IDs in increasing order, or Err.
+type SegmentReply struct {
+	Ids []int64
+	Err *Error
+}
+
 // NewMakeIdArgs converts a request to its wire form.
 func NewMakeIdArgs(r intf.MakeIdRequest) MakeIdArgs {
 	a := MakeIdArgs{Time: r.Time, Seq: r.Seq}

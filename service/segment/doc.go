@@ -11,7 +11,9 @@
 // range size adapts like Leaf's: if the last range lasted under 15 minutes
 // the step doubles (up to Settings.MaxStep), 15 to 30 minutes keeps it, over
 // 30 minutes halves it, never below the tag's step in the database. The tag
-// list is reread every Settings.RefreshInterval (60 s).
+// list is reread every Settings.RefreshInterval (60 s), and when a request
+// names a tag the Generator does not know (at most once per
+// Settings.MissRefreshInterval, 1 s), so that a new tag is served at once.
 //
 // When the database is down the Generator keeps serving from its buffers;
 // once both are used up it fails fast with an error matching

@@ -2,6 +2,7 @@ package segment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -19,6 +20,7 @@ type Generator struct {
 	tags      atomic.Pointer[map[string]*buffer] // replaced whole by Refresh
 	refreshMu sync.Mutex                         // serialises Refresh
 	badTags   map[string]bool                    // rows with malformed tags, warned about once
+	miss      missRefresh                        // rereads caused by unknown tags
 
 	bg        context.Context // cancelled by Close; parent of every load
 	cancel    context.CancelFunc
@@ -104,6 +106,9 @@ func (g *Generator) fill(ctx context.Context, tag string, dst []int64) error {
 		return intf.ErrClosed
 	}
 	b, err := g.lookup(tag)
+	if errors.Is(err, intf.ErrUnknownTag) && g.refreshAfterMiss(ctx) {
+		b, err = g.lookup(tag)
+	}
 	if err != nil {
 		return err
 	}
@@ -131,6 +136,11 @@ func (g *Generator) fill(ctx context.Context, tag string, dst []int64) error {
 			// The database failed at the last attempt and no retry is
 			// due, or one is already running: fail fast.
 			return b.exhaustedError(cause, g.s.WaitTimeout)
+		}
+		if err := ctx.Err(); err != nil {
+			// Checked before waiting, not only in the select: a load that
+			// ends at once would otherwise win the select at random.
+			return err
 		}
 		if timer == nil {
 			timer = time.NewTimer(g.s.WaitTimeout)

@@ -193,10 +193,12 @@ func triggerLoad(t *testing.T, f *fixture, tag string) {
 }
 
 // Tags added to the database appear at the next refresh; removed ones
-// disappear; a failed refresh keeps the list.
+// disappear; a failed refresh keeps the list. (The reread after a miss is
+// off here: TestRefreshAfterMiss covers it.)
 func TestRefresh(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "old", MaxID: 1, Step: 10})
+		noMiss := func(s *segment.Settings) { s.MissRefreshInterval = -1 }
+		f := newFixture(t, b.newDB(t), noMiss, segment.TagInfo{Tag: "old", MaxID: 1, Step: 10})
 		ctx := context.Background()
 		f.tag(t, "late", 500, 10)
 		_, err := f.g.NextId(ctx, "late")
@@ -225,6 +227,63 @@ func TestRefresh(t *testing.T) {
 		id, err = f.g.NextId(ctx, "now")
 		require.NoError(t, err)
 		assert.Equal(t, int64(7), id)
+	})
+}
+
+// A tag created while the Generator runs is served at its first request:
+// the miss rereads the tag list, at most once per MissRefreshInterval, and
+// concurrent misses share one reread.
+func TestRefreshAfterMiss(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "old", MaxID: 1, Step: 10})
+		ctx := context.Background()
+		reads := f.st.TagReads()
+
+		f.tag(t, "new", 40, 10)
+		id, err := f.g.NextId(ctx, "new")
+		require.NoError(t, err, "served at the first request, not after the periodic refresh")
+		assert.Equal(t, int64(40), id)
+		assert.Equal(t, reads+1, f.st.TagReads(), "one reread")
+		assert.Equal(t, []string{"new", "old"}, f.g.Tags())
+
+		// Within the interval, unknown tags cost no reread.
+		f.tag(t, "later", 70, 10)
+		for range 50 {
+			_, err = f.g.NextIds(ctx, "later", 2)
+			require.ErrorIs(t, err, intf.ErrUnknownTag)
+		}
+		assert.Equal(t, reads+1, f.st.TagReads(), "a flood of unknown tags does not reach the database")
+
+		// After it, one of many concurrent misses rereads; all are served.
+		f.clock.Advance(segment.DefaultMissRefreshInterval)
+		var wg sync.WaitGroup
+		got := make([]int64, 8)
+		for i := range got {
+			wg.Go(func() {
+				id, err := f.g.NextId(ctx, "later")
+				if assert.NoError(t, err) {
+					got[i] = id
+				}
+			})
+		}
+		wg.Wait()
+		assert.ElementsMatch(t, span(70, len(got)), got)
+		assert.Equal(t, reads+2, f.st.TagReads(), "concurrent misses share one reread")
+
+		// A database that is down keeps the tag unknown; no other error.
+		f.clock.Advance(segment.DefaultMissRefreshInterval)
+		f.st.SetDown(true)
+		_, err = f.g.NextId(ctx, "missing")
+		assert.ErrorIs(t, err, intf.ErrUnknownTag)
+		assert.NotErrorIs(t, err, intf.ErrUnavailable)
+		f.st.SetDown(false)
+
+		// Malformed tags are refused without a reread.
+		f.clock.Advance(segment.DefaultMissRefreshInterval)
+		before := f.st.TagReads()
+		_, err = f.g.NextId(ctx, "no/slash")
+		assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+		assert.Equal(t, before, f.st.TagReads())
 	})
 }
 

@@ -3,6 +3,8 @@ package segment
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/vesta-go/vesta/intf"
 )
@@ -10,8 +12,8 @@ import (
 // Refresh rereads the tag list from the store: new tags become available
 // (their first range loads on their first request), removed ones disappear.
 // Tags with malformed names are skipped with a warning. The Generator calls
-// it every RefreshInterval; call it yourself after creating a tag to serve
-// it at once.
+// it every RefreshInterval, and after a request for a tag it does not know
+// (see Settings.MissRefreshInterval).
 func (g *Generator) Refresh(ctx context.Context) error {
 	infos, err := g.s.Store.Tags(ctx)
 	if err != nil {
@@ -65,4 +67,56 @@ func (g *Generator) refreshLoop(t Ticker) {
 			cancel()
 		}
 	}
+}
+
+// missRefresh limits the rereads of the tag list that unknown tags cause.
+type missRefresh struct {
+	mu      sync.Mutex
+	last    time.Time     // when the last one started; zero before the first
+	running chan struct{} // closed when the running one ends; nil when none runs
+}
+
+// refreshAfterMiss rereads the tag list after a request for a tag the
+// Generator does not know, so that a tag created meanwhile (vesta-segment
+// create-tag, an INSERT) is served at its first request. One reread runs
+// at a time, at most one per MissRefreshInterval; a request that misses
+// while one runs waits for it. It reports whether to look the tag up
+// again: false when the reread is off or failed.
+func (g *Generator) refreshAfterMiss(ctx context.Context) bool {
+	if g.s.MissRefreshInterval < 0 || g.isClosed.Load() {
+		return false
+	}
+	m := &g.miss
+	m.mu.Lock()
+	if running := m.running; running != nil {
+		m.mu.Unlock()
+		select {
+		case <-running:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	now := g.s.Clock.Now()
+	if !m.last.IsZero() && now.Sub(m.last) < g.s.MissRefreshInterval {
+		m.mu.Unlock()
+		return true // a reread may have ended since this request looked
+	}
+	done := make(chan struct{})
+	m.last, m.running = now, done
+	m.mu.Unlock()
+
+	rctx, cancel := context.WithTimeout(ctx, g.s.LoadTimeout)
+	err := g.Refresh(rctx)
+	cancel()
+	m.mu.Lock()
+	m.running = nil
+	m.mu.Unlock()
+	close(done)
+	if err != nil {
+		// Load failures are logged already; this one only kept a tag unknown.
+		g.s.Logger.Debug("segment: rereading the tag list after an unknown tag failed", "err", err)
+		return false
+	}
+	return true
 }

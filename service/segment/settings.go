@@ -23,6 +23,9 @@ const (
 	// DefaultRetryInterval is the least time between two failed loads of
 	// one tag.
 	DefaultRetryInterval = time.Second
+	// DefaultMissRefreshInterval is the least time between two rereads of
+	// the tag list caused by requests for a tag the Generator does not know.
+	DefaultMissRefreshInterval = time.Second
 )
 
 // Settings configures a Generator. Only Store is required; New validates
@@ -45,6 +48,12 @@ type Settings struct {
 	// RetryInterval is the least time between two failed loads of one tag
 	// (1ms..1h): while the database is down, requests do not hammer it.
 	RetryInterval time.Duration
+	// MissRefreshInterval is the least time between two rereads of the tag
+	// list that requests for an unknown tag trigger (1ms..1h), so that a tag
+	// created while the Generator runs is served at its first request; a
+	// flood of unknown tags costs at most one read per interval. A negative
+	// value turns it off: new tags then wait for the periodic refresh.
+	MissRefreshInterval time.Duration
 	// Clock drives the dynamic step, the retry interval and the refresh
 	// ticker; nil means SystemClock.
 	Clock Clock
@@ -64,6 +73,7 @@ func (s Settings) withDefaults() (Settings, error) {
 	setDuration(&s.LoadTimeout, DefaultLoadTimeout)
 	setDuration(&s.WaitTimeout, DefaultWaitTimeout)
 	setDuration(&s.RetryInterval, DefaultRetryInterval)
+	setDuration(&s.MissRefreshInterval, DefaultMissRefreshInterval)
 	if s.Clock == nil {
 		s.Clock = SystemClock{}
 	}
@@ -77,12 +87,17 @@ func (s Settings) withDefaults() (Settings, error) {
 		name     string
 		v        time.Duration
 		min, max time.Duration
+		mayBeOff bool // a negative value turns the feature off
 	}{
-		{"refreshInterval", s.RefreshInterval, time.Millisecond, 24 * time.Hour},
-		{"loadTimeout", s.LoadTimeout, time.Millisecond, 10 * time.Minute},
-		{"waitTimeout", s.WaitTimeout, time.Millisecond, time.Minute},
-		{"retryInterval", s.RetryInterval, time.Millisecond, time.Hour},
+		{"refreshInterval", s.RefreshInterval, time.Millisecond, 24 * time.Hour, false},
+		{"loadTimeout", s.LoadTimeout, time.Millisecond, 10 * time.Minute, false},
+		{"waitTimeout", s.WaitTimeout, time.Millisecond, time.Minute, false},
+		{"retryInterval", s.RetryInterval, time.Millisecond, time.Hour, false},
+		{"missRefreshInterval", s.MissRefreshInterval, time.Millisecond, time.Hour, true},
 	} {
+		if d.mayBeOff && d.v < 0 {
+			continue
+		}
 		if d.v < d.min || d.v > d.max {
 			return s, fmt.Errorf("%w: segment settings: %s %s out of range %s..%s", intf.ErrInvalidArgument, d.name, d.v, d.min, d.max)
 		}

@@ -22,18 +22,24 @@ func TestSettingsDefaults(t *testing.T) {
 	assert.Equal(t, DefaultLoadTimeout, s.LoadTimeout)
 	assert.Equal(t, DefaultWaitTimeout, s.WaitTimeout)
 	assert.Equal(t, DefaultRetryInterval, s.RetryInterval)
+	assert.Equal(t, DefaultMissRefreshInterval, s.MissRefreshInterval)
 	assert.Equal(t, SystemClock{}, s.Clock)
 	assert.NotNil(t, s.Logger)
+
+	s, err = Settings{Store: nopStore{}, MissRefreshInterval: -1}.withDefaults()
+	require.NoError(t, err, "negative: the reread after a miss is off")
+	assert.Negative(t, s.MissRefreshInterval)
 }
 
 func TestSettingsRejectsBadFields(t *testing.T) {
 	cases := map[string]Settings{
-		"Store":           {},
-		"maxStep":         {Store: nopStore{}, MaxStep: -1},
-		"refreshInterval": {Store: nopStore{}, RefreshInterval: -time.Second},
-		"loadTimeout":     {Store: nopStore{}, LoadTimeout: time.Hour},
-		"waitTimeout":     {Store: nopStore{}, WaitTimeout: time.Microsecond},
-		"retryInterval":   {Store: nopStore{}, RetryInterval: 2 * time.Hour},
+		"Store":               {},
+		"maxStep":             {Store: nopStore{}, MaxStep: -1},
+		"refreshInterval":     {Store: nopStore{}, RefreshInterval: -time.Second},
+		"loadTimeout":         {Store: nopStore{}, LoadTimeout: time.Hour},
+		"waitTimeout":         {Store: nopStore{}, WaitTimeout: time.Microsecond},
+		"retryInterval":       {Store: nopStore{}, RetryInterval: 2 * time.Hour},
+		"missRefreshInterval": {Store: nopStore{}, MissRefreshInterval: 2 * time.Hour},
 	}
 	for field, s := range cases {
 		_, err := New(context.Background(), s)

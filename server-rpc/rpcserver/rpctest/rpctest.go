@@ -36,7 +36,10 @@ type Config struct {
 	Type     intf.IdType
 	// Populator names the service's strategy; "" is the default (lock).
 	Populator string
-	Logger    *slog.Logger // nil: discard
+	// Segments serves SegmentNextIds; nil: segment mode off. The caller
+	// owns it (Stop does not close it).
+	Segments intf.SegmentService
+	Logger   *slog.Logger // nil: discard
 }
 
 // Server is a running test server.
@@ -78,7 +81,8 @@ func Start(tb testing.TB, c Config) *Server {
 		svc.Close()
 		tb.Fatalf("rpctest: listen %s: %v", c.Addr, err)
 	}
-	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, c.MaxBatch), rpcserver.Options{MaxConns: c.MaxConns, Logger: c.Logger})
+	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, c.MaxBatch, rpcapi.WithSegments(c.Segments)),
+		rpcserver.Options{MaxConns: c.MaxConns, Logger: c.Logger})
 	if err != nil {
 		svc.Close()
 		tb.Fatalf("rpctest: %v", err)

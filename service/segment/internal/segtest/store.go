@@ -23,6 +23,7 @@ type Store struct {
 	segment.Store
 	down   atomic.Bool
 	calls  atomic.Int64
+	reads  atomic.Int64
 	mu     sync.Mutex
 	allocs []Alloc
 }
@@ -35,6 +36,10 @@ func (s *Store) SetDown(down bool) { s.down.Store(down) }
 
 // Calls counts Alloc calls, failed ones included: database round trips.
 func (s *Store) Calls() int64 { return s.calls.Load() }
+
+// TagReads counts Tags calls, failed ones included: rereads of the tag
+// list.
+func (s *Store) TagReads() int64 { return s.reads.Load() }
 
 // Allocs returns the successful allocations, in order.
 func (s *Store) Allocs() []Alloc {
@@ -60,6 +65,7 @@ func (s *Store) Alloc(ctx context.Context, tag string, step int64) (int64, int64
 
 // Tags implements segment.Store.
 func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+	s.reads.Add(1)
 	if s.down.Load() {
 		return nil, ErrDown
 	}
