@@ -1,11 +1,11 @@
 package client
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/intf"
 )
 
@@ -66,7 +66,7 @@ func (c *Client) refillLoop() {
 					level = slog.LevelDebug // already logged as a fail-over
 				}
 				c.opts.logger.Log(c.ctx, level, "vesta client: buffer refill failed", "err", err, "retryIn", wait)
-				if !sleep(c.ctx, wait) {
+				if ctxtime.Sleep(c.ctx, wait) != nil {
 					return
 				}
 				continue
@@ -76,17 +76,5 @@ func (c *Client) refillLoop() {
 				b.ids <- id
 			}
 		}
-	}
-}
-
-// sleep waits d or until ctx is done; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

@@ -1,38 +1,19 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the plugin's log goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestPlugin(t *testing.T) {
 	if testing.Short() {
@@ -40,7 +21,7 @@ func TestPlugin(t *testing.T) {
 	}
 	bin := rpctest.BuildServerRPC(t)
 	dataDir := t.TempDir()
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	machine := int64(0)
@@ -92,12 +73,12 @@ func TestPlugin(t *testing.T) {
 func TestLaunchPluginFailures(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := LaunchPlugin(ctx, filepath.Join(t.TempDir(), "missing"), PluginConfig{LogOutput: &syncBuffer{}})
+	_, err := LaunchPlugin(ctx, filepath.Join(t.TempDir(), "missing"), PluginConfig{LogOutput: &syncbuf.Buffer{}})
 	assert.Error(t, err)
 
 	done, cancelDone := context.WithCancel(context.Background())
 	cancelDone()
-	_, err = LaunchPlugin(done, "/bin/sleep", PluginConfig{Args: []string{"10"}, LogOutput: &syncBuffer{}})
+	_, err = LaunchPlugin(done, "/bin/sleep", PluginConfig{Args: []string{"10"}, LogOutput: &syncbuf.Buffer{}})
 	assert.Error(t, err)
 }
 

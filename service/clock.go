@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/vesta-go/vesta/internal/ctxtime"
 )
 
 // Clock is the time source of a Service. NowNanos must never decrease.
@@ -50,7 +52,7 @@ func (c *SystemClock) WaitUntil(ctx context.Context, t int64) error {
 			return err
 		}
 		if d > spinWindow {
-			if err := sleepCtx(ctx, d-spinWindow); err != nil {
+			if err := ctxtime.Sleep(ctx, d-spinWindow); err != nil {
 				return err
 			}
 			continue
@@ -70,15 +72,4 @@ func (c *SystemClock) Resync() (wallBehind time.Duration) {
 		return 0
 	}
 	return time.Duration(ours - wall)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -1,17 +1,16 @@
 package service_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 )
@@ -116,24 +115,8 @@ func fieldsOf(id int64) intf.Id {
 		GenMethod: l.GenMethod.Get(u), Type: l.TypeBit.Get(u), Version: l.Version.Get(u)}
 }
 
-// logBuffer is a slog.Logger writing text into a buffer, for tests that
-// check what a Service logs.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// logBuffer collects what a Service logs, for tests that check it.
+type logBuffer struct{ syncbuf.Buffer }
 
 func (b *logBuffer) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -8,7 +8,8 @@
 //
 // create-tag adds a tag whose first ID is --initial (default 1) and whose
 // step is --step (default 1000; Leaf's advice: about 600 times the peak IDs
-// per second). Servers pick a new tag up within a minute (their tag
-// refresh). list prints every tag with its max_id (the next ID no server
+// per second). A running server picks a new tag up on the first request
+// for it (an unknown tag rereads the tag list, at most once a second), and
+// every other tag change within a minute (the periodic refresh). list prints every tag with its max_id (the next ID no server
 // holds yet) and step.
 package main

@@ -1,7 +1,6 @@
 package restserver_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/restserver"
 	"github.com/vesta-go/vesta/service"
@@ -204,30 +204,12 @@ func TestServiceErrorsAreJSON(t *testing.T) {
 	assert.Equal(t, 200, get(t, ts.URL+"/healthz").status, "still serving after a panic")
 }
 
-// lockedBuffer collects log output written from any goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestDefaultMachineWarns(t *testing.T) {
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	startServer(t, testConfigLog(t, &log))
 	assert.Contains(t, log.String(), "machine id 0 is the default")
 
-	var quiet lockedBuffer
+	var quiet syncbuf.Buffer
 	startServer(t, testConfigLog(t, &quiet, "--machine", "5"))
 	assert.NotContains(t, quiet.String(), "machine id 0 is the default")
 	assert.True(t, strings.Contains(quiet.String(), "id service ready"), quiet.String())

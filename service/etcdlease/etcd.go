@@ -53,15 +53,3 @@ func (l *Lease) unavailable(ctx context.Context, doing string, err error) error 
 	}
 	return fmt.Errorf("%w: etcd %s: %s%s: %w", intf.ErrUnavailable, strings.Join(l.o.Endpoints, ","), doing, hint, err)
 }
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

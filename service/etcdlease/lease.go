@@ -11,6 +11,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 )
@@ -85,7 +86,7 @@ func (l *Lease) loop(ctx context.Context, h service.LeaseHolder) error {
 				l.o.Logger.Error("etcdlease: cannot claim a machine id; retrying", "every", retryInterval, "err", err)
 				failing = true
 			}
-			if err := sleep(ctx, retryInterval); err != nil {
+			if err := ctxtime.Sleep(ctx, retryInterval); err != nil {
 				return err
 			}
 			continue

@@ -7,6 +7,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
+	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/service"
 )
 
@@ -23,7 +24,7 @@ func (l *Lease) renew(ctx context.Context, h service.LeaseHolder, s *session) {
 	var failedAt int64 // service clock at the first failure; 0 while renewing
 	fenced := false
 	for {
-		if sleep(ctx, wait) != nil {
+		if ctxtime.Sleep(ctx, wait) != nil {
 			return
 		}
 		t0 := h.Now()
