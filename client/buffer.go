@@ -10,7 +10,7 @@ import (
 )
 
 // buffer is a stock of IDs for GenId. Only refillLoop puts IDs in, and
-// never more than the free room, so it never blocks.
+// never more than the free room.
 type buffer struct {
 	ids  chan int64
 	low  int           // refill below this: half the size
@@ -45,11 +45,12 @@ func (b *buffer) signal() {
 }
 
 // refillLoop tops the buffer up whenever asked, in GenIds calls of at most
-// bufferRefill IDs. After a failure it waits (the back-off minimum,
-// doubling) before the next try.
+// bufferRefill IDs (less when a server says its maxBatch is lower). After
+// a failure it waits (the back-off minimum, doubling) before the next try.
 func (c *Client) refillLoop() {
 	defer c.wg.Done()
 	b := c.buf
+	refill := c.opts.bufferRefill
 	wait := time.Duration(0)
 	for {
 		select {
@@ -58,8 +59,14 @@ func (c *Client) refillLoop() {
 		case <-b.kick:
 		}
 		for room := cap(b.ids) - len(b.ids); room > 0 && c.ctx.Err() == nil; room = cap(b.ids) - len(b.ids) {
-			ids, err := c.GenIds(c.ctx, min(room, c.opts.bufferRefill))
+			ids, err := c.GenIds(c.ctx, min(room, refill))
 			if err != nil {
+				if limit := batchCap(err); limit > 0 && limit < refill {
+					c.opts.logger.Warn("vesta client: buffer refill above the server's maxBatch; refilling in smaller batches",
+						"refill", refill, "maxBatch", limit)
+					refill = limit
+					continue
+				}
 				wait = min(max(2*wait, c.opts.backoffMin), c.opts.backoffMax)
 				level := slog.LevelWarn
 				if errors.Is(err, intf.ErrUnavailable) {
@@ -72,9 +79,23 @@ func (c *Client) refillLoop() {
 				continue
 			}
 			wait = 0
-			for _, id := range ids {
-				b.ids <- id
+			for _, id := range ids { // len(ids) <= room: rpcapi checks the count
+				select {
+				case b.ids <- id:
+				case <-c.ctx.Done():
+					return
+				}
 			}
 		}
 	}
+}
+
+// batchCap is the server's maxBatch when err refuses a GenIds count as out
+// of range, else 0.
+func batchCap(err error) int {
+	var fe *intf.FieldError
+	if errors.As(err, &fe) && fe.Field == "count" {
+		return int(fe.Max)
+	}
+	return 0
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 )
 
@@ -49,15 +51,17 @@ func TestBufferedClient(t *testing.T) {
 }
 
 func TestBufferFallsBackToTheServer(t *testing.T) {
-	// A refill larger than the server's cap fails: GenId still works, one
-	// call at a time.
-	srv := rpctest.Start(t, rpctest.Config{MaxBatch: 10})
-	c := newClient(t, []string{srv.Addr}, WithBuffer(100, 50))
+	// Every refill fails (and the server stays up): GenId still works,
+	// one call at a time.
+	f := &scripted{genIdsErr: rpcapi.ToWire(errors.New("disk on fire"))}
+	addr, _ := serveScripted(t, f)
+	c := newClient(t, []string{addr}, WithBuffer(100, 50))
 	for range 20 {
 		_, err := c.GenId(context.Background())
 		require.NoError(t, err)
 	}
 	assert.Empty(t, c.buf.ids)
+	assert.EqualValues(t, 20, f.genCalls.Load(), "every GenId went to the server")
 }
 
 func TestBufferTake(t *testing.T) {

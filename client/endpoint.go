@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/rpc"
@@ -10,15 +11,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 )
 
 // endpoint is one server address: a pool of connections and its health.
 type endpoint struct {
-	addr  string
-	opts  *options
-	slots []slot
-	next  atomic.Uint32
+	addr   string
+	opts   *options
+	slots  []slot
+	next   atomic.Uint32
+	closed atomic.Bool // set by close: no more dialling
 
 	down atomic.Bool // fast path: false while healthy
 	mu   sync.Mutex  // guards the fields below
@@ -29,32 +32,52 @@ type endpoint struct {
 	lastErr  error
 }
 
-// slot holds one pooled connection; mu serialises dialling it.
+// slot holds one pooled connection. dialing (a one-place semaphore, not a
+// mutex, so that a waiting caller keeps its deadline) lets one caller at a
+// time dial it.
 type slot struct {
-	mu   sync.Mutex
-	conn atomic.Pointer[rpcapi.Conn]
+	dialing chan struct{}
+	conn    atomic.Pointer[rpcapi.Conn]
 }
 
 func newEndpoint(addr string, o *options) *endpoint {
-	return &endpoint{addr: addr, opts: o, slots: make([]slot, o.poolSize)}
+	e := &endpoint{addr: addr, opts: o, slots: make([]slot, o.poolSize)}
+	for i := range e.slots {
+		e.slots[i].dialing = make(chan struct{}, 1)
+	}
+	return e
 }
 
 // conn returns a pooled connection, dialling it when the slot is empty;
-// fresh says it was just dialled.
+// fresh says it was just dialled. After close it returns intf.ErrClosed.
 func (e *endpoint) conn(ctx context.Context) (c *rpcapi.Conn, s *slot, fresh bool, err error) {
 	s = &e.slots[int(e.next.Add(1)-1)%len(e.slots)]
 	if c = s.conn.Load(); c != nil {
 		return c, s, false, nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	select {
+	case s.dialing <- struct{}{}:
+		defer func() { <-s.dialing }()
+	case <-ctx.Done():
+		return nil, s, false, fmt.Errorf("vesta client: waiting to dial %s: %w", e.addr, ctx.Err())
+	}
 	if c = s.conn.Load(); c != nil {
 		return c, s, false, nil
+	}
+	if e.closed.Load() {
+		return nil, s, false, intf.ErrClosed
 	}
 	if c, err = e.dial(ctx); err != nil {
 		return nil, s, false, err
 	}
 	s.conn.Store(c)
+	// close may have emptied the slots while this dial ran: either it saw
+	// c, or c is seen closed here (both atomics are sequentially
+	// consistent); drop only closes c once.
+	if e.closed.Load() {
+		s.drop(c)
+		return nil, s, false, intf.ErrClosed
+	}
 	return c, s, true, nil
 }
 
@@ -150,14 +173,13 @@ func (e *endpoint) lastError() error {
 	return e.lastErr
 }
 
-// close closes every pooled connection.
+// close closes every pooled connection; calls still running on them end
+// with a transport error and find the endpoint closed when they retry.
 func (e *endpoint) close() {
+	e.closed.Store(true)
 	for i := range e.slots {
-		s := &e.slots[i]
-		s.mu.Lock()
-		if c := s.conn.Swap(nil); c != nil {
+		if c := e.slots[i].conn.Swap(nil); c != nil {
 			c.Close()
 		}
-		s.mu.Unlock()
 	}
 }

@@ -3,9 +3,6 @@ package client
 import (
 	"context"
 	"time"
-
-	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 )
 
 // healthLoop re-checks the down servers whose back-off has passed, so that
@@ -28,11 +25,14 @@ func (c *Client) healthLoop() {
 	}
 }
 
-// probe makes one cheap call (ExpId) to ep.
+// probe asks ep for one ID: a server that answers but cannot issue
+// (fenced, clock behind its mark, closing) must stay down with its
+// back-off growing, so the probe is the call that fails then. The probe's
+// ID is thrown away: a gap, never a duplicate.
 func (c *Client) probe(ep *endpoint) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.opts.dialTimeout)
 	defer cancel()
-	_, err := callOn(ctx, ep, func(ctx context.Context, cn *rpcapi.Conn) (intf.Id, error) { return cn.ExpId(ctx, 0) })
+	_, err := callOn(ctx, ep, genId)
 	switch {
 	case c.ctx.Err() != nil:
 	case err == nil:

@@ -78,8 +78,10 @@ var (
 )
 
 // LaunchPlugin starts the server-rpc binary at path as a go-plugin plugin
-// (net/rpc protocol) and returns its IdService. ctx bounds the start only;
-// Close stops the process, which stores its high-water mark. The plugin
+// (net/rpc protocol) and returns its IdService. ctx bounds the start only:
+// when it ends first, LaunchPlugin returns at once and the process, if it
+// got started, is stopped in the background. Close stops the process,
+// which stores its high-water mark. The plugin
 // uses genMethod 0 (embedded) unless configured otherwise.
 func LaunchPlugin(ctx context.Context, path string, cfg PluginConfig) (*Plugin, error) {
 	out := cfg.LogOutput
@@ -98,14 +100,24 @@ func LaunchPlugin(ctx context.Context, path string, cfg PluginConfig) (*Plugin, 
 			Name: "vesta-plugin", Output: out, Level: hclog.LevelFromString(cfg.LogLevel),
 		}),
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("vesta plugin %s: %w", path, err)
+	}
 	type started struct {
 		conn *rpcapi.Conn
 		err  error
 	}
-	done := make(chan started, 1)
+	done := make(chan started) // unbuffered: a send succeeds only while LaunchPlugin waits
+	abandoned := make(chan struct{})
 	go func() {
 		conn, err := dispense(pc)
-		done <- started{conn, err}
+		select {
+		case done <- started{conn, err}:
+		case <-abandoned:
+			// LaunchPlugin returned on ctx: stop whatever started, now
+			// that Start is over (go-plugin's Kill waits for it anyway).
+			pc.Kill()
+		}
 	}()
 	select {
 	case s := <-done:
@@ -115,7 +127,7 @@ func LaunchPlugin(ctx context.Context, path string, cfg PluginConfig) (*Plugin, 
 		}
 		return &Plugin{conn: s.conn, pc: pc}, nil
 	case <-ctx.Done():
-		pc.Kill()
+		close(abandoned)
 		return nil, fmt.Errorf("vesta plugin %s: %w", path, ctx.Err())
 	}
 }

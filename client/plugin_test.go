@@ -4,6 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -88,4 +91,46 @@ func TestPluginArgs(t *testing.T) {
 	assert.Equal(t, []string{"--plugin", "--machine", "7", "--data-dir", "/d", "--no-data-dir=true", "--config", "c.yaml",
 		"--log-level", "debug", "--type=1"},
 		PluginConfig{Machine: &m, DataDir: "/d", NoDataDir: true, ConfigFile: "c.yaml", LogLevel: "debug", Args: []string{"--type=1"}}.args())
+}
+
+// pidScript writes a plugin stand-in that records its pid in pidFile and
+// then waits without ever answering go-plugin's handshake.
+func pidScript(t *testing.T) (script, pidFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	script, pidFile = filepath.Join(dir, "plugin.sh"), filepath.Join(dir, "pid")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho $$ > "+pidFile+"\nexec sleep 30\n"), 0o755))
+	return script, pidFile
+}
+
+func TestLaunchPluginWithADoneContextStartsNothing(t *testing.T) {
+	script, pidFile := pidScript(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := LaunchPlugin(ctx, script, PluginConfig{LogOutput: &syncbuf.Buffer{}})
+	require.ErrorIs(t, err, context.Canceled)
+	time.Sleep(300 * time.Millisecond)
+	assert.NoFileExists(t, pidFile, "no process was started")
+}
+
+func TestLaunchPluginCancelledDuringStartStopsTheProcess(t *testing.T) {
+	script, pidFile := pidScript(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // go-plugin's StartTimeout
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := LaunchPlugin(ctx, script, PluginConfig{LogOutput: &syncbuf.Buffer{}})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(start), time.Second, "LaunchPlugin returns when its context ends")
+
+	var pid int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	}, 2*time.Second, 10*time.Millisecond, "the stand-in started")
+	assert.Eventually(t, func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH }, 10*time.Second, 50*time.Millisecond,
+		"the process started for an abandoned launch is killed")
 }

@@ -121,7 +121,16 @@ func (c *Conn) GenIds(ctx context.Context, n int) ([]int64, error) {
 	if reply.Err != nil {
 		return nil, reply.Err
 	}
-	return reply.Ids, nil
+	return checkCount(c.m.genIds, reply.Ids, n)
+}
+
+// checkCount refuses an answer with other than the n IDs asked for: a
+// broken or foreign server, treated like one that gave no answer.
+func checkCount(method string, ids []int64, n int) ([]int64, error) {
+	if len(ids) != n {
+		return nil, &TransportError{Method: method, Err: fmt.Errorf("%w: %d IDs in the reply, %d asked for", ErrProtocol, len(ids), n)}
+	}
+	return ids, nil
 }
 
 // NextIds issues n segment IDs of tag in increasing order (the server's
@@ -134,7 +143,7 @@ func (c *Conn) NextIds(ctx context.Context, tag string, n int) ([]int64, error) 
 	if reply.Err != nil {
 		return nil, reply.Err
 	}
-	return reply.Ids, nil
+	return checkCount(c.m.segmentNextIds, reply.Ids, n)
 }
 
 // ExpId splits an ID into its fields.

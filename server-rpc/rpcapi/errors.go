@@ -32,6 +32,10 @@ const (
 // so it has no segment IDs to give.
 var ErrSegmentOff = errors.New("segment mode is off on the server (segmentStore off)")
 
+// ErrProtocol: the server's reply does not fit the call (e.g. another
+// number of IDs than asked for). It comes inside a *TransportError.
+var ErrProtocol = errors.New("malformed reply")
+
 var codeErrs = []struct {
 	code Code
 	err  error

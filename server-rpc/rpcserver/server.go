@@ -22,7 +22,7 @@ var ErrServerClosed = errors.New("rpc server closed")
 // Options configure a Server.
 type Options struct {
 	// MaxConns is the most connections served at once; more are closed at
-	// once with a warning. 0 means DefaultMaxConns.
+	// once with a warning (one a second at most). 0 means DefaultMaxConns.
 	MaxConns int
 	// Logger receives warnings and, at debug level, connection events;
 	// nil means slog.Default().
@@ -42,7 +42,15 @@ type Server struct {
 	served   sync.WaitGroup // one per connection being served
 	refused  uint64
 	accepted uint64
+	// lastRefusalLog and refusedUnlogged keep a connection flood from
+	// becoming a log flood: one warning a second at most.
+	lastRefusalLog  time.Time
+	refusedUnlogged uint64
 }
+
+// refusalLogInterval is the least time between two "connection refused"
+// warnings.
+const refusalLogInterval = time.Second
 
 // New registers recv and returns a server ready to Serve.
 func New(recv *rpcapi.Receiver, opts Options) (*Server, error) {
@@ -102,11 +110,18 @@ func (s *Server) serve(conn net.Conn) {
 		closing := s.closing
 		s.refused++
 		refused := s.refused
+		logIt := !closing && time.Since(s.lastRefusalLog) >= refusalLogInterval
+		unlogged := s.refusedUnlogged
+		if logIt {
+			s.lastRefusalLog, s.refusedUnlogged = time.Now(), 0
+		} else if !closing {
+			s.refusedUnlogged++
+		}
 		s.mu.Unlock()
 		conn.Close()
-		if !closing {
+		if logIt {
 			s.log.Warn("vesta rpc: connection refused: too many connections", "remote", conn.RemoteAddr(),
-				"maxConns", s.maxConns, "refusedTotal", refused)
+				"maxConns", s.maxConns, "refusedTotal", refused, "refusedSinceLastWarning", unlogged)
 		}
 		return
 	}

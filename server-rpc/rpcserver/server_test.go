@@ -5,12 +5,14 @@ import (
 	"log/slog"
 	"net"
 	"net/rpc"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
@@ -67,7 +69,8 @@ func TestEveryMethodOverTCP(t *testing.T) {
 }
 
 func TestConnectionLimit(t *testing.T) {
-	srv := rpctest.Start(t, rpctest.Config{MaxConns: 1})
+	var logs syncbuf.Buffer
+	srv := rpctest.Start(t, rpctest.Config{MaxConns: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	first := dial(t, srv.Addr)
 	var r rpcapi.GenIdReply
 	require.NoError(t, first.Call("IdService.GenId", rpcapi.GenIdArgs{}, &r))
@@ -81,6 +84,17 @@ func TestConnectionLimit(t *testing.T) {
 	// The first one lives on.
 	require.NoError(t, first.Call("IdService.GenId", rpcapi.GenIdArgs{}, &r))
 	assert.Nil(t, r.Err)
+
+	// A flood of refused connections logs one warning a second, not one
+	// per connection.
+	for range 20 {
+		c, err := net.Dial("tcp", srv.Addr)
+		require.NoError(t, err)
+		_, _ = c.Read(make([]byte, 1)) // returns once the server closed it
+		c.Close()
+	}
+	assert.Equal(t, uint64(21), srv.RPC.Stats().Refused)
+	assert.Equal(t, 1, strings.Count(logs.String(), "connection refused"), logs.String())
 }
 
 // gate is an IdService whose GenIds waits for release.

@@ -1,0 +1,205 @@
+package client
+
+import (
+	"context"
+	"net"
+	"net/rpc"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+)
+
+// scripted is an IdService receiver whose misbehaviour a test chooses: a
+// slow GenId, an error for every GenId or GenIds, or more IDs than asked
+// for.
+type scripted struct {
+	delay     atomic.Int64 // ns
+	genErr    *rpcapi.Error
+	genIdsErr *rpcapi.Error
+	extra     int
+	genCalls  atomic.Int64
+	next      atomic.Int64
+}
+
+func (f *scripted) GenId(_ rpcapi.GenIdArgs, r *rpcapi.GenIdReply) error {
+	f.genCalls.Add(1)
+	time.Sleep(time.Duration(f.delay.Load()))
+	if f.genErr != nil {
+		r.Err = f.genErr
+		return nil
+	}
+	r.Id = f.next.Add(1)
+	return nil
+}
+
+func (f *scripted) GenIds(a rpcapi.GenIdsArgs, r *rpcapi.GenIdsReply) error {
+	if f.genIdsErr != nil {
+		r.Err = f.genIdsErr
+		return nil
+	}
+	for range a.Count + f.extra {
+		r.Ids = append(r.Ids, f.next.Add(1))
+	}
+	return nil
+}
+
+// serveScripted serves f on 127.0.0.1 and returns its address and a
+// count of the connections open on the server side.
+func serveScripted(t *testing.T, f *scripted) (addr string, open *atomic.Int64) {
+	t.Helper()
+	srv := rpc.NewServer()
+	require.NoError(t, srv.RegisterName(rpcapi.ServiceName, f))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	open = new(atomic.Int64)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			open.Add(1)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				srv.ServeConn(c) // closes c when the client does
+				open.Add(-1)
+			}()
+		}
+	}()
+	return ln.Addr().String(), open
+}
+
+func TestCloseEndsACallInFlightWithoutRedialling(t *testing.T) {
+	f := &scripted{}
+	addr, open := serveScripted(t, f)
+	c, err := New([]string{addr}, WithPoolSize(1), WithLogger(quiet))
+	require.NoError(t, err)
+	_, err = c.GenId(context.Background()) // dials the one slot
+	require.NoError(t, err)
+	f.delay.Store(int64(300 * time.Millisecond))
+	res := make(chan error, 1)
+	go func() { _, err := c.GenId(context.Background()); res <- err }()
+	time.Sleep(50 * time.Millisecond)
+	require.NoError(t, c.Close())
+	assert.ErrorIs(t, <-res, intf.ErrClosed, "the call Close cut short is not re-sent on a new connection")
+	assert.Eventually(t, func() bool { return open.Load() == 0 }, 2*time.Second, 10*time.Millisecond,
+		"no connection outlives Close")
+}
+
+func TestCloseReleasesACallToAHungServer(t *testing.T) {
+	c, err := New([]string{silentAddr(t)}, WithPoolSize(1), WithLogger(quiet))
+	require.NoError(t, err)
+	res := make(chan error, 1)
+	go func() { _, err := c.GenId(context.Background()); res <- err }() // no deadline
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, c.Close())
+	select {
+	case err := <-res:
+		assert.ErrorIs(t, err, intf.ErrClosed)
+	case <-time.After(2 * time.Second):
+		t.Fatal("a call without a deadline is still blocked 2s after Close")
+	}
+}
+
+func TestHealthProbeKeepsAFencedServerDown(t *testing.T) {
+	fenced := &scripted{genErr: rpcapi.ToWire(intf.ErrFenced)}
+	fencedAddr, _ := serveScripted(t, fenced)
+	goodAddr, _ := serveScripted(t, &scripted{})
+	c := newClient(t, []string{fencedAddr, goodAddr}, WithBackoff(20*time.Millisecond, 5*time.Second))
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		_, err := c.GenId(context.Background())
+		require.NoError(t, err, "the healthy server serves every call")
+	}
+	// The fenced server answers calls but cannot issue: the probes (GenId)
+	// fail too, so its back-off doubles from 20 ms (±20%) and it sees
+	// about 7 calls in 2 s; a probe that reset the back-off would let
+	// ~100 through (one per 20 ms health interval).
+	assert.Less(t, fenced.genCalls.Load(), int64(15), "calls and probes that reached the fenced server")
+}
+
+func TestAReplyWithTooManyIdsIsRefused(t *testing.T) {
+	f := &scripted{extra: 5}
+	addr, _ := serveScripted(t, f)
+	c := newClient(t, []string{addr})
+	_, err := c.GenIds(context.Background(), 10)
+	require.ErrorIs(t, err, intf.ErrUnavailable)
+	assert.ErrorIs(t, err, rpcapi.ErrProtocol)
+
+	buffered, err := New([]string{addr}, WithBuffer(10, 10), WithLogger(quiet))
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond) // refills fail: the buffer stays empty
+	closed := make(chan error, 1)
+	go func() { closed <- buffered.Close() }()
+	select {
+	case err := <-closed:
+		assert.NoError(t, err)
+	case <-time.After(2 * time.Second):
+		t.Fatal("Close hung behind the buffer refill")
+	}
+}
+
+func TestBufferRefillFollowsTheServersMaxBatch(t *testing.T) {
+	srv := rpctest.Start(t, rpctest.Config{Machine: 3, MaxBatch: 100})
+	c := newClient(t, []string{srv.Addr}, WithBuffer(1000, 500))
+	require.Eventually(t, func() bool { return len(c.buf.ids) == 1000 }, 5*time.Second, 10*time.Millisecond,
+		"the stock fills in batches of the server's maxBatch (100), not the 500 asked for")
+	seen := map[int64]bool{}
+	for range 1000 {
+		id, err := c.GenId(context.Background())
+		require.NoError(t, err)
+		require.False(t, seen[id], "duplicate %d", id)
+		seen[id] = true
+	}
+}
+
+// A caller waiting for another caller's dial to the same slot returns at
+// its own deadline, not the dial timeout.
+func TestWaitingForADialKeepsTheDeadline(t *testing.T) {
+	addr := unreachableAddr(t)
+	c := newClient(t, []string{addr}, WithPoolSize(1), WithDialTimeout(3*time.Second))
+	go c.GenId(context.Background()) // dials the one slot and hangs for the dial timeout
+	time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := c.GenId(ctx)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), time.Second)
+}
+
+// unreachableAddr is a loopback address whose dials hang: a listener with
+// a backlog of 0 that never accepts, its queue filled.
+func unreachableAddr(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { syscall.Close(fd) })
+	require.NoError(t, syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
+	require.NoError(t, syscall.Listen(fd, 0))
+	sa, err := syscall.Getsockname(fd)
+	require.NoError(t, err)
+	addr := (&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: sa.(*syscall.SockaddrInet4).Port}).String()
+	for range 8 {
+		cn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err != nil {
+			return addr // the queue is full: dials hang from here on
+		}
+		t.Cleanup(func() { cn.Close() })
+	}
+	t.Skip("this kernel accepts every connection into the queue; cannot make a dial hang")
+	return ""
+}
