@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // SegmentService issues segment-mode IDs (Leaf-segment style): short, dense,
@@ -58,7 +59,8 @@ func CheckTag(tag string) error {
 	}
 	for i := 0; i < len(tag); i++ {
 		if !tagByte(tag[i]) {
-			return &TagError{Tag: tag, Reason: fmt.Sprintf("character %q not allowed: use letters, digits, '.', '_' and '-'", tag[i])}
+			r, _ := utf8.DecodeRuneInString(tag[i:]) // name the character, not its first byte
+			return &TagError{Tag: tag, Reason: fmt.Sprintf("character %q not allowed: use ASCII letters, digits, '.', '_' and '-'", r)}
 		}
 	}
 	return nil

@@ -25,6 +25,7 @@ func TestCheckTag(t *testing.T) {
 		assert.Equal(t, bad, te.Tag)
 		assert.NotEmpty(t, te.Reason)
 	}
+	assert.ErrorContains(t, intf.CheckTag("café"), `character 'é' not allowed`, "the character named whole, not its first byte")
 }
 
 func TestCheckSegmentCount(t *testing.T) {

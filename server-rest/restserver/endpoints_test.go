@@ -56,6 +56,7 @@ func TestEndpoints(t *testing.T) {
 		{name: "makeid genMethod 4", path: "/makeid?time=1&seq=0&genMethod=4", status: 400, param: "genMethod", contains: []string{"0..3"}},
 		{name: "makeid version 2", path: "/makeid?time=1&seq=0&version=2", status: 400, param: "version", contains: []string{"0..1"}},
 		{name: "makeid type 2", path: "/makeid?time=1&seq=0&type=2", status: 400, param: "type", contains: []string{"0..1"}},
+		{name: "transtime type 9 before a missing time", path: "/transtime?type=9", status: 400, param: "type", contains: []string{"9", "0..1"}},
 		{name: "makeid type name unknown", path: "/makeid?time=1&seq=0&type=fast", status: 400, param: "type", contains: []string{"max-peak", "min-granularity"}},
 		{name: "makeid time overflows int64", path: "/makeid?time=99999999999999999999&seq=0", status: 400, param: "time", contains: []string{"overflows"}},
 		{name: "makeid seq not a number", path: "/makeid?time=1&seq=12a", status: 400, param: "seq", contains: []string{"not a decimal integer"}},
@@ -106,11 +107,23 @@ func TestEndpoints(t *testing.T) {
 		{name: "trailing slash", path: "/genid/", status: 404},
 		{name: "POST not allowed", method: http.MethodPost, path: "/genid", status: 405, contains: []string{"GET"}},
 		{name: "DELETE not allowed", method: http.MethodDelete, path: "/makeid?" + workedQuery, status: 405},
-		{name: "body too large", path: "/genid", body: strings.Repeat("x", 5000), status: 413, contains: []string{"4KB"}},
+		{name: "body at the limit", path: "/genid", body: strings.Repeat("x", 4096), status: 200, ctype: text},
+		{name: "body too large", path: "/genid", body: strings.Repeat("x", 4097), status: 413, contains: []string{"4096 bytes"}},
 	}
 	for _, tc := range cases {
 		runEndpointCase(t, ts.URL, tc)
 	}
+}
+
+func TestChunkedBodyRefused(t *testing.T) {
+	_, ts := startServer(t, testConfig(t))
+	// A reader of unknown length: the client sends it chunked, as an
+	// endless stream could be; the server must not wait for its end.
+	body := io.MultiReader(strings.NewReader("x"))
+	r := do(t, http.MethodGet, ts.URL+"/genid", nil, body)
+	require.Equal(t, 413, r.status, r.body)
+	msg, _ := jsonError(t, r)
+	assert.Contains(t, msg, "chunked")
 }
 
 // runEndpointCase runs tc against the server at base as a subtest.

@@ -99,7 +99,7 @@ func fromHTTPError(he *echo.HTTPError) *apiError {
 	case http.StatusMethodNotAllowed:
 		ae.Msg = "method not allowed: every endpoint takes GET"
 	case http.StatusRequestEntityTooLarge:
-		ae.Msg = fmt.Sprintf("request body too large: the limit is %s (the endpoints take no body)", bodyLimit)
+		ae.Msg = fmt.Sprintf("request body too large: the limit is %d bytes, chunked bodies are refused (the endpoints take no body)", bodyLimit)
 	default:
 		ae.Msg = strings.ToLower(http.StatusText(he.Code))
 		if m, ok := he.Message.(string); ok && m != "" {

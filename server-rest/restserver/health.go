@@ -57,6 +57,7 @@ func (s *Server) readiness() (string, *apiError) {
 func (s *Server) readyz(c echo.Context) error {
 	status, why := s.readiness()
 	if why != nil {
+		c.Response().Header().Set("Retry-After", "1")
 		return c.JSON(http.StatusServiceUnavailable, statusBody{Status: status, Error: why.Msg})
 	}
 	return c.JSON(http.StatusOK, statusBody{Status: status})

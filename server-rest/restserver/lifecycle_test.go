@@ -54,6 +54,7 @@ func TestNotReadyUntilServiceStarts(t *testing.T) {
 	r = get(t, base+"/readyz")
 	assert.Equal(t, 503, r.status)
 	assert.JSONEq(t, `{"status":"starting","error":"`+mustErrorText(t, r)+`"}`, r.body)
+	assert.Equal(t, "1", r.header.Get("Retry-After"), "every 503 says when to retry, /readyz's too")
 	assert.Equal(t, 200, get(t, base+"/healthz").status)
 	assert.Equal(t, 0.0, metricValue(t, get(t, base+"/metrics").body, "vesta_ready"))
 

@@ -106,6 +106,9 @@ func (p params) idType(name string) (t intf.IdType, given bool, err error) {
 		return 0, false, nil
 	}
 	if n, nerr := strconv.ParseInt(s, 10, 64); nerr == nil {
+		if n != int64(intf.MaxPeak) && n != int64(intf.MinGranularity) {
+			return 0, true, badParam(name, "%d is out of range 0..1: want max-peak (0) or min-granularity (1)", n)
+		}
 		return intf.IdType(n), true, nil
 	}
 	t, err = intf.ParseIdType(s)

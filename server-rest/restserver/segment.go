@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -30,6 +31,12 @@ func (t segmentIds) issued(n int) { t.m.segmentIssued(t.tag).Add(float64(n)) }
 // nextSegment serves /segment/{tag}: one segment ID of the tag, or with
 // ?count=N a batch of N, in the formats of /genid.
 func (s *Server) nextSegment(c echo.Context) error {
+	if strings.Contains(c.Param("tag"), "/") {
+		// Echo lets the last path parameter take the rest of the path:
+		// /segment/order/ and /segment/order/x are no endpoint (an
+		// escaped %2F stays in the tag, and CheckTag refuses it).
+		return echo.ErrNotFound
+	}
 	tag, err := pathParam(c, "tag")
 	if err != nil {
 		return err

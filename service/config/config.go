@@ -73,6 +73,7 @@ func Register(fs *pflag.FlagSet, d Defaults) *Loader {
 // Load reads the file, environment and flags into a validated Config.
 func (l *Loader) Load() (Config, error) {
 	v := viper.NewWithOptions(viper.WithCodecRegistry(codecs()))
+	v.AllowEmptyEnv(true) // VESTA_X= is set to "", and refused where "" means nothing
 	for _, k := range Keys() {
 		if err := v.BindEnv(k.Name, k.Env); err != nil {
 			return Config{}, err
@@ -99,7 +100,7 @@ func (l *Loader) Load() (Config, error) {
 	s.Type = r.idType()
 	s.Version = r.int(KeyVersion, "", 0, 0, intf.MaxVersion)
 	s.Populator = r.populator()
-	s.EpochMillis = r.int(KeyEpoch, "", intf.DefaultEpochMillis, 0, time.Now().UnixMilli())
+	s.EpochMillis = r.int(KeyEpoch, "", intf.DefaultEpochMillis, 1, time.Now().UnixMilli())
 	s.DataDir = r.str(KeyDataDir, "")
 	s.NoDataDir = r.bool(KeyNoDataDir, "", false)
 	s.MaxClockBackwardWait = r.duration(KeyMaxClockBackwardWait, service.DefaultMaxClockBackwardWait, time.Millisecond, 24*time.Hour)
@@ -146,9 +147,14 @@ func readFile(v *viper.Viper, file string) error {
 
 // listen takes listen, else Vesta's vesta.port as ":port".
 func (r *reader) listen(def string) string {
-	addr := r.str(KeyListen, "")
-	if addr == "" {
-		if port := r.str(VestaPort, ""); port != "" {
+	const wantAddr = "host:port with port 0..65535, e.g. :8080 or 127.0.0.1:8080"
+	const wantPort = "a port 0..65535"
+	addr := r.given(KeyListen, "", wantAddr)
+	if !r.v.IsSet(KeyListen) {
+		if port := r.given(VestaPort, "", wantPort); port != "" {
+			if _, err := parsePort(port); err != nil {
+				r.fail(VestaPort, port, wantPort)
+			}
 			addr = ":" + port
 		}
 	}
@@ -163,7 +169,7 @@ func (r *reader) listen(def string) string {
 		_, err = parsePort(port)
 	}
 	if err != nil {
-		r.fail(KeyListen, addr, "host:port with port 0..65535, e.g. :8080 or 127.0.0.1:8080")
+		r.fail(KeyListen, addr, wantAddr)
 	}
 	return addr
 }
@@ -178,13 +184,14 @@ func (r *reader) logLevel() slog.Level {
 }
 
 func (r *reader) idType() intf.IdType {
-	s := r.str(KeyType, VestaType)
+	const want = "max-peak (0) or min-granularity (1)"
+	s := r.given(KeyType, VestaType, want)
 	if s == "" || r.err != nil {
 		return intf.MaxPeak
 	}
 	t, err := intf.ParseIdType(s)
 	if err != nil {
-		r.fail(KeyType, s, "max-peak (0) or min-granularity (1)")
+		r.fail(KeyType, s, want)
 	}
 	return t
 }
@@ -207,7 +214,7 @@ func (r *reader) populator() string {
 // machine fills the machine id or provider into s and returns the
 // provider's name.
 func (r *reader) machine(s *service.Settings) string {
-	provider := r.str(KeyMachineProvider, "")
+	provider := r.given(KeyMachineProvider, "", "property, ips, hostname or etcd")
 	ips := r.str(KeyIPs, VestaIPs)
 	if provider == "" {
 		provider = ProviderProperty

@@ -151,6 +151,17 @@ func TestInvalidValues(t *testing.T) {
 		{[]string{"--log-format", "xml"}, "logFormat"},
 		{[]string{"--machine-provider", "dns"}, "machineProvider"},
 		{[]string{"--machine-provider", "ips"}, "ips"},
+		{[]string{"--epoch", "0"}, "epoch"},
+		// Empty values of keys that mean nothing when empty are refused, not
+		// taken for the default (an empty --listen would bind every interface).
+		{[]string{"--listen="}, "listen"},
+		{[]string{"--type="}, "type"},
+		{[]string{"--populator="}, "populator"},
+		{[]string{"--machine-provider="}, "machineProvider"},
+		{[]string{"--max-clock-backward-wait="}, "maxClockBackwardWait"},
+		{[]string{"--log-level="}, "logLevel"},
+		{[]string{"--segment-store="}, "segmentStore"},
+		{[]string{"--segment-store", "off", "--segment-tags", "order"}, "segmentTags"},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -167,6 +178,26 @@ func TestInvalidEnvNamesKey(t *testing.T) {
 	_, err := load(t)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "config key type")
+}
+
+func TestEmptyEnvIsNotUnset(t *testing.T) {
+	for env, key := range map[string]string{"VESTA_MACHINE": "machine", "VESTA_LISTEN": "listen", "VESTA_POPULATOR": "populator"} {
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(env, "")
+			_, err := load(t)
+			require.ErrorIs(t, err, intf.ErrInvalidArgument)
+			assert.Contains(t, err.Error(), "config key "+key+":")
+		})
+	}
+}
+
+func TestVestaPortErrorsNameIt(t *testing.T) {
+	c, err := load(t, "--config", writeFile(t, "v.properties", "vesta.port=9090\n"))
+	require.NoError(t, err)
+	assert.Equal(t, ":9090", c.Listen)
+	_, err = load(t, "--config", writeFile(t, "v.properties", "vesta.port=abc\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "config key vesta.port:")
 }
 
 func TestInvalidFileValueNamesVestaKey(t *testing.T) {

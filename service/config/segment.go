@@ -48,6 +48,9 @@ func (r *reader) segment(s *service.Settings) segment.Config {
 		}
 	}
 	tags := r.str(KeySegmentTags, "")
+	if tags != "" && c.Store == segment.StoreOff {
+		r.fail(KeySegmentTags, tags, "no tags while segmentStore is off (set segmentStore to sqlite or postgres)")
+	}
 	var err error
 	if c.Tags, err = segment.ParseTags(tags); err != nil {
 		r.fail(KeySegmentTags, tags, "a comma-separated list of tag[:initialMaxId[:step]], e.g. order,invoice:1000:500 ("+err.Error()+")")

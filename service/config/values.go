@@ -55,6 +55,17 @@ func (r *reader) str(key, alias string) string {
 	return strings.TrimSpace(fmt.Sprint(v))
 }
 
+// given is str for a key that has no meaning when empty: one set to ""
+// (an empty flag, variable or file value, e.g. a template that expanded to
+// nothing) is an error naming the key, never a silent default.
+func (r *reader) given(key, alias, want string) string {
+	s := r.str(key, alias)
+	if _, name, ok := r.raw(key, alias); ok && s == "" {
+		r.fail(name, "", want)
+	}
+	return s
+}
+
 func (r *reader) int(key, alias string, def, min, max int64) int64 {
 	v, name, ok := r.raw(key, alias)
 	if !ok {
@@ -107,20 +118,22 @@ func (r *reader) bool(key, alias string, def bool) bool {
 }
 
 func (r *reader) duration(key string, def, min, max time.Duration) time.Duration {
-	s := r.str(key, "")
+	want := fmt.Sprintf("a duration %s..%s, e.g. 5s", min, max)
+	s := r.given(key, "", want)
 	if s == "" {
 		return def
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < min || d > max {
-		r.fail(key, s, fmt.Sprintf("a duration %s..%s, e.g. 5s", min, max))
+		r.fail(key, s, want)
 		return def
 	}
 	return d
 }
 
 func (r *reader) oneOf(key, def string, allowed ...string) string {
-	s := r.str(key, "")
+	want := "one of " + strings.Join(allowed, ", ")
+	s := r.given(key, "", want)
 	if s == "" {
 		return def
 	}
@@ -130,7 +143,7 @@ func (r *reader) oneOf(key, def string, allowed ...string) string {
 			return s
 		}
 	}
-	r.fail(key, s, "one of "+strings.Join(allowed, ", "))
+	r.fail(key, s, want)
 	return def
 }
 
