@@ -11,11 +11,11 @@ import (
 	"github.com/vesta-go/vesta/intf"
 )
 
-// claim takes the lowest free machine id (prefer first, when it is free)
-// for s's lease and returns it with its stored high-water mark (0 if
-// none). Each attempt is one transaction that creates the id's key only if
-// it does not exist, so two nodes can never both succeed.
-func (l *Lease) claim(ctx context.Context, s *session, prefer int64) (machine, prevMark int64, err error) {
+// claim takes the lowest free machine id (c.prefer first, when it is free;
+// never c.skip) for s's lease and returns it with its stored high-water
+// mark (0 if none). Each attempt is one transaction that creates the id's
+// key only if it does not exist, so two nodes can never both succeed.
+func (l *Lease) claim(ctx context.Context, s *session, c choice) (machine, prevMark int64, err error) {
 	gctx, cancel := l.timeout(ctx)
 	resp, err := l.cli.Get(gctx, l.keys.Machines(), clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	cancel()
@@ -28,7 +28,10 @@ func (l *Lease) claim(ctx context.Context, s *session, prefer int64) (machine, p
 			taken[id] = true
 		}
 	}
-	for _, id := range candidates(prefer, taken) {
+	if c.skip >= 0 {
+		taken[c.skip] = true
+	}
+	for _, id := range candidates(c.prefer, taken) {
 		ok, mark, err := l.tryClaim(ctx, s, id)
 		if err != nil || ok {
 			return id, mark, err

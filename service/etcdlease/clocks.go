@@ -9,23 +9,76 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/service"
 )
+
+// clockReport is one live node's clock report: its clock (Unix ms) when
+// written, and the revision that wrote it.
+type clockReport struct {
+	ms  int64
+	rev int64
+}
 
 // checkClocks compares this node's clock with the reports of the live
 // nodes (every key under Clocks but this node's own) and refuses, with a
 // *ClockSkewError, a median skew larger than MaxClockSkew.
+//
+// A node refreshes its report after every renewal, so a report is at most
+// a renew interval old, except that of a node whose renewals are failing:
+// it keeps its lease, and its report, until etcd expires it, up to TTL
+// later. So when the first read shows too much skew, the reports are read
+// again a renew interval later and only those rewritten meanwhile are
+// judged (with the time between the reads as their age).
 func (l *Lease) checkClocks(ctx context.Context, h service.LeaseHolder, s *session) error {
-	gctx, cancel := l.timeout(ctx)
 	sent := h.Now()
+	first, err := l.readClocks(ctx, s)
+	if err != nil {
+		return err
+	}
+	now := h.Now()
+	skew := medianSkew(now, reportValues(first), RenewInterval(l.o.TTL)+time.Duration(now-sent)+time.Millisecond)
+	if len(first) == 0 || skew.Abs() <= l.o.MaxClockSkew {
+		l.o.Logger.Debug("etcdlease: clock in line with the live nodes", "nodes", len(first), "skew", skew)
+		return nil
+	}
+	if err := ctxtime.Sleep(ctx, RenewInterval(l.o.TTL)+retryInterval/5); err != nil {
+		return err
+	}
+	second, err := l.readClocks(ctx, s)
+	if err != nil {
+		return err
+	}
+	now = h.Now()
+	var fresh []int64
+	for key, r := range second {
+		if old, ok := first[key]; !ok || r.rev > old.rev {
+			fresh = append(fresh, r.ms)
+		}
+	}
+	if len(fresh) == 0 {
+		l.o.Logger.Warn("etcdlease: no live node refreshed its clock report within a renew interval; starting without the clock check",
+			"reports", len(second), "skewOfTheStaleReports", skew)
+		return nil
+	}
+	skew = medianSkew(now, fresh, time.Duration(now-sent)+time.Millisecond)
+	if skew.Abs() > l.o.MaxClockSkew {
+		return &ClockSkewError{Skew: skew, Nodes: len(fresh), Bound: l.o.MaxClockSkew, Where: l.keys.Clocks()}
+	}
+	l.o.Logger.Debug("etcdlease: clock in line with the live nodes", "nodes", len(fresh), "skew", skew)
+	return nil
+}
+
+// readClocks reads the other nodes' clock reports, by key.
+func (l *Lease) readClocks(ctx context.Context, s *session) (map[string]clockReport, error) {
+	gctx, cancel := l.timeout(ctx)
 	resp, err := l.cli.Get(gctx, l.keys.Clocks(), clientv3.WithPrefix())
 	cancel()
 	if err != nil {
-		return l.unavailable(gctx, "reading the clock reports", err)
+		return nil, l.unavailable(gctx, "reading the clock reports", err)
 	}
-	now := h.Now()
 	own := l.keys.Clock(l.o.NodeName)
-	var reports []int64
+	reports := make(map[string]clockReport, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		if string(kv.Key) == own {
 			if kv.Lease != int64(s.lease) {
@@ -39,26 +92,27 @@ func (l *Lease) checkClocks(ctx context.Context, h service.LeaseHolder, s *sessi
 			l.o.Logger.Warn("etcdlease: ignoring a malformed clock report", "key", string(kv.Key), "value", string(kv.Value))
 			continue
 		}
-		reports = append(reports, ms)
+		reports[string(kv.Key)] = clockReport{ms: ms, rev: kv.ModRevision}
 	}
-	if len(reports) == 0 {
-		return nil
+	return reports, nil
+}
+
+func reportValues(m map[string]clockReport) []int64 {
+	v := make([]int64, 0, len(m))
+	for _, r := range m {
+		v = append(v, r.ms)
 	}
-	// A report is refreshed every RenewInterval, and our read took
-	// now−sent: a live node's clock now lies within [report, report+age].
-	maxAge := RenewInterval(l.o.TTL) + time.Duration(now-sent) + time.Millisecond
-	skew := medianSkew(now, reports, maxAge)
-	if skew > l.o.MaxClockSkew || -skew > l.o.MaxClockSkew {
-		return &ClockSkewError{Skew: skew, Nodes: len(reports), Bound: l.o.MaxClockSkew, Where: l.keys.Clocks()}
-	}
-	l.o.Logger.Debug("etcdlease: clock in line with the live nodes", "nodes", len(reports), "skew", skew)
-	return nil
+	return v
 }
 
 // medianSkew is the median, over the reports (Unix ms), of how far now
 // (Unix ns) lies outside [report, report+maxAge]: negative when behind,
 // 0 when within. With an even count it is the mean of the middle two.
+// No reports: 0.
 func medianSkew(now int64, reportsMs []int64, maxAge time.Duration) time.Duration {
+	if len(reportsMs) == 0 {
+		return 0
+	}
 	skews := make([]time.Duration, len(reportsMs))
 	for i, ms := range reportsMs {
 		lo := ms * int64(time.Millisecond)

@@ -50,9 +50,11 @@ func (l *Lease) Keys() Keys { return l.keys }
 // Run connects to etcd, claims a machine id and keeps it until ctx is done,
 // telling h of every change (see the package comment). A failure to claim
 // the first id (etcd unreachable within the dial timeout, every id taken,
-// the clock out of line) is returned; later failures are retried, except a
-// clock that the service or the clock check refuses. After ctx is done it
-// revokes the lease, which frees the id, and returns ctx.Err().
+// the clock out of line, the id's mark too far ahead) is returned. Once
+// running, every failure is retried every retryInterval while the service
+// answers ErrFenced: ending Run then would leave the process up and fenced
+// for good. After ctx is done it revokes the lease, which frees the id, and
+// returns ctx.Err().
 func (l *Lease) Run(ctx context.Context, h service.LeaseHolder) error {
 	if !l.running.CompareAndSwap(false, true) {
 		return ErrRunning
@@ -68,21 +70,31 @@ func (l *Lease) Run(ctx context.Context, h service.LeaseHolder) error {
 	return l.loop(ctx, h)
 }
 
+// choice steers a claim: prefer is tried first when free (the id just
+// lost), skip is not tried (an id the service just refused); -1 for none.
+type choice struct{ prefer, skip int64 }
+
 // loop claims an id, holds it until it is lost, and claims again. Failing
-// to take the first id is fatal, and so is a clock refused at any time;
-// other failures are retried every retryInterval.
+// to take the first id is fatal; later failures are retried every
+// retryInterval. An id refused for its clock or mark is skipped at the next
+// attempt, so that another free id can be taken meanwhile.
 func (l *Lease) loop(ctx context.Context, h service.LeaseHolder) error {
-	prefer := int64(-1)
+	next := choice{prefer: -1, skip: -1}
 	first, failing := true, false
 	for {
-		s, err := l.take(ctx, h, prefer)
+		s, tried, err := l.take(ctx, h, next)
 		if err != nil {
-			switch {
-			case ctx.Err() != nil:
+			if ctx.Err() != nil {
 				return ctx.Err()
-			case first, errors.Is(err, intf.ErrClockBehind):
+			}
+			if first {
 				return err
-			case !failing:
+			}
+			next = choice{prefer: -1, skip: -1}
+			if errors.Is(err, intf.ErrClockBehind) {
+				next.skip = tried
+			}
+			if !failing {
 				l.o.Logger.Error("etcdlease: cannot claim a machine id; retrying", "every", retryInterval, "err", err)
 				failing = true
 			}
@@ -90,6 +102,9 @@ func (l *Lease) loop(ctx context.Context, h service.LeaseHolder) error {
 				return err
 			}
 			continue
+		}
+		if failing {
+			l.o.Logger.Info("etcdlease: claimed a machine id again", "machine", s.machine)
 		}
 		first, failing = false, false
 		select {
@@ -103,28 +118,29 @@ func (l *Lease) loop(ctx context.Context, h service.LeaseHolder) error {
 		l.o.Logger.Warn("etcdlease: machine id lost; claiming one again", "machine", s.machine, "why", s.why())
 		h.Lost()
 		l.release(s)
-		prefer = s.machine
+		next = choice{prefer: s.machine, skip: -1}
 	}
 }
 
-// take claims an id and has the service hold it. On error nothing is held.
-func (l *Lease) take(ctx context.Context, h service.LeaseHolder, prefer int64) (*session, error) {
-	s, err := l.acquire(ctx, h, prefer)
+// take claims an id and has the service hold it. On error nothing is held;
+// tried is the id claimed and then refused, or -1.
+func (l *Lease) take(ctx context.Context, h service.LeaseHolder, c choice) (_ *session, tried int64, _ error) {
+	s, err := l.acquire(ctx, h, c)
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	l.setCurrent(s) // Hold stores a mark through StoreMark
 	if err := h.Hold(ctx, s.machine, s.validUntil.Load(), s.prevMark); err != nil {
 		l.setCurrent(nil)
 		l.release(s)
-		return nil, fmt.Errorf("machine %d: %w", s.machine, err)
+		return nil, s.machine, fmt.Errorf("machine %d: %w", s.machine, err)
 	}
 	// Hold may have waited for the clock while renewals went on: extend
 	// the fence to the latest one.
 	h.Renewed(s.validUntil.Load())
 	l.o.Logger.Info("etcdlease: machine id held", "machine", s.machine, "node", l.o.NodeName,
 		"lease", fmt.Sprintf("%x", int64(s.lease)), "prevMark", s.prevMark)
-	return s, nil
+	return s, -1, nil
 }
 
 func (l *Lease) setCurrent(s *session) {

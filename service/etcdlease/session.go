@@ -52,9 +52,9 @@ func (s *session) isLost() bool {
 }
 
 // acquire grants a lease (and starts renewing it at once), checks the
-// clock, reports it, and claims an id, preferring prefer. On error the
-// lease is revoked.
-func (l *Lease) acquire(ctx context.Context, h service.LeaseHolder, prefer int64) (_ *session, err error) {
+// clock, reports it, and claims an id as c says. On error the lease is
+// revoked.
+func (l *Lease) acquire(ctx context.Context, h service.LeaseHolder, c choice) (_ *session, err error) {
 	_, cli := l.current()
 	t0 := h.Now()
 	gctx, cancel := l.timeout(ctx)
@@ -79,7 +79,7 @@ func (l *Lease) acquire(ctx context.Context, h service.LeaseHolder, prefer int64
 	if err := l.report(ctx, h, s); err != nil {
 		return nil, err
 	}
-	if s.machine, s.prevMark, err = l.claim(ctx, s, prefer); err != nil {
+	if s.machine, s.prevMark, err = l.claim(ctx, s, c); err != nil {
 		return nil, err
 	}
 	if s.isLost() {

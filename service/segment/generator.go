@@ -18,8 +18,9 @@ type Generator struct {
 	s Settings
 
 	tags      atomic.Pointer[map[string]*buffer] // replaced whole by Refresh
-	refreshMu sync.Mutex                         // serialises Refresh
+	refreshMu sync.Mutex                         // serialises Refresh; guards badTags and retired
 	badTags   map[string]bool                    // rows with malformed tags, warned about once
+	retired   map[string]*buffer                 // buffers of removed tags, for their highest range
 	miss      missRefresh                        // rereads caused by unknown tags
 
 	bg        context.Context // cancelled by Close; parent of every load
@@ -42,7 +43,7 @@ func New(ctx context.Context, s Settings) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Generator{s: s, badTags: map[string]bool{}}
+	g := &Generator{s: s, badTags: map[string]bool{}, retired: map[string]*buffer{}}
 	empty := map[string]*buffer{}
 	g.tags.Store(&empty)
 	if err := g.Refresh(ctx); err != nil {
@@ -106,8 +107,14 @@ func (g *Generator) fill(ctx context.Context, tag string, dst []int64) error {
 		return intf.ErrClosed
 	}
 	b, err := g.lookup(tag)
-	if errors.Is(err, intf.ErrUnknownTag) && g.refreshAfterMiss(ctx) {
-		b, err = g.lookup(tag)
+	if errors.Is(err, intf.ErrUnknownTag) {
+		again, rerr := g.refreshAfterMiss(ctx)
+		if rerr != nil {
+			return fmt.Errorf("segment tag %q: not among the tags known here, and %w", tag, rerr)
+		}
+		if again {
+			b, err = g.lookup(tag)
+		}
 	}
 	if err != nil {
 		return err

@@ -230,6 +230,44 @@ func TestRefresh(t *testing.T) {
 	})
 }
 
+// A tag deleted and re-created lower (an operator's mistake, or another
+// instance's segmentTags with initialMaxId 1) must not make an instance
+// repeat the IDs it issued before the delete.
+func TestTagRecreatedLowerRepeatsNothing(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		noMiss := func(s *segment.Settings) { s.MissRefreshInterval = -1 }
+		f := newFixture(t, b.newDB(t), noMiss, segment.TagInfo{Tag: "order", MaxID: 1, Step: 10})
+		ctx := context.Background()
+		refresh := func() { f.clock.Tick(); f.clock.Tick() }
+		first := take(t, f.g, "order", 5) // 1..5 of the range [1, 11)
+		settle(t, f.g, "order")            // the spare [11, 21) is loaded too
+
+		f.db.exec(t, "DELETE FROM leaf_alloc WHERE biz_tag = 'order'")
+		refresh()
+		require.NotContains(t, f.g.Tags(), "order")
+		f.tag(t, "order", 1, 10)
+		refresh()
+		require.Contains(t, f.g.Tags(), "order")
+
+		seen := map[int64]bool{}
+		for _, id := range first {
+			seen[id] = true
+		}
+		for range 40 {
+			id, err := f.g.NextId(ctx, "order")
+			if err != nil {
+				// The ranges below what it held are refused (each refusal
+				// still advances max_id); retries get past them.
+				require.ErrorIs(t, err, intf.ErrUnavailable)
+				f.clock.Advance(time.Second)
+				continue
+			}
+			require.False(t, seen[id], "ID %d issued twice", id)
+			seen[id] = true
+		}
+	})
+}
+
 // A tag created while the Generator runs is served at its first request:
 // the miss rereads the tag list, at most once per MissRefreshInterval, and
 // concurrent misses share one reread.
@@ -270,13 +308,22 @@ func TestRefreshAfterMiss(t *testing.T) {
 		assert.ElementsMatch(t, span(70, len(got)), got)
 		assert.Equal(t, reads+2, f.st.TagReads(), "concurrent misses share one reread")
 
-		// A database that is down keeps the tag unknown; no other error.
+		// With the database down an unknown tag may well exist: the answer
+		// is "unavailable" (retry), not "unknown" (give up), within the
+		// interval too; known tags are served from their buffers.
 		f.clock.Advance(segment.DefaultMissRefreshInterval)
 		f.st.SetDown(true)
-		_, err = f.g.NextId(ctx, "missing")
-		assert.ErrorIs(t, err, intf.ErrUnknownTag)
-		assert.NotErrorIs(t, err, intf.ErrUnavailable)
+		for range 2 {
+			_, err = f.g.NextId(ctx, "missing")
+			assert.ErrorIs(t, err, intf.ErrUnavailable)
+			assert.NotErrorIs(t, err, intf.ErrUnknownTag)
+		}
+		_, err = f.g.NextId(ctx, "new") // its range [40, 50) is loaded
+		assert.NoError(t, err)
 		f.st.SetDown(false)
+		f.clock.Advance(segment.DefaultMissRefreshInterval)
+		_, err = f.g.NextId(ctx, "missing")
+		assert.ErrorIs(t, err, intf.ErrUnknownTag, "once the database answers, unknown is unknown")
 
 		// Malformed tags are refused without a reread.
 		f.clock.Advance(segment.DefaultMissRefreshInterval)

@@ -93,11 +93,23 @@ func OpenStore(ctx context.Context, c Config) (Store, error) {
 	return st, nil
 }
 
+// openTimeoutLoads is how many LoadTimeouts Open allows the database in
+// all: connecting, creating the table and tags, reading the tag list.
+const openTimeoutLoads = 3
+
 // Open opens the configured store, creates the configured tags that are
-// missing, and starts a Generator on it. It returns ErrDisabled when the
-// configuration turns segment mode off. Close the Generator when done (it
-// closes the store).
+// missing, and starts a Generator on it, all within three LoadTimeouts (15
+// s by default), so that a database that accepts connections but never
+// answers fails the start instead of hanging it. It returns ErrDisabled
+// when the configuration turns segment mode off. Close the Generator when
+// done (it closes the store).
 func Open(ctx context.Context, c Config) (*Generator, error) {
+	timeout := c.Settings.LoadTimeout
+	if timeout <= 0 {
+		timeout = DefaultLoadTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, openTimeoutLoads*timeout)
+	defer cancel()
 	st, err := OpenStore(ctx, c)
 	if err != nil {
 		return nil, err

@@ -34,14 +34,22 @@ func (g *Generator) Refresh(ctx context.Context) error {
 		}
 		b, ok := old[t.Tag]
 		if !ok {
-			b = newBuffer(t.Tag)
+			// A tag removed and added again gets its old buffer back: it
+			// remembers the highest range this instance held, so a row
+			// re-created lower cannot make it repeat IDs.
+			if b, ok = g.retired[t.Tag]; ok {
+				delete(g.retired, t.Tag)
+			} else {
+				b = newBuffer(t.Tag)
+			}
 			added = append(added, t.Tag)
 		}
 		next[t.Tag] = b
 	}
-	for t := range old {
+	for t, b := range old {
 		if _, ok := next[t]; !ok {
 			removed = append(removed, t)
+			g.retired[t] = b
 		}
 	}
 	g.tags.Store(&next)
@@ -73,18 +81,22 @@ func (g *Generator) refreshLoop(t Ticker) {
 type missRefresh struct {
 	mu      sync.Mutex
 	last    time.Time     // when the last one started; zero before the first
+	lastErr error         // how the last one failed; nil if it did not
 	running chan struct{} // closed when the running one ends; nil when none runs
 }
 
 // refreshAfterMiss rereads the tag list after a request for a tag the
 // Generator does not know, so that a tag created meanwhile (vesta-segment
 // create-tag, an INSERT) is served at its first request. One reread runs
-// at a time, at most one per MissRefreshInterval; a request that misses
-// while one runs waits for it. It reports whether to look the tag up
-// again: false when the reread is off or failed.
-func (g *Generator) refreshAfterMiss(ctx context.Context) bool {
+// at a time, at most one per MissRefreshInterval, bounded by WaitTimeout
+// like any wait of a request; a request that misses while one runs waits
+// for it. It reports whether to look the tag up again, or why the list
+// could not be reread (wrapping intf.ErrUnavailable, or the request's
+// context error): then the tag may well exist, and "unknown" would be
+// wrong.
+func (g *Generator) refreshAfterMiss(ctx context.Context) (again bool, err error) {
 	if g.s.MissRefreshInterval < 0 || g.isClosed.Load() {
-		return false
+		return false, nil
 	}
 	m := &g.miss
 	m.mu.Lock()
@@ -92,31 +104,28 @@ func (g *Generator) refreshAfterMiss(ctx context.Context) bool {
 		m.mu.Unlock()
 		select {
 		case <-running:
-			return true
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			return m.lastErr == nil, m.lastErr
 		case <-ctx.Done():
-			return false
+			return false, fmt.Errorf("segment: waiting for the tag list: %w", ctx.Err())
 		}
 	}
 	now := g.s.Clock.Now()
 	if !m.last.IsZero() && now.Sub(m.last) < g.s.MissRefreshInterval {
-		m.mu.Unlock()
-		return true // a reread may have ended since this request looked
+		defer m.mu.Unlock()
+		return m.lastErr == nil, m.lastErr // a reread may have ended since this request looked
 	}
 	done := make(chan struct{})
 	m.last, m.running = now, done
 	m.mu.Unlock()
 
-	rctx, cancel := context.WithTimeout(ctx, g.s.LoadTimeout)
-	err := g.Refresh(rctx)
+	rctx, cancel := context.WithTimeout(ctx, g.s.WaitTimeout)
+	err = g.Refresh(rctx)
 	cancel()
 	m.mu.Lock()
-	m.running = nil
+	m.running, m.lastErr = nil, err
 	m.mu.Unlock()
 	close(done)
-	if err != nil {
-		// Load failures are logged already; this one only kept a tag unknown.
-		g.s.Logger.Debug("segment: rereading the tag list after an unknown tag failed", "err", err)
-		return false
-	}
-	return true
+	return err == nil, err
 }

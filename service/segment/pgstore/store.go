@@ -33,12 +33,20 @@ func ParseDSN(dsn string) (*pgxpool.Config, error) {
 	return cfg, nil
 }
 
+// DefaultConnectTimeout bounds each new connection when the DSN sets no
+// connect_timeout (pgx has none by default: a silent host would hold a
+// connection attempt until the kernel gives up, minutes later).
+const DefaultConnectTimeout = 5 * time.Second
+
 // Open connects to dsn and checks the connection with a ping. It does not
 // create the table: call Init.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
