@@ -240,7 +240,7 @@ func TestTagRecreatedLowerRepeatsNothing(t *testing.T) {
 		ctx := context.Background()
 		refresh := func() { f.clock.Tick(); f.clock.Tick() }
 		first := take(t, f.g, "order", 5) // 1..5 of the range [1, 11)
-		settle(t, f.g, "order")            // the spare [11, 21) is loaded too
+		settle(t, f.g, "order")           // the spare [11, 21) is loaded too
 
 		f.db.exec(t, "DELETE FROM leaf_alloc WHERE biz_tag = 'order'")
 		refresh()
