@@ -12,6 +12,10 @@ import (
 // ErrDataDirLocked: another process holds the data directory.
 var ErrDataDirLocked = errors.New("data dir is locked by another process")
 
+// ErrCorruptMark: the high-water mark file in the data dir does not hold a
+// time. New refuses to start rather than guess how far ahead IDs went.
+var ErrCorruptMark = errors.New("high-water mark is corrupt")
+
 const (
 	lockFileName = "vesta.lock"
 	markFileName = "highwater"
@@ -25,8 +29,16 @@ type dataDir struct {
 
 // openDataDir creates dir if needed and locks it for this process.
 func openDataDir(dir string) (*dataDir, error) {
+	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	if errors.Is(statErr, os.ErrNotExist) {
+		// A directory just created is durable only once its parent's entry
+		// is: else a power loss could take the dir, and the mark in it.
+		if err := syncDir(filepath.Dir(filepath.Clean(dir))); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
 	}
 	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -53,7 +65,7 @@ func (d *dataDir) readMark() (ms int64, ok bool, err error) {
 	}
 	ms, err = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 	if err != nil {
-		return 0, false, fmt.Errorf("high-water mark %s is corrupt (%q): restore it or remove it once the clock is surely past the last IDs issued", d.markPath(), b)
+		return 0, false, fmt.Errorf("%w: %s holds %q: restore it or remove it once the clock is surely past the last IDs issued", ErrCorruptMark, d.markPath(), b)
 	}
 	return ms, true, nil
 }

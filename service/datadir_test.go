@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -346,6 +347,25 @@ func TestDataDirLocked(t *testing.T) {
 	require.NoError(t, svc.Close())
 }
 
+// A mark before the epoch (the epoch was moved later since) bounds
+// nothing: every populator starts and issues at once.
+func TestMarkBeforeTheEpoch(t *testing.T) {
+	for _, pop := range service.Populators() {
+		t.Run(pop, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "highwater"), []byte("1000\n"), 0o600)) // 1970
+			svc, err := newDirService(dir, newFakeClock(testStart), service.Settings{Populator: pop})
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(bg, 2*time.Second)
+			defer cancel()
+			ids, err := svc.GenIds(ctx, 3)
+			require.NoError(t, err)
+			assert.Less(t, ids[0], ids[1])
+			require.NoError(t, svc.Close())
+		})
+	}
+}
+
 func TestCorruptMark(t *testing.T) {
 	for _, content := range []string{"garbage\n", "", "12.5", "0x10"} {
 		dir := t.TempDir()
@@ -354,7 +374,7 @@ func TestCorruptMark(t *testing.T) {
 		_, err := newDirService(dir, newFakeClock(testStart), service.Settings{})
 		require.Error(t, err, "%q", content)
 		assert.Contains(t, err.Error(), path, "the error names the file")
-		assert.Contains(t, err.Error(), "corrupt")
+		assert.ErrorIs(t, err, service.ErrCorruptMark)
 		// The failed start released the lock and left the file alone.
 		b, rerr := os.ReadFile(path)
 		require.NoError(t, rerr)

@@ -22,7 +22,11 @@ type MachineLease interface {
 	// id. It returns ctx's error after a normal stop, or a fatal error.
 	Run(ctx context.Context, h LeaseHolder) error
 	// StoreMark durably stores, for machine, the latest Unix millisecond
-	// IDs may be issued at. The service calls it ahead of the clock.
+	// IDs may be issued at. The service calls it ahead of the clock, and
+	// with the exact last time at Close. It must fail when machine is not
+	// the id currently held, and never store less than the mark the
+	// current hold started from (its prevMarkMs): a Close racing a loss
+	// and a new hold must not lower the mark a later holder waits past.
 	StoreMark(ctx context.Context, machine int64, ms int64) error
 }
 
@@ -56,10 +60,14 @@ func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs i
 	if err := intf.CheckRange("machine", machine, 0, intf.MaxMachine); err != nil {
 		return err
 	}
-	s.update(func(b *bounds) { b.fence = -1 })
+	closed := false
+	s.update(func(b *bounds) { b.fence, closed = -1, b.closed })
+	if closed {
+		return intf.ErrClosed
+	}
 	floor := int64(-1)
 	if prevMarkMs > 0 {
-		floor = s.unitOf(prevMarkMs)
+		floor = max(s.unitOf(prevMarkMs), -1) // see openMark
 	}
 	if err := s.waitPast(ctx, floor, prevMarkMs, fmt.Sprintf("the previous holder of machine %d", machine)); err != nil {
 		return err
@@ -71,13 +79,22 @@ func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs i
 	if err := s.settings.Lease.StoreMark(ctx, machine, ahead); err != nil {
 		return fmt.Errorf("storing the mark of machine %d: %w", machine, err)
 	}
+	// Close may have begun meanwhile: then the machine id Close read stays
+	// in force and this hold is refused (the mark just stored is ahead:
+	// safe), so that Close never stores its exact mark for another id.
 	s.update(func(b *bounds) {
+		if closed = b.closed; closed {
+			return
+		}
 		b.machine = machine
 		b.leaseMark = s.unitOf(ahead)
 		b.fence = s.fenceUnit(validUntil)
+		s.leaseMarkMs.Store(ahead)
+		s.held.Store(true)
 	})
-	s.leaseMarkMs.Store(ahead)
-	s.held.Store(true)
+	if closed {
+		return intf.ErrClosed
+	}
 	s.settings.Logger.Info("vesta: machine id held", "machine", machine)
 	select {
 	case s.firstHold <- nil:
@@ -102,8 +119,9 @@ func (h leaseHolder) Renewed(validUntil int64) {
 func (h leaseHolder) Lost() {
 	s := h.s
 	s.validUntil.Store(0)
-	s.update(func(b *bounds) { b.fence = -1 })
-	if s.held.Swap(false) {
+	wasHeld := false
+	s.update(func(b *bounds) { b.fence, wasHeld = -1, s.held.Swap(false) })
+	if wasHeld {
 		s.fences.Add(1)
 		s.settings.Logger.Warn("vesta: machine id lease lost; not issuing until an id is held again")
 	}

@@ -192,3 +192,41 @@ func TestLeaseMarkFollowsRenewal(t *testing.T) {
 	require.Eventually(t, func() bool { return lease.mark(6) >= later/int64(time.Millisecond) },
 		900*time.Millisecond, 5*time.Millisecond, "the mark follows a renewal before the next 1 s tick")
 }
+
+// Close racing a loss and a new hold of another machine id must not store
+// its exact last time as the new id's mark: that would lower the mark the
+// id's previous holder left, which the next holder waits past. A hold that
+// comes after Close began is refused.
+func TestCloseRacingANewHoldLowersNoMark(t *testing.T) {
+	for i := range 50 {
+		clock := newFakeClock(testStart)
+		lease := newFakeLease()
+		done := make(chan *service.Service, 1)
+		go func() {
+			svc, err := service.New(bg, service.Settings{Lease: lease, Clock: clock, DataDir: t.TempDir(), Logger: discardLog})
+			assert.NoError(t, err)
+			done <- svc
+		}()
+		h := <-lease.holders
+		require.NoError(t, h.Hold(bg, 5, h.Now()+int64(time.Hour), 0))
+		svc := <-done
+		require.NotNil(t, svc)
+		_, err := svc.GenId(bg)
+		require.NoError(t, err)
+
+		prevMark := clock.Now().Add(2 * time.Second).UnixMilli() // machine 9's previous holder
+		holdErr := make(chan error, 1)
+		go func() {
+			h.Lost()
+			holdErr <- h.Hold(bg, 9, h.Now()+int64(time.Hour), prevMark)
+		}()
+		require.NoError(t, svc.Close())
+		if err := <-holdErr; err != nil {
+			require.ErrorIs(t, err, intf.ErrClosed, "iteration %d", i)
+		}
+		if m := lease.mark(9); m != 0 {
+			require.GreaterOrEqual(t, m, prevMark-prevMark%1000, "iteration %d: machine 9's mark lowered", i)
+		}
+		require.ErrorIs(t, h.Hold(bg, 9, h.Now()+int64(time.Hour), 0), intf.ErrClosed, "no hold after Close")
+	}
+}

@@ -37,7 +37,10 @@ func (s *Service) openMark(ctx context.Context) (floor int64, err error) {
 	}
 	floor = -1
 	if ok {
-		floor = s.unitOf(mark)
+		// A mark before the epoch (a later epoch configured since) bounds
+		// nothing: units issued are never below 0, and the populators
+		// start from -1 at the lowest.
+		floor = max(s.unitOf(mark), -1)
 		if err := s.waitPast(ctx, floor, mark, s.dir.markPath()); err != nil {
 			return 0, err
 		}

@@ -275,7 +275,12 @@ func (s *Service) Close() error {
 		// With the background writer stopped, nothing raises the limit
 		// again: from here on every GenId fails its limit check, so the
 		// last unit read below is the last one ever issued.
-		s.update(func(b *bounds) { b.closed = true })
+		// The machine id and whether it is held are read with closed set:
+		// a Hold after this is refused, so they stay the ones the last
+		// IDs were issued with.
+		var machine int64
+		held := false
+		s.update(func(b *bounds) { b.closed, machine, held = true, b.machine, s.held.Load() })
 		last := s.pop.lastUnit()
 		if last >= 0 {
 			ms := s.settings.EpochMillis + last*s.unitMilli
@@ -284,9 +289,12 @@ func (s *Service) Close() error {
 					s.markMs.Store(ms)
 				}
 			}
-			if s.settings.Lease != nil && s.held.Load() {
+			if s.settings.Lease != nil && held {
+				// If the lease was lost and the id taken again since, the
+				// lease refuses this mark or keeps it above the previous
+				// holder's (see MachineLease.StoreMark).
 				ctx, cancel := context.WithTimeout(context.Background(), markInterval)
-				if err := s.settings.Lease.StoreMark(ctx, s.Machine(), ms); s.closeErr == nil {
+				if err := s.settings.Lease.StoreMark(ctx, machine, ms); s.closeErr == nil {
 					s.closeErr = err
 				}
 				cancel()

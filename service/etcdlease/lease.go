@@ -155,15 +155,19 @@ func (l *Lease) current() (*session, *clientv3.Client) {
 	return l.cur, l.cli
 }
 
-// StoreMark stores ms as machine's time high-water mark, in a transaction
-// that succeeds only while machine's key is attached to this node's lease:
-// a node that lost the id can never lower its new holder's mark. A failed
+// StoreMark stores ms as machine's time high-water mark, never below the
+// mark found when the id was claimed, in a transaction that succeeds only
+// while machine's key is attached to this node's lease: a node that lost
+// the id can never lower its new holder's mark. A failed
 // guard is ErrNotHeld and makes the node give the id up and claim again.
 func (l *Lease) StoreMark(ctx context.Context, machine int64, ms int64) error {
 	s, cli := l.current()
 	if s == nil || s.machine != machine {
 		return fmt.Errorf("storing the mark of machine %d: %w", machine, ErrNotHeld)
 	}
+	// Never below the mark this hold started from: the previous holder
+	// may have issued up to it (service.MachineLease.StoreMark).
+	ms = max(ms, s.prevMark)
 	ctx, cancel := l.timeout(ctx)
 	defer cancel()
 	resp, err := cli.Txn(ctx).

@@ -76,3 +76,20 @@ func TestCloseReleasesIdAndStoresExactMark(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, timeUnit(id), timeUnit(last))
 }
+
+// A mark stored with the lease never goes below the mark the id had when
+// it was claimed: the previous holder may have issued up to it.
+func TestStoreMarkKeepsThePreviousHoldersMark(t *testing.T) {
+	c := etcdClient(t)
+	prefix := prefixOf(t)
+	keys := etcdlease.Keys{Prefix: prefix}
+	prev := time.Now().Add(1500 * time.Millisecond).UnixMilli() // a previous holder's mark, a little ahead
+	_, err := c.Put(bg, keys.Mark(0), strconv.FormatInt(prev, 10))
+	require.NoError(t, err)
+	a := startNode(t, "a") // claims 0 and waits past prev
+	require.Equal(t, int64(0), a.svc.Machine())
+
+	require.NoError(t, a.lease.StoreMark(bg, 0, prev-60_000))
+	// (The service's own writer may have stored a later mark since: ≥.)
+	assert.GreaterOrEqual(t, markOf(t, c, keys, 0), prev, "an exact mark below the previous holder's is raised to it")
+}
