@@ -156,13 +156,23 @@ func dispense(pc *plugin.Client) (*rpcapi.Conn, error) {
 	return conn, nil
 }
 
+// pluginGrace is how long go-plugin's Kill lets the process exit by itself
+// before it kills it.
+const pluginGrace = 2 * time.Second
+
 // Close stops the plugin process (gracefully: it stores its high-water
-// mark; after 2s it is killed). Calls after Close return intf.ErrClosed.
+// mark; after 2s it is killed, and Close says so: the mark stored ahead
+// then stands, and a restart on the same data dir may wait it out). Calls
+// after Close return intf.ErrClosed.
 func (p *Plugin) Close() error {
 	if p.closed.Swap(true) {
 		return nil
 	}
+	start := time.Now()
 	p.pc.Kill()
+	if time.Since(start) >= pluginGrace {
+		return fmt.Errorf("vesta plugin: the process did not exit within %s and was killed: its exact high-water mark was not stored", pluginGrace)
+	}
 	return nil
 }
 
