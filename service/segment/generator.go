@@ -21,7 +21,11 @@ type Generator struct {
 	refreshMu sync.Mutex                         // serialises Refresh; guards badTags and retired
 	badTags   map[string]bool                    // rows with malformed tags, warned about once
 	retired   map[string]*buffer                 // buffers of removed tags, for their highest range
-	miss      missRefresh                        // rereads caused by unknown tags
+	// refreshGen numbers the rereads as they begin; appliedGen (guarded
+	// by refreshMu) is the one whose list is in force.
+	refreshGen atomic.Uint64
+	appliedGen uint64
+	miss       missRefresh // rereads caused by unknown tags
 
 	bg        context.Context // cancelled by Close; parent of every load
 	cancel    context.CancelFunc

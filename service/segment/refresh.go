@@ -15,12 +15,19 @@ import (
 // it every RefreshInterval, and after a request for a tag it does not know
 // (see Settings.MissRefreshInterval).
 func (g *Generator) Refresh(ctx context.Context) error {
+	gen := g.refreshGen.Add(1)
 	infos, err := g.s.Store.Tags(ctx)
 	if err != nil {
 		return fmt.Errorf("segment: reading the tag list: %w (%w)", intf.ErrUnavailable, err)
 	}
 	g.refreshMu.Lock()
 	defer g.refreshMu.Unlock()
+	if gen < g.appliedGen {
+		// A reread that began after this one has applied its list: this
+		// one's may be older (a tag just created would vanish again).
+		return nil
+	}
+	g.appliedGen = gen
 	old := *g.tags.Load()
 	next := make(map[string]*buffer, len(infos))
 	var added, removed []string
