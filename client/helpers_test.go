@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/internal/nettest"
 )
 
 var quiet = slog.New(slog.DiscardHandler)
@@ -34,19 +36,4 @@ func deadAddr(t *testing.T) string {
 }
 
 // silentAddr accepts connections and never answers.
-func silentAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-		}
-	}()
-	return ln.Addr().String()
-}
+func silentAddr(t *testing.T) string { return nettest.Silent(t) }

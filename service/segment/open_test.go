@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/nettest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/internal/pgtest"
@@ -109,23 +109,12 @@ func TestSQLitePathDefault(t *testing.T) {
 // A PostgreSQL that accepts connections and never answers fails the start
 // within the open timeout (three LoadTimeouts) instead of hanging it.
 func TestOpenGivesUpOnASilentDatabase(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-		}
-	}()
+	addr := nettest.Silent(t)
 	s := quiet()
 	s.LoadTimeout = 200 * time.Millisecond
-	cfg := segment.Config{Store: segment.StorePostgres, DSN: "postgres://u@" + ln.Addr().String() + "/db?sslmode=disable", Settings: s}
+	cfg := segment.Config{Store: segment.StorePostgres, DSN: "postgres://u@" + addr + "/db?sslmode=disable", Settings: s}
 	start := time.Now()
-	_, err = segment.Open(context.Background(), cfg) // no deadline of the caller's
+	_, err := segment.Open(context.Background(), cfg) // no deadline of the caller's
 	require.Error(t, err)
 	assert.Less(t, time.Since(start), 2*time.Second, "gave up by itself: %v", err)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
