@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/rpc"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/nettest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
@@ -58,29 +58,13 @@ func serveScripted(t *testing.T, f *scripted) (addr string, open *atomic.Int64) 
 	t.Helper()
 	srv := rpc.NewServer()
 	require.NoError(t, srv.RegisterName(rpcapi.ServiceName, f))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
 	open = new(atomic.Int64)
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			open.Add(1)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				srv.ServeConn(c) // closes c when the client does
-				open.Add(-1)
-			}()
-		}
-	}()
-	return ln.Addr().String(), open
+	addr = nettest.Serve(t, func(c net.Conn) {
+		open.Add(1)
+		srv.ServeConn(c) // closes c when the client does
+		open.Add(-1)
+	})
+	return addr, open
 }
 
 func TestCloseEndsACallInFlightWithoutRedialling(t *testing.T) {

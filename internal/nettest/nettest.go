@@ -1,17 +1,19 @@
-// Package nettest has loopback listeners that misbehave, for tests of
-// timeouts: one that accepts connections and never answers.
+// Package nettest has loopback servers for tests: Serve runs a handler per
+// connection, Silent accepts connections and never answers (for tests of
+// timeouts).
 package nettest
 
 import (
+	"io"
 	"net"
 	"sync"
 	"testing"
 )
 
-// Silent listens on 127.0.0.1, accepts every connection and never writes
-// to it; the test's cleanup closes the listener and the connections. It
-// returns the address.
-func Silent(tb testing.TB) string {
+// Serve listens on 127.0.0.1 and runs handle in a goroutine for every
+// connection. The test's cleanup closes the listener and every connection
+// and waits for the handlers. It returns the address.
+func Serve(tb testing.TB, handle func(net.Conn)) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -33,16 +35,28 @@ func Silent(tb testing.TB) string {
 			mu.Lock()
 			conns = append(conns, c)
 			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				handle(c)
+			}()
 		}
 	}()
 	tb.Cleanup(func() {
 		ln.Close()
-		wg.Wait()
 		mu.Lock()
-		defer mu.Unlock()
 		for _, c := range conns {
 			c.Close()
 		}
+		mu.Unlock()
+		wg.Wait()
 	})
 	return ln.Addr().String()
+}
+
+// Silent is a server that accepts every connection, reads what comes and
+// never writes a byte.
+func Silent(tb testing.TB) string {
+	tb.Helper()
+	return Serve(tb, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 }
