@@ -69,6 +69,7 @@ func (c PluginConfig) args() []string {
 type Plugin struct {
 	conn   *rpcapi.Conn
 	pc     *plugin.Client
+	cmd    *exec.Cmd // the process; go-plugin waits for it
 	closed atomic.Bool
 }
 
@@ -125,7 +126,7 @@ func LaunchPlugin(ctx context.Context, path string, cfg PluginConfig) (*Plugin, 
 			pc.Kill()
 			return nil, fmt.Errorf("vesta plugin %s: %w", path, s.err)
 		}
-		return &Plugin{conn: s.conn, pc: pc}, nil
+		return &Plugin{conn: s.conn, pc: pc, cmd: cmd}, nil
 	case <-ctx.Done():
 		close(abandoned)
 		return nil, fmt.Errorf("vesta plugin %s: %w", path, ctx.Err())
@@ -156,22 +157,18 @@ func dispense(pc *plugin.Client) (*rpcapi.Conn, error) {
 	return conn, nil
 }
 
-// pluginGrace is how long go-plugin's Kill lets the process exit by itself
-// before it kills it.
-const pluginGrace = 2 * time.Second
-
-// Close stops the plugin process (gracefully: it stores its high-water
-// mark; after 2s it is killed, and Close says so: the mark stored ahead
-// then stands, and a restart on the same data dir may wait it out). Calls
-// after Close return intf.ErrClosed.
+// Close stops the plugin process: gracefully, so that it stores its
+// exact high-water mark, or after 2 s by force. It returns an error when
+// the process did not exit cleanly: the mark it stored ahead then stands,
+// and a restart on the same data dir may wait it out. Calls after Close
+// return intf.ErrClosed.
 func (p *Plugin) Close() error {
 	if p.closed.Swap(true) {
 		return nil
 	}
-	start := time.Now()
-	p.pc.Kill()
-	if time.Since(start) >= pluginGrace {
-		return fmt.Errorf("vesta plugin: the process did not exit within %s and was killed: its exact high-water mark was not stored", pluginGrace)
+	p.pc.Kill() // returns once the process has been waited for
+	if ps := p.cmd.ProcessState; ps == nil || !ps.Success() {
+		return fmt.Errorf("vesta plugin: the process did not exit cleanly (%v): its exact high-water mark may not be stored", ps)
 	}
 	return nil
 }

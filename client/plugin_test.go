@@ -71,6 +71,12 @@ func TestPlugin(t *testing.T) {
 	assert.NoError(t, err, "the plugin stored its high-water mark")
 	assert.FileExists(t, filepath.Join(dataDir, "segments.db"))
 	assert.Contains(t, logs.String(), "id service ready", "the plugin's logs reach the host")
+
+	// A plugin that dies instead of exiting cleanly: Close says so.
+	doomed, err := LaunchPlugin(ctx, bin, PluginConfig{NoDataDir: true, LogOutput: &syncbuf.Buffer{}})
+	require.NoError(t, err)
+	require.NoError(t, doomed.cmd.Process.Kill())
+	assert.ErrorContains(t, doomed.Close(), "did not exit cleanly")
 }
 
 func TestLaunchPluginFailures(t *testing.T) {

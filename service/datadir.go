@@ -29,14 +29,14 @@ type dataDir struct {
 
 // openDataDir creates dir if needed and locks it for this process.
 func openDataDir(dir string) (*dataDir, error) {
-	_, statErr := os.Stat(dir)
+	created := missingDirs(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	if errors.Is(statErr, os.ErrNotExist) {
-		// A directory just created is durable only once its parent's entry
-		// is: else a power loss could take the dir, and the mark in it.
-		if err := syncDir(filepath.Dir(filepath.Clean(dir))); err != nil {
+	// A directory just created is durable only once its parent's entry
+	// is: else a power loss could take the dir, and the mark in it.
+	for _, d := range created {
+		if err := syncDir(filepath.Dir(d)); err != nil {
 			return nil, fmt.Errorf("data dir: %w", err)
 		}
 	}
@@ -68,6 +68,21 @@ func (d *dataDir) readMark() (ms int64, ok bool, err error) {
 		return 0, false, fmt.Errorf("%w: %s holds %q: restore it or remove it once the clock is surely past the last IDs issued", ErrCorruptMark, d.markPath(), b)
 	}
 	return ms, true, nil
+}
+
+// missingDirs lists dir and those of its ancestors that do not exist yet,
+// the deepest first.
+func missingDirs(dir string) []string {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			return missing
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			return missing
+		}
+	}
 }
 
 // writeMark stores ms durably: write a temporary file, fsync it, rename it

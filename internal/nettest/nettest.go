@@ -20,9 +20,10 @@ func Serve(tb testing.TB, handle func(net.Conn)) string {
 		tb.Fatalf("nettest: %v", err)
 	}
 	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
+		mu     sync.Mutex // guards conns and closed
+		conns  []net.Conn
+		closed bool
+		wg     sync.WaitGroup
 	)
 	wg.Add(1)
 	go func() {
@@ -33,6 +34,11 @@ func Serve(tb testing.TB, handle func(net.Conn)) string {
 				return
 			}
 			mu.Lock()
+			if closed { // accepted as the cleanup ran: it would never close c
+				mu.Unlock()
+				c.Close()
+				return
+			}
 			conns = append(conns, c)
 			mu.Unlock()
 			wg.Add(1)
@@ -45,6 +51,7 @@ func Serve(tb testing.TB, handle func(net.Conn)) string {
 	tb.Cleanup(func() {
 		ln.Close()
 		mu.Lock()
+		closed = true
 		for _, c := range conns {
 			c.Close()
 		}

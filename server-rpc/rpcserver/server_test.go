@@ -94,7 +94,9 @@ func TestConnectionLimit(t *testing.T) {
 		c.Close()
 	}
 	assert.Equal(t, uint64(21), srv.RPC.Stats().Refused)
-	assert.Equal(t, 1, strings.Count(logs.String(), "connection refused"), logs.String())
+	warnings := strings.Count(logs.String(), "connection refused") // 1, or 2 on a slow machine
+	assert.GreaterOrEqual(t, warnings, 1)
+	assert.LessOrEqual(t, warnings, 3, "one warning a second, not one per refusal (21): %s", logs.String())
 }
 
 // gate is an IdService whose GenIds waits for release.

@@ -73,7 +73,6 @@ func Register(fs *pflag.FlagSet, d Defaults) *Loader {
 // Load reads the file, environment and flags into a validated Config.
 func (l *Loader) Load() (Config, error) {
 	v := viper.NewWithOptions(viper.WithCodecRegistry(codecs()))
-	v.AllowEmptyEnv(true) // VESTA_X= is set to "", and refused where "" means nothing
 	for _, k := range Keys() {
 		if err := v.BindEnv(k.Name, k.Env); err != nil {
 			return Config{}, err
@@ -82,7 +81,7 @@ func (l *Loader) Load() (Config, error) {
 			return Config{}, err
 		}
 	}
-	r := reader{v: v}
+	r := reader{v: v, fs: l.fs}
 	var c Config
 	if file := r.str(KeyConfig, ""); file != "" {
 		if err := readFile(v, file); err != nil {
@@ -199,7 +198,7 @@ func (r *reader) idType() intf.IdType {
 // populator takes populator, else Vesta's two boolean switches.
 func (r *reader) populator() string {
 	valid := service.Populators()
-	if r.v.IsSet(KeyPopulator) {
+	if r.v.IsSet(KeyPopulator) || r.failEmptyEnv(KeyPopulator, "one of "+strings.Join(valid, ", ")) {
 		return r.oneOf(KeyPopulator, service.DefaultPopulator, valid...)
 	}
 	switch {
@@ -243,7 +242,7 @@ func (r *reader) machine(s *service.Settings) string {
 // provider etcd requires endpoints.
 func (r *reader) etcd(provider string) etcdlease.Options {
 	o := etcdlease.Options{
-		Prefix:       r.str(KeyEtcdPrefix, ""),
+		Prefix:       r.given(KeyEtcdPrefix, "", "a key prefix such as /vesta"),
 		TTL:          r.duration(KeyEtcdLeaseTTL, etcdlease.DefaultTTL, etcdlease.MinTTL, etcdlease.MaxTTL),
 		DialTimeout:  r.duration(KeyEtcdDialTimeout, etcdlease.DefaultDialTimeout, etcdlease.MinDialTimeout, etcdlease.MaxDialTimeout),
 		Username:     r.str(KeyEtcdUsername, ""),

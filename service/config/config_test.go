@@ -180,6 +180,27 @@ func TestInvalidEnvNamesKey(t *testing.T) {
 	assert.Contains(t, err.Error(), "config key type")
 }
 
+// An empty variable of a key whose empty value has a meaning (dataDir,
+// segmentDSN, ips, ...) is ignored: it must not silently replace the
+// file's value (an empty VESTA_DATA_DIR would move the high-water mark).
+func TestEmptyEnvNeverOverridesTheFile(t *testing.T) {
+	for _, env := range []string{"VESTA_DATA_DIR", "VESTA_SEGMENT_DSN", "VESTA_IPS"} {
+		t.Setenv(env, "")
+	}
+	dir := t.TempDir()
+	c, err := load(t, "--config", writeFile(t, "c.yaml", "dataDir: "+dir+"\nsegmentDSN: "+dir+"/seg.db\nips: 10.1.2.3\n"))
+	require.NoError(t, err)
+	assert.Equal(t, dir, c.Service.DataDir)
+	assert.Equal(t, dir+"/seg.db", c.Segment.DSN)
+	assert.Equal(t, service.IPListMachine{IPs: []string{"10.1.2.3"}}, c.Service.MachineProvider)
+
+	t.Setenv("VESTA_ETCD_PREFIX", "")
+	_, err = load(t, "--machine-provider", "etcd", "--etcd-endpoints", "127.0.0.1:2379")
+	require.Error(t, err, "an empty etcdPrefix means nothing")
+	assert.Contains(t, err.Error(), "config key etcdPrefix:")
+	assert.Contains(t, err.Error(), "VESTA_ETCD_PREFIX is set but empty")
+}
+
 func TestEmptyEnvIsNotUnset(t *testing.T) {
 	for env, key := range map[string]string{"VESTA_MACHINE": "machine", "VESTA_LISTEN": "listen", "VESTA_POPULATOR": "populator"} {
 		t.Run(env, func(t *testing.T) {

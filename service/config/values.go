@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/vesta-go/vesta/intf"
@@ -19,7 +20,38 @@ var stderr = os.Stderr
 // Load reads straight through and reports the first wrong key.
 type reader struct {
 	v   *viper.Viper
+	fs  *pflag.FlagSet // to tell whether a flag overrides the environment
 	err error
+}
+
+// emptyEnv returns the environment variable of key when it is set to ""
+// and no flag overrides it. Viper ignores such a variable (the file or the
+// default applies, as for keys whose empty value means "default"); for the
+// keys that mean nothing when empty it is a mistake to report, e.g. a
+// template that expanded to nothing.
+func (r *reader) emptyEnv(key string) (string, bool) {
+	for _, k := range Keys() {
+		if k.Name != key {
+			continue
+		}
+		if v, set := os.LookupEnv(k.Env); !set || v != "" {
+			return "", false
+		}
+		if f := r.fs.Lookup(k.Flag); f != nil && f.Changed {
+			return "", false
+		}
+		return k.Env, true
+	}
+	return "", false
+}
+
+// failEmptyEnv reports key when its environment variable is set but empty.
+func (r *reader) failEmptyEnv(key, want string) bool {
+	env, empty := r.emptyEnv(key)
+	if empty {
+		r.fail(key, "", want+" ("+env+" is set but empty)")
+	}
+	return empty
 }
 
 func (r *reader) fail(key string, value any, want string) {
@@ -59,6 +91,9 @@ func (r *reader) str(key, alias string) string {
 // (an empty flag, variable or file value, e.g. a template that expanded to
 // nothing) is an error naming the key, never a silent default.
 func (r *reader) given(key, alias, want string) string {
+	if r.failEmptyEnv(key, want) {
+		return ""
+	}
 	s := r.str(key, alias)
 	if _, name, ok := r.raw(key, alias); ok && s == "" {
 		r.fail(name, "", want)
@@ -67,11 +102,14 @@ func (r *reader) given(key, alias, want string) string {
 }
 
 func (r *reader) int(key, alias string, def, min, max int64) int64 {
+	want := fmt.Sprintf("an integer %d..%d", min, max)
+	if r.failEmptyEnv(key, want) {
+		return def
+	}
 	v, name, ok := r.raw(key, alias)
 	if !ok {
 		return def
 	}
-	want := fmt.Sprintf("an integer %d..%d", min, max)
 	var n int64
 	switch x := v.(type) {
 	case int:
@@ -100,6 +138,9 @@ func (r *reader) int(key, alias string, def, min, max int64) int64 {
 }
 
 func (r *reader) bool(key, alias string, def bool) bool {
+	if r.failEmptyEnv(key, "true or false") {
+		return def
+	}
 	v, name, ok := r.raw(key, alias)
 	if !ok {
 		return def

@@ -42,7 +42,11 @@ func (l *Lease) checkClocks(ctx context.Context, h service.LeaseHolder, s *sessi
 		l.o.Logger.Debug("etcdlease: clock in line with the live nodes", "nodes", len(first), "skew", skew)
 		return nil
 	}
-	if err := ctxtime.Sleep(ctx, RenewInterval(l.o.TTL)+retryInterval/5); err != nil {
+	// A healthy node rewrites its report every renew interval plus two
+	// round trips to etcd (the renewal, the report): allow for those,
+	// judged by how long our own read took.
+	slack := max(retryInterval/5, 4*time.Duration(now-sent))
+	if err := ctxtime.Sleep(ctx, RenewInterval(l.o.TTL)+slack); err != nil {
 		return err
 	}
 	second, err := l.readClocks(ctx, s)

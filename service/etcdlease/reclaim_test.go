@@ -50,12 +50,14 @@ func TestReclaimSkipsAnIdWhoseMarkIsFarAhead(t *testing.T) {
 func TestAStaleClockReportRefusesNobody(t *testing.T) {
 	c := etcdClient(t)
 	p := newProxy(t, etcdEndpoint)
-	b := startNode(t, "b", withEndpoint(p.Addr()))
+	// b's long TTL keeps its lease, and its aging report, alive well past
+	// a's start however slow the machine; a's check uses a's own (3 s) TTL.
+	b := startNode(t, "b", withEndpoint(p.Addr()), func(o *etcdlease.Options) { o.TTL = 10 * time.Second })
 	keys := b.lease.Keys()
 	v0, _, _ := get(t, c, keys.Clock("b"))
 	eventually(t, 5*time.Second, "b reports again", func() bool { v, _, _ := get(t, c, keys.Clock("b")); return v != v0 })
 	p.Cut()
-	time.Sleep(1600 * time.Millisecond) // b's report is now older than a renew interval (1 s at TTL 3 s)
+	time.Sleep(1600 * time.Millisecond) // b's report is now older than a's renew interval (1 s)
 	_, _, alive := get(t, c, keys.Machine(0))
 	require.True(t, alive, "b's lease is still alive")
 

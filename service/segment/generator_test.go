@@ -334,6 +334,21 @@ func TestRefreshAfterMiss(t *testing.T) {
 	})
 }
 
+// The reread after a miss is shared: one caller whose context ends early
+// gets its own context's error, and the others the reread's true answer.
+func TestMissRereadOutlivesAnImpatientCaller(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "old", MaxID: 1, Step: 10})
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := f.g.NextId(done, "ghost")
+		require.ErrorIs(t, err, context.Canceled)
+		_, err = f.g.NextId(context.Background(), "ghost")
+		assert.ErrorIs(t, err, intf.ErrUnknownTag, "the database answered: the tag is unknown")
+		assert.NotErrorIs(t, err, intf.ErrUnavailable)
+	})
+}
+
 func TestBadRequests(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()

@@ -95,44 +95,65 @@ type missRefresh struct {
 // refreshAfterMiss rereads the tag list after a request for a tag the
 // Generator does not know, so that a tag created meanwhile (vesta-segment
 // create-tag, an INSERT) is served at its first request. One reread runs
-// at a time, at most one per MissRefreshInterval, bounded by WaitTimeout
-// like any wait of a request; a request that misses while one runs waits
-// for it. It reports whether to look the tag up again, or why the list
-// could not be reread (wrapping intf.ErrUnavailable, or the request's
-// context error): then the tag may well exist, and "unknown" would be
-// wrong.
+// at a time, at most one per MissRefreshInterval, in the background under
+// the Generator's own context bounded by WaitTimeout (so one caller's short
+// deadline cannot fail it for the others); every request that misses while
+// it runs waits for it, or for its own context. It reports whether to look
+// the tag up again, or why it could not: the reread failed (wrapping
+// intf.ErrUnavailable: the tag may well exist, so "unknown" would be
+// wrong), or the caller's context ended.
 func (g *Generator) refreshAfterMiss(ctx context.Context) (again bool, err error) {
 	if g.s.MissRefreshInterval < 0 || g.isClosed.Load() {
 		return false, nil
 	}
 	m := &g.miss
 	m.mu.Lock()
-	if running := m.running; running != nil {
-		m.mu.Unlock()
-		select {
-		case <-running:
-			m.mu.Lock()
+	running := m.running
+	if running == nil {
+		now := g.s.Clock.Now()
+		if !m.last.IsZero() && now.Sub(m.last) < g.s.MissRefreshInterval {
 			defer m.mu.Unlock()
-			return m.lastErr == nil, m.lastErr
-		case <-ctx.Done():
-			return false, fmt.Errorf("segment: waiting for the tag list: %w", ctx.Err())
+			return m.lastErr == nil, m.lastErr // a reread may have ended since this request looked
 		}
+		if running = g.startMissRefresh(m); running == nil {
+			m.mu.Unlock()
+			return false, intf.ErrClosed
+		}
+		m.last = now
 	}
-	now := g.s.Clock.Now()
-	if !m.last.IsZero() && now.Sub(m.last) < g.s.MissRefreshInterval {
+	m.mu.Unlock()
+	select {
+	case <-running:
+		m.mu.Lock()
 		defer m.mu.Unlock()
-		return m.lastErr == nil, m.lastErr // a reread may have ended since this request looked
+		return m.lastErr == nil, m.lastErr
+	case <-ctx.Done():
+		return false, fmt.Errorf("segment: waiting for the tag list: %w", ctx.Err())
 	}
-	done := make(chan struct{})
-	m.last, m.running = now, done
-	m.mu.Unlock()
+}
 
-	rctx, cancel := context.WithTimeout(ctx, g.s.WaitTimeout)
-	err = g.Refresh(rctx)
-	cancel()
-	m.mu.Lock()
-	m.running, m.lastErr = nil, err
-	m.mu.Unlock()
-	close(done)
-	return err == nil, err
+// startMissRefresh starts the reread of refreshAfterMiss and returns the
+// channel closed when it ends; nil once the Generator is closed. Call with
+// m.mu held.
+func (g *Generator) startMissRefresh(m *missRefresh) chan struct{} {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.wg.Add(1)
+	g.mu.Unlock()
+	done := make(chan struct{})
+	m.running = done
+	go func() {
+		defer g.wg.Done()
+		ctx, cancel := context.WithTimeout(g.bg, g.s.WaitTimeout)
+		err := g.Refresh(ctx)
+		cancel()
+		m.mu.Lock()
+		m.running, m.lastErr = nil, err
+		m.mu.Unlock()
+		close(done)
+	}()
+	return done
 }
