@@ -2,25 +2,36 @@ package segment
 
 import "context"
 
-// startLoadLocked starts loading the next range of b in the background.
-// It returns false after Close.
-func (g *Generator) startLoadLocked(b *buffer) bool {
+// goBackground runs f in a goroutine that Close waits for, and returns
+// true; after Close it runs nothing and returns false.
+func (g *Generator) goBackground(f func()) bool {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.closed {
-		g.mu.Unlock()
 		return false
 	}
 	g.wg.Add(1)
-	g.mu.Unlock()
+	go func() {
+		defer g.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// startLoadLocked starts loading the next range of b in the background.
+// It returns false after Close.
+func (g *Generator) startLoadLocked(b *buffer) bool {
 	done := make(chan struct{})
-	b.loading = done
-	go g.load(b, b.nextStepLocked(g.s.Clock.Now(), g.s.MaxStep), done)
+	step := b.nextStepLocked(g.s.Clock.Now(), g.s.MaxStep)
+	if !g.goBackground(func() { g.load(b, step, done) }) {
+		return false
+	}
+	b.loading = done // load files its range under b.mu, which the caller holds
 	return true
 }
 
 // load allocates one range from the store and files it in b.
 func (g *Generator) load(b *buffer, step int64, done chan struct{}) {
-	defer g.wg.Done()
 	ctx, cancel := context.WithTimeout(g.bg, g.s.LoadTimeout)
 	maxID, dbStep, err := g.s.Store.Alloc(ctx, b.tag, step)
 	cancel()

@@ -134,19 +134,11 @@ func (g *Generator) refreshAfterMiss(ctx context.Context) (again bool, err error
 
 // startMissRefresh starts the reread of refreshAfterMiss and returns the
 // channel closed when it ends; nil once the Generator is closed. Call with
-// m.mu held.
+// m.mu held: the reread files its result under m.mu, so only after
+// m.running is set here.
 func (g *Generator) startMissRefresh(m *missRefresh) chan struct{} {
-	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
-		return nil
-	}
-	g.wg.Add(1)
-	g.mu.Unlock()
 	done := make(chan struct{})
-	m.running = done
-	go func() {
-		defer g.wg.Done()
+	started := g.goBackground(func() {
 		ctx, cancel := context.WithTimeout(g.bg, g.s.WaitTimeout)
 		err := g.Refresh(ctx)
 		cancel()
@@ -154,6 +146,10 @@ func (g *Generator) startMissRefresh(m *missRefresh) chan struct{} {
 		m.running, m.lastErr = nil, err
 		m.mu.Unlock()
 		close(done)
-	}()
+	})
+	if !started {
+		return nil
+	}
+	m.running = done
 	return done
 }
