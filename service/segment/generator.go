@@ -32,7 +32,7 @@ type Generator struct {
 	mu        sync.Mutex // guards closed and wg.Add
 	closed    bool
 	isClosed  atomic.Bool
-	wg        sync.WaitGroup // loads and the refresh loop
+	wg        sync.WaitGroup // loads, miss rereads and the refresh loop
 	closeOnce sync.Once
 	closeErr  error
 }
