@@ -16,15 +16,22 @@ var ErrDataDirLocked = errors.New("data dir is locked by another process")
 // time. New refuses to start rather than guess how far ahead IDs went.
 var ErrCorruptMark = errors.New("high-water mark is corrupt")
 
-const (
-	lockFileName = "vesta.lock"
-	markFileName = "highwater"
-)
+const markFileName = "highwater"
+
+// ErrDataDirLost: the data directory was removed or replaced while this
+// process held it. Issuing stops: the marks written since went to a
+// directory another process may now hold.
+var ErrDataDirLost = errors.New("data dir was removed or replaced while in use")
 
 // dataDir is a locked directory holding the time high-water mark.
+//
+// The lock is taken on the directory itself, not on a file in it: a lock
+// file can be deleted while held, and a second process would then lock a
+// new file and issue beside the first. The directory can still be removed
+// or renamed as a whole; check tells, and the service then stops issuing.
 type dataDir struct {
 	path string
-	lock *os.File
+	lock *os.File // the directory, opened and flocked
 }
 
 // openDataDir creates dir if needed and locks it for this process.
@@ -40,7 +47,7 @@ func openDataDir(dir string) (*dataDir, error) {
 			return nil, fmt.Errorf("data dir: %w", err)
 		}
 	}
-	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
@@ -48,7 +55,29 @@ func openDataDir(dir string) (*dataDir, error) {
 		f.Close()
 		return nil, fmt.Errorf("%w: %s (%v): is another vesta-go running with the same dataDir?", ErrDataDirLocked, dir, err)
 	}
-	return &dataDir{path: dir, lock: f}, nil
+	d := &dataDir{path: dir, lock: f}
+	if err := d.check(); err != nil { // replaced between MkdirAll and Open
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// check fails with ErrDataDirLost when the path no longer names the
+// directory this process locked.
+func (d *dataDir) check() error {
+	held, err := d.lock.Stat()
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrDataDirLost, d.path, err)
+	}
+	now, err := os.Stat(d.path)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrDataDirLost, d.path, err)
+	}
+	if !os.SameFile(held, now) {
+		return fmt.Errorf("%w: %s is another directory now", ErrDataDirLost, d.path)
+	}
+	return nil
 }
 
 func (d *dataDir) markPath() string { return filepath.Join(d.path, markFileName) }
@@ -88,6 +117,11 @@ func missingDirs(dir string) []string {
 // writeMark stores ms durably: write a temporary file, fsync it, rename it
 // over the mark and fsync the directory.
 func (d *dataDir) writeMark(ms int64) error {
+	// Never write into a directory that replaced ours: another process
+	// may hold it, and its mark is its own.
+	if err := d.check(); err != nil {
+		return fmt.Errorf("high-water mark %s not written: %w", d.markPath(), err)
+	}
 	tmp := d.markPath() + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {

@@ -18,6 +18,8 @@ type issuance struct {
 	// returns err (or ErrTimeOverflow past the layout's last unit).
 	limit int64
 	err   error
+	// fence is the last unit the lease is surely valid for (see bounds).
+	fence int64
 }
 
 // bounds are the inputs of the limit, guarded by Service.mu.
@@ -31,6 +33,9 @@ type bounds struct {
 	// without a lease; fence is -1 while no machine id is held).
 	leaseMark, fence int64
 	closed           bool
+	// dirLost: the data dir was removed or replaced while held; issuing
+	// stops for good (a restart takes the directory found then).
+	dirLost bool
 }
 
 func noBounds(machine int64) bounds {
@@ -45,11 +50,15 @@ func (s *Service) publishLocked() {
 		fixed: uint64(b.machine) | uint64(s.settings.GenMethod)<<s.layout.GenMethod.Shift |
 			uint64(s.settings.Type)<<s.layout.TypeBit.Shift | uint64(s.settings.Version)<<s.layout.Version.Shift,
 		limit: s.maxUnit,
+		fence: b.fence,
 		err:   fmt.Errorf("%w: the %s time field ends at unit %d", intf.ErrTimeOverflow, s.settings.Type, s.maxUnit),
 	}
 	switch {
 	case b.closed:
 		is.limit, is.err = -1, intf.ErrClosed
+	case b.dirLost:
+		is.limit, is.err = -1, fmt.Errorf("%w: %w: %s: restart the process to lock the data dir found now",
+			intf.ErrNotPersisted, ErrDataDirLost, s.settings.DataDir)
 	case b.fence < 0:
 		is.limit, is.err = -1, fmt.Errorf("%w: no machine id is held", intf.ErrFenced)
 	default:

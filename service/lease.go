@@ -65,9 +65,12 @@ func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs i
 	if closed {
 		return intf.ErrClosed
 	}
+	if err := s.checkMark(prevMarkMs); err != nil {
+		return fmt.Errorf("%w: the previous holder's mark of machine %d: %w", ErrCorruptMark, machine, err)
+	}
 	floor := int64(-1)
 	if prevMarkMs > 0 {
-		floor = max(s.unitOf(prevMarkMs), -1) // see openMark
+		floor = s.floorOf(prevMarkMs)
 	}
 	if err := s.waitPast(ctx, floor, prevMarkMs, fmt.Sprintf("the previous holder of machine %d", machine)); err != nil {
 		return err

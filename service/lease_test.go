@@ -230,3 +230,30 @@ func TestCloseRacingANewHoldLowersNoMark(t *testing.T) {
 		require.ErrorIs(t, h.Hold(bg, 9, h.Now()+int64(time.Hour), 0), intf.ErrClosed, "no hold after Close")
 	}
 }
+
+// LeaseHeld tells whether the node can issue now: it turns false the moment
+// the lease's validity runs out without a renewal (etcd unreachable: no
+// Lost comes), together with GenId failing, and true again on a renewal.
+func TestLeaseHeldFollowsTheFence(t *testing.T) {
+	clock := newFakeClock(testStart)
+	lease := newFakeLease()
+	svc, h := startLeased(t, clock, lease, 5)
+	h.Renewed(h.Now() + int64(2*time.Second))
+	// The hold's own validity was an hour: a shorter renewal never
+	// shortens it. Lose and hold again with a short validity.
+	h.Lost()
+	require.NoError(t, h.Hold(bg, 5, h.Now()+int64(2*time.Second), 0))
+	_, err := svc.GenId(bg)
+	require.NoError(t, err)
+	assert.True(t, svc.Stats().LeaseHeld)
+
+	clock.Advance(3 * time.Second) // past the validity, no renewal
+	_, err = svc.GenId(bg)
+	assert.ErrorIs(t, err, intf.ErrFenced)
+	assert.False(t, svc.Stats().LeaseHeld, "fenced: not held for issuing")
+
+	h.Renewed(h.Now() + int64(time.Minute))
+	_, err = svc.GenId(bg)
+	require.NoError(t, err)
+	assert.True(t, svc.Stats().LeaseHeld, "renewed: issuing again")
+}

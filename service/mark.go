@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,16 +38,39 @@ func (s *Service) openMark(ctx context.Context) (floor int64, err error) {
 	}
 	floor = -1
 	if ok {
-		// A mark before the epoch (a later epoch configured since) bounds
-		// nothing: units issued are never below 0, and the populators
-		// start from -1 at the lowest.
-		floor = max(s.unitOf(mark), -1)
+		if err := s.checkMark(mark); err != nil {
+			return 0, fmt.Errorf("%w: %s: %w", ErrCorruptMark, s.dir.markPath(), err)
+		}
+		floor = s.floorOf(mark)
 		if err := s.waitPast(ctx, floor, mark, s.dir.markPath()); err != nil {
 			return 0, err
 		}
 	}
 	return floor, s.persistFileMark(0)
 }
+
+// endMillis is the Unix millisecond at which the layout's time field runs
+// out: no ID can carry a time at or after it.
+func (s *Service) endMillis() int64 { return s.settings.EpochMillis + (s.maxUnit+1)*s.unitMilli }
+
+// checkMark refuses a mark (Unix ms, read from the data dir or a lease)
+// that no ID of this layout can have reached: negative, or past the end of
+// the time field. Such a mark is corrupt; taking it would either overflow
+// the time arithmetic or stop every ID for good, so refusing to start with
+// a clear error is the only safe answer. A mark before the epoch is valid
+// (a later epoch configured since) and bounds nothing.
+func (s *Service) checkMark(ms int64) error {
+	if end := s.endMillis(); ms < 0 || ms > end {
+		return fmt.Errorf("mark %d is outside 0..%d (%s, where the %s time field of epoch %s ends): no ID can have been issued at it",
+			ms, end, time.UnixMilli(end).UTC().Format(time.RFC3339), s.settings.Type, time.UnixMilli(s.settings.EpochMillis).UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// floorOf is the unit a checked mark bounds: its own unit, or -1 for a
+// mark before the epoch (units issued are never below 0, and the
+// populators start from -1 at the lowest).
+func (s *Service) floorOf(ms int64) int64 { return max(s.unitOf(ms), -1) }
 
 // waitPast waits for the clock to reach the unit after floor, the unit of
 // mark (Unix ms, stored in where), or refuses when that is further away
@@ -120,7 +144,11 @@ func (s *Service) background(ctx context.Context) {
 			wall = time.Now().UnixNano()
 		}
 		if s.dir != nil {
-			fileFailing = s.logTransition(fileFailing, s.persistFileMark(wall), "data dir")
+			err := s.persistFileMark(wall)
+			if errors.Is(err, ErrDataDirLost) {
+				s.update(func(b *bounds) { b.dirLost = true })
+			}
+			fileFailing = s.logTransition(fileFailing, err, "data dir")
 		}
 		if s.settings.Lease != nil && s.held.Load() {
 			leaseFailing = s.logTransition(leaseFailing, s.storeLeaseMark(ctx, s.leaseMarkAhead(wall)), "lease")

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync/atomic"
@@ -32,6 +33,8 @@ type units struct {
 	unitNanos  int64
 	maxSeq     int64
 	waits      atomic.Uint64 // times a unit's sequence ran out
+	// closing, when set, is done once the service closes: it ends waits.
+	closing context.Context
 }
 
 func (u *units) now() int64 { return (u.clock.NowNanos() - u.epochNanos) / u.unitNanos }
@@ -61,10 +64,28 @@ func (u *units) raised(st state, floor int64) state {
 	return state{last: floor, seq: u.maxSeq}
 }
 
-// waitAfter blocks until the clock is in a unit after last.
+// waitAfter blocks until the clock is in a unit after last, ctx is done
+// or the service closes. A waiter may hold the populator's lock, and Close
+// needs that lock to read the last unit: closing must end every wait.
 func (u *units) waitAfter(ctx context.Context, last int64) error {
 	u.waits.Add(1)
-	return u.clock.WaitUntil(ctx, u.epochNanos+(last+1)*u.unitNanos)
+	t := u.epochNanos + (last+1)*u.unitNanos
+	if u.closing == nil {
+		return u.clock.WaitUntil(ctx, t)
+	}
+	if u.closing.Err() != nil {
+		return intf.ErrClosed
+	}
+	wctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(u.closing, func() { cancel(intf.ErrClosed) })
+	err := u.clock.WaitUntil(wctx, t)
+	stop()
+	cause := context.Cause(wctx)
+	cancel(nil)
+	if err != nil && errors.Is(cause, intf.ErrClosed) {
+		return intf.ErrClosed
+	}
+	return err
 }
 
 // Populator names accepted in Settings.Populator.

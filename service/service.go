@@ -36,6 +36,7 @@ type Service struct {
 	renewed     chan struct{} // a lease renewal asks the background to store marks now
 
 	stop      context.CancelFunc
+	closing   context.CancelFunc // ends every wait for the next unit
 	done      chan struct{}
 	leaseStop context.CancelFunc
 	leaseDone chan struct{}
@@ -63,6 +64,7 @@ func New(ctx context.Context, s Settings) (*Service, error) {
 		}
 	}
 	layout, _ := s.Type.Layout() // s.Type was validated
+	closingCtx, closing := context.WithCancel(context.Background())
 	svc := &Service{
 		settings: s,
 		layout:   layout,
@@ -71,7 +73,9 @@ func New(ctx context.Context, s Settings) (*Service, error) {
 			epochNanos: s.EpochMillis * int64(time.Millisecond),
 			unitNanos:  int64(layout.Unit),
 			maxSeq:     layout.Seq.Max(),
+			closing:    closingCtx,
 		},
+		closing:   closing,
 		unitMilli: layout.Unit.Milliseconds(),
 		maxUnit:   layout.Time.Max(),
 		b:         noBounds(s.Machine),
@@ -244,8 +248,12 @@ type Stats struct {
 	HighWaterMillis int64
 	// Machine is the machine id in use.
 	Machine int64
-	// LeaseHeld reports whether a machine id lease is held (always true
-	// without a lease); Fences counts the times a held lease was lost.
+	// LeaseHeld reports whether a machine id lease is held and surely
+	// valid now, so that IDs of the current time unit may be issued
+	// (always true without a lease). It turns false the moment the node is
+	// fenced — the lease lost, or not renewed in time (e.g. etcd
+	// unreachable) — and true again when a renewal or a new hold lets it
+	// issue. Fences counts the times a held lease was lost.
 	LeaseHeld bool
 	Fences    uint64
 	// LeaseMarkMillis is the mark stored with the lease (0 without one).
@@ -259,10 +267,19 @@ func (s *Service) Stats() Stats {
 		ClockBackEvents: s.clockBack.Load(),
 		HighWaterMillis: s.markMs.Load(),
 		Machine:         s.Machine(),
-		LeaseHeld:       s.settings.Lease == nil || s.held.Load(),
+		LeaseHeld:       s.leaseValidNow(),
 		Fences:          s.fences.Load(),
 		LeaseMarkMillis: s.leaseMarkMs.Load(),
 	}
+}
+
+// leaseValidNow tells whether the machine id lease lets the current time
+// unit be issued: held, and not past its fence.
+func (s *Service) leaseValidNow() bool {
+	if s.settings.Lease == nil {
+		return true
+	}
+	return s.held.Load() && s.units.now() <= s.cur.Load().fence
 }
 
 // Close stops issuing IDs, stores the exact last time unit issued as the
@@ -272,6 +289,10 @@ func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
 		s.stop()
 		<-s.done
+		// Every GenId from here on fails its limit check; end the waits
+		// for the next unit too, so that no caller holds the populator
+		// (and lastUnit below) for as long as it would have waited.
+		s.closing()
 		// With the background writer stopped, nothing raises the limit
 		// again: from here on every GenId fails its limit check, so the
 		// last unit read below is the last one ever issued.

@@ -3,10 +3,10 @@ package etcdlease_test
 import (
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -21,17 +21,7 @@ import (
 // TestServerRestWithEtcd builds the real server-rest and runs it with
 // provider etcd, configured by flags alone.
 func TestServerRestWithEtcd(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	if _, err := os.Stat(filepath.Join(root, "server-rest", "main.go")); err != nil {
-		t.Skip("./server-rest does not exist yet")
-	}
-	bin := filepath.Join(t.TempDir(), "server-rest")
-	build := exec.Command("go", "build", "-o", bin, "./server-rest")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build ./server-rest: %s", out)
-
+	bin := buildServerRest(t)
 	listen := freeURL().Host
 	keys := etcdlease.Keys{Prefix: prefixOf(t)}
 	srv := exec.Command(bin, "--machine-provider", "etcd", "--etcd-endpoints", etcdEndpoint,
@@ -83,4 +73,94 @@ func TestServerRestWithEtcd(t *testing.T) {
 	_, _, held = get(t, c, keys.Machine(0))
 	assert.False(t, held, "a graceful stop releases the id")
 	assert.GreaterOrEqual(t, markOf(t, c, keys, 0), intf.DefaultEpochMillis+timeUnit(id)*1000, "the mark covers the IDs issued")
+}
+
+// buildServerRest builds the real server-rest into the test's temp dir.
+func buildServerRest(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	bin := filepath.Join(t.TempDir(), "server-rest")
+	build := exec.Command("go", "build", "-o", bin, "./server-rest")
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build ./server-rest: %s", out)
+	return bin
+}
+
+// httpStatus is the status code of GET url and the body, or 0 when the
+// request failed.
+func httpStatus(url string) (int, string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// metricValue is the value of an unlabelled gauge in a /metrics page, or
+// "" when it is missing.
+func metricValue(page, name string) string {
+	for _, line := range strings.Split(page, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// TestServerRestFencedIsNotReady runs the real server-rest against etcd
+// through a proxy, cuts etcd off for longer than the lease and checks that
+// /readyz, vesta_ready and vesta_machine_lease_held say fenced whenever
+// /genid is refused for want of a lease, and ready again once it issues.
+func TestServerRestFencedIsNotReady(t *testing.T) {
+	bin := buildServerRest(t)
+	px := newProxy(t, etcdEndpoint)
+	listen := freeURL().Host
+	srv := exec.Command(bin, "--machine-provider", "etcd", "--etcd-endpoints", px.Addr(),
+		"--etcd-prefix", prefixOf(t), "--etcd-lease-ttl", "2s", "--etcd-node-name", "rest-fenced",
+		"--listen", listen, "--no-data-dir=true", "--log-level", "warn")
+	srv.Stdout, srv.Stderr = io.Discard, &testWriter{t: t}
+	require.NoError(t, srv.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- srv.Wait() }()
+	t.Cleanup(func() {
+		_ = srv.Process.Kill()
+		<-exited
+	})
+	base := "http://" + listen
+	state := func() (genid, readyz int, ready, held string) {
+		genid, _ = httpStatus(base + "/genid")
+		readyz, _ = httpStatus(base + "/readyz")
+		_, page := httpStatus(base + "/metrics")
+		return genid, readyz, metricValue(page, "vesta_ready"), metricValue(page, "vesta_machine_lease_held")
+	}
+	serving := func() bool {
+		g, r, ready, held := state()
+		return g == http.StatusOK && r == http.StatusOK && ready == "1" && held == "1"
+	}
+	eventually(t, 30*time.Second, "issuing and ready", serving)
+
+	px.Cut()
+	eventually(t, 20*time.Second, "/genid refused while etcd is cut off", func() bool {
+		g, _ := httpStatus(base + "/genid")
+		return g == http.StatusServiceUnavailable
+	})
+	// From the first refusal on, the node is fenced until etcd is back:
+	// every health signal must say so at once.
+	for range 5 {
+		g, r, ready, held := state()
+		assert.Equal(t, http.StatusServiceUnavailable, g, "/genid")
+		assert.Equal(t, http.StatusServiceUnavailable, r, "/readyz while fenced")
+		assert.Equal(t, "0", ready, "vesta_ready while fenced")
+		assert.Equal(t, "0", held, "vesta_machine_lease_held while fenced")
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, body := httpStatus(base + "/readyz")
+	assert.Contains(t, body, "fenced")
+
+	px.Restore()
+	eventually(t, 30*time.Second, "issuing and ready again after etcd is back", serving)
 }
