@@ -6,9 +6,15 @@
 // It reads the configuration every vesta-go main reads (see
 // docs/configuration.md) plus its own flags:
 //
-//	--plugin             serve as a go-plugin plugin (also implied when the plugin handshake cookie is set)
-//	--max-conns N        the most TCP connections served at once (default 1024)
-//	--shutdown-timeout D how long SIGINT/SIGTERM waits for calls in flight (default 10s)
+//	--plugin               serve as a go-plugin plugin (also implied when the plugin handshake cookie is set)
+//	--max-conns N          the most TCP connections served at once (default 1024); a newcomer evicts the longest-idle one
+//	--max-conns-per-ip N   the most TCP connections from one remote IP (default 64)
+//	--max-message-bytes N  the largest message read (default 65536)
+//	--first-byte-timeout D how long a new connection may send nothing (default 10s)
+//	--idle-timeout D       how long a connection may wait between calls (default 5m)
+//	--message-timeout D    how long a call may take to arrive once its first byte has (default 10s)
+//	--write-timeout D      how long writing one reply may take (default 10s)
+//	--shutdown-timeout D   how long SIGINT/SIGTERM waits for calls in flight (default 10s)
 //
 // Both serve segment mode too (IdService.SegmentNextIds), opened from the
 // configuration (segmentStore, segmentDSN, segmentTags) at start.

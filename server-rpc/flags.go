@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -17,23 +18,67 @@ import (
 type flags struct {
 	plugin          bool
 	maxConns        int
+	maxConnsPerIP   int
+	maxMessageBytes int
+	firstByte       time.Duration
+	idle            time.Duration
+	message         time.Duration
+	write           time.Duration
 	shutdownTimeout time.Duration
 }
 
 func (f *flags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.plugin, "plugin", false, "serve as a hashicorp/go-plugin plugin (genMethod 0 by default)")
-	fs.IntVar(&f.maxConns, "max-conns", rpcserver.DefaultMaxConns, "the most TCP connections served at once; more are closed")
+	fs.IntVar(&f.maxConns, "max-conns", rpcserver.DefaultMaxConns,
+		"the most TCP connections served at once; a newcomer evicts the longest-idle one, or is closed when none is idle")
+	fs.IntVar(&f.maxConnsPerIP, "max-conns-per-ip", rpcserver.DefaultMaxConnsPerIP, "the most TCP connections from one remote IP; more are closed")
+	fs.IntVar(&f.maxMessageBytes, "max-message-bytes", rpcserver.DefaultMaxMessageBytes,
+		"the largest message read; a connection sending a bigger one is closed")
+	fs.DurationVar(&f.firstByte, "first-byte-timeout", rpcserver.DefaultFirstByteTimeout, "how long a new connection may send nothing")
+	fs.DurationVar(&f.idle, "idle-timeout", rpcserver.DefaultIdleTimeout, "how long a connection may wait between calls")
+	fs.DurationVar(&f.message, "message-timeout", rpcserver.DefaultMessageTimeout,
+		"how long a call may take to arrive once its first byte has")
+	fs.DurationVar(&f.write, "write-timeout", rpcserver.DefaultWriteTimeout, "how long writing one reply may take")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, how long to wait for calls in flight")
 }
 
 func (f *flags) check() error {
-	if f.maxConns < 1 {
-		return fmt.Errorf("--max-conns %d: want at least 1", f.maxConns)
+	for _, n := range []struct {
+		name  string
+		v, lo int
+	}{
+		{"max-conns", f.maxConns, 1},
+		{"max-conns-per-ip", f.maxConnsPerIP, 1},
+		{"max-message-bytes", f.maxMessageBytes, rpcserver.MinMessageBytes},
+	} {
+		if n.v < n.lo {
+			return fmt.Errorf("--%s %d: want at least %d", n.name, n.v, n.lo)
+		}
 	}
-	if f.shutdownTimeout <= 0 {
-		return fmt.Errorf("--shutdown-timeout %s: want more than 0", f.shutdownTimeout)
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"first-byte-timeout", f.firstByte},
+		{"idle-timeout", f.idle},
+		{"message-timeout", f.message},
+		{"write-timeout", f.write},
+		{"shutdown-timeout", f.shutdownTimeout},
+	} {
+		if d.v <= 0 {
+			return fmt.Errorf("--%s %s: want more than 0", d.name, d.v)
+		}
 	}
 	return nil
+}
+
+// options are the TCP server's limits from the flags.
+func (f *flags) options(log *slog.Logger) rpcserver.Options {
+	return rpcserver.Options{
+		MaxConns: f.maxConns, MaxConnsPerIP: f.maxConnsPerIP, MaxMessageBytes: f.maxMessageBytes,
+		FirstByteTimeout: f.firstByte, IdleTimeout: f.idle, MessageTimeout: f.message, WriteTimeout: f.write,
+		Logger: log,
+	}
 }
 
 // pluginMode tells, before the flags are parsed, whether this run is a

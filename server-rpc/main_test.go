@@ -45,9 +45,28 @@ func TestProgramDefaults(t *testing.T) {
 	assert.Equal(t, int64(intf.GenMethodCentral), program(&f, false).Defaults.GenMethod)
 	assert.Equal(t, ":20880", program(&f, false).Defaults.Listen)
 	assert.Equal(t, int64(intf.GenMethodEmbedded), program(&f, true).Defaults.GenMethod)
-	assert.Error(t, (&flags{maxConns: 0, shutdownTimeout: time.Second}).check())
-	assert.Error(t, (&flags{maxConns: 1, shutdownTimeout: 0}).check())
-	assert.NoError(t, (&flags{maxConns: 1, shutdownTimeout: time.Second}).check())
+}
+
+func TestFlagsCheck(t *testing.T) {
+	ok := flags{maxConns: 1, maxConnsPerIP: 1, maxMessageBytes: 1024, firstByte: 1, idle: 1, message: 1, write: 1,
+		shutdownTimeout: time.Second}
+	require.NoError(t, ok.check())
+	for flag, breakIt := range map[string]func(*flags){
+		"--max-conns":          func(f *flags) { f.maxConns = 0 },
+		"--max-conns-per-ip":   func(f *flags) { f.maxConnsPerIP = 0 },
+		"--max-message-bytes":  func(f *flags) { f.maxMessageBytes = 1023 },
+		"--first-byte-timeout": func(f *flags) { f.firstByte = 0 },
+		"--idle-timeout":       func(f *flags) { f.idle = -1 },
+		"--message-timeout":    func(f *flags) { f.message = 0 },
+		"--write-timeout":      func(f *flags) { f.write = 0 },
+		"--shutdown-timeout":   func(f *flags) { f.shutdownTimeout = 0 },
+	} {
+		f := ok
+		breakIt(&f)
+		err := f.check()
+		require.Error(t, err, flag)
+		assert.Contains(t, err.Error(), flag+" ")
+	}
 }
 
 func TestServerBinary(t *testing.T) {
@@ -57,6 +76,9 @@ func TestServerBinary(t *testing.T) {
 	bin := rpctest.BuildServerRPC(t)
 	t.Run("serves and stops on SIGTERM", func(t *testing.T) { testServe(t, bin) })
 	t.Run("bad flags", func(t *testing.T) { testBadFlags(t, bin) })
+	t.Run("idle and slow connections from another address", func(t *testing.T) { testIdleAndSlowFlood(t, bin) })
+	t.Run("idle flood over max-conns evicts", func(t *testing.T) { testIdleFloodEvicts(t, bin) })
+	t.Run("8 GB message header", func(t *testing.T) { testHugeHeader(t, bin) })
 }
 
 // testServe starts the real binary on a free port, uses it through the

@@ -34,7 +34,7 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 		}
 	}()
 	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, cfg.MaxBatch, seg.receiverOptions()...),
-		rpcserver.Options{MaxConns: f.maxConns, Logger: log})
+		f.options(log))
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,8 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 		return err
 	}
 	log.Info("vesta rpc: listening", "addr", ln.Addr().String(), "service", rpcapi.ServiceName,
-		"maxBatch", cfg.MaxBatch, "maxConns", f.maxConns)
+		"maxBatch", cfg.MaxBatch, "maxConns", f.maxConns, "maxConnsPerIP", f.maxConnsPerIP,
+		"maxMessageBytes", f.maxMessageBytes)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -60,5 +61,10 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 		log.Warn("vesta rpc: shutdown incomplete", "err", err)
 	}
 	<-served
+	st := srv.Stats()
+	log.Info("vesta rpc: connection totals", "accepted", st.Accepted, "refusedPerIP", st.RefusedPerIP,
+		"refusedFull", st.RefusedFull, "evicted", st.Evicted, "firstByteTimeouts", st.FirstByteTimeouts,
+		"idleTimeouts", st.IdleTimeouts, "messageTimeouts", st.MessageTimeouts, "writeTimeouts", st.WriteTimeouts,
+		"tooBig", st.TooBig)
 	return nil
 }

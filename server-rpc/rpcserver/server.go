@@ -6,68 +6,53 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/rpc"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 )
 
-// DefaultMaxConns is the connection limit when Options.MaxConns is 0.
-const DefaultMaxConns = 1024
-
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("rpc server closed")
 
-// Options configure a Server.
-type Options struct {
-	// MaxConns is the most connections served at once; more are closed at
-	// once with a warning (one a second at most). 0 means DefaultMaxConns.
-	MaxConns int
-	// Logger receives warnings and, at debug level, connection events;
-	// nil means slog.Default().
-	Logger *slog.Logger
-}
-
 // Server serves one receiver as rpcapi.ServiceName.
 type Server struct {
-	rpc      *rpc.Server
-	log      *slog.Logger
-	maxConns int
+	rpc     *rpc.Server
+	log     *slog.Logger
+	opts    Options
+	ctr     counters
+	idleSeq atomic.Uint64 // orders idle connections for eviction
 
-	mu       sync.Mutex
-	ln       net.Listener
-	conns    map[net.Conn]struct{}
-	closing  bool
-	served   sync.WaitGroup // one per connection being served
-	refused  uint64
-	accepted uint64
-	// lastRefusalLog and refusedUnlogged keep a connection flood from
-	// becoming a log flood: one warning a second at most.
-	lastRefusalLog  time.Time
-	refusedUnlogged uint64
+	mu      sync.Mutex
+	ln      net.Listener
+	conns   map[*conn]struct{}
+	live    int                // conns counted against MaxConns (not yet evicted)
+	perIP   map[netip.Addr]int // counted conns per remote IP
+	closing bool
+	served  sync.WaitGroup // one per connection being served
+	// One warning a second at most per kind, so that a flood does not
+	// become a log flood.
+	refusalLog, droppedLog rateLimit
 }
 
-// refusalLogInterval is the least time between two "connection refused"
-// warnings.
-const refusalLogInterval = time.Second
+// warnInterval is the least time between two warnings of one kind.
+const warnInterval = time.Second
 
 // New registers recv and returns a server ready to Serve.
 func New(recv *rpcapi.Receiver, opts Options) (*Server, error) {
-	if opts.MaxConns < 0 {
-		return nil, fmt.Errorf("rpc server: MaxConns %d < 0", opts.MaxConns)
-	}
-	if opts.MaxConns == 0 {
-		opts.MaxConns = DefaultMaxConns
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	rs := rpc.NewServer()
 	if err := rs.RegisterName(rpcapi.ServiceName, recv); err != nil {
 		return nil, fmt.Errorf("rpc server: %w", err)
 	}
-	return &Server{rpc: rs, log: opts.Logger, maxConns: opts.MaxConns, conns: make(map[net.Conn]struct{})}, nil
+	return &Server{rpc: rs, log: opts.Logger, opts: opts,
+		conns: make(map[*conn]struct{}), perIP: make(map[netip.Addr]int)}, nil
 }
 
 // Serve accepts connections on ln until Shutdown, and returns
@@ -85,7 +70,7 @@ func (s *Server) Serve(ln net.Listener) error {
 
 	var delay time.Duration // back-off after temporary accept errors
 	for {
-		conn, err := ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			if s.isClosing() {
 				return ErrServerClosed
@@ -99,44 +84,38 @@ func (s *Server) Serve(ln net.Listener) error {
 			continue
 		}
 		delay = 0
-		s.serve(conn)
+		s.serve(newConn(nc))
 	}
 }
 
-// serve starts serving conn, or closes it when over the limit or closing.
-func (s *Server) serve(conn net.Conn) {
-	s.mu.Lock()
-	if s.closing || len(s.conns) >= s.maxConns {
-		closing := s.closing
-		s.refused++
-		refused := s.refused
-		logIt := !closing && time.Since(s.lastRefusalLog) >= refusalLogInterval
-		unlogged := s.refusedUnlogged
-		if logIt {
-			s.lastRefusalLog, s.refusedUnlogged = time.Now(), 0
-		} else if !closing {
-			s.refusedUnlogged++
-		}
-		s.mu.Unlock()
-		conn.Close()
-		if logIt {
-			s.log.Warn("vesta rpc: connection refused: too many connections", "remote", conn.RemoteAddr(),
-				"maxConns", s.maxConns, "refusedTotal", refused, "refusedSinceLastWarning", unlogged)
-		}
+// serve starts serving c, or closes it when it is refused.
+func (s *Server) serve(c *conn) {
+	c.idleSince.Store(s.idleSeq.Add(1)) // waiting for its first call
+	if !s.admit(c) {
+		c.Close()
 		return
 	}
-	s.conns[conn] = struct{}{}
-	s.accepted++
-	s.served.Add(1)
-	s.mu.Unlock()
-	s.log.Debug("vesta rpc: connection open", "remote", conn.RemoteAddr())
+	s.log.Debug("vesta rpc: connection open", "remote", c.RemoteAddr())
 	go func() {
 		defer s.served.Done()
-		s.rpc.ServeConn(conn) // returns after answering the calls it read, and closes conn
+		r := newFrameReader(c, &s.opts, &s.ctr, func() uint64 { return s.idleSeq.Add(1) })
+		// ServeCodec returns after answering the calls it read, and closes c.
+		s.rpc.ServeCodec(newServerCodec(c, r, s.opts.WriteTimeout, &s.ctr))
 		s.mu.Lock()
-		delete(s.conns, conn)
+		s.releaseLocked(c)
+		delete(s.conns, c)
+		var big *MessageTooBigError
+		logBig, unlogged := false, uint64(0)
+		if errors.As(r.err, &big) {
+			logBig, unlogged = s.droppedLog.logIt(time.Now(), warnInterval)
+		}
 		s.mu.Unlock()
-		s.log.Debug("vesta rpc: connection closed", "remote", conn.RemoteAddr())
+		if logBig {
+			s.log.Warn("vesta rpc: connection closed: message too big", "remote", c.RemoteAddr(),
+				"size", big.Size, "maxMessageBytes", big.Max, "tooBigTotal", s.ctr.tooBig.Load(),
+				"tooBigSinceLastWarning", unlogged)
+		}
+		s.log.Debug("vesta rpc: connection closed", "remote", c.RemoteAddr(), "reason", r.err)
 	}()
 }
 
@@ -156,18 +135,6 @@ func (s *Server) Addr() net.Addr {
 	return s.ln.Addr()
 }
 
-// Stats are the server's connection counters.
-type Stats struct {
-	Open, Accepted, Refused uint64
-}
-
-// Stats returns the current counters.
-func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return Stats{Open: uint64(len(s.conns)), Accepted: s.accepted, Refused: s.refused}
-}
-
 // Shutdown stops accepting and stops reading calls; the calls already read
 // are answered, then each connection closes. It waits for that until ctx
 // is done, then closes what is left and returns ctx.Err(). It does not
@@ -179,9 +146,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.ln.Close()
 	}
 	for c := range s.conns {
-		// Interrupts the blocked read: net/rpc then waits for the
-		// replies of the calls it read, and closes the connection.
-		_ = c.SetReadDeadline(time.Now())
+		c.stop()
 	}
 	s.mu.Unlock()
 

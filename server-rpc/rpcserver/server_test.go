@@ -5,14 +5,12 @@ import (
 	"log/slog"
 	"net"
 	"net/rpc"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
@@ -66,37 +64,6 @@ func TestEveryMethodOverTCP(t *testing.T) {
 	require.NotNil(t, bad.Err)
 	assert.Equal(t, rpcapi.CodeInvalidArgument, bad.Err.Code)
 	assert.Equal(t, "count", bad.Err.Field.Field)
-}
-
-func TestConnectionLimit(t *testing.T) {
-	var logs syncbuf.Buffer
-	srv := rpctest.Start(t, rpctest.Config{MaxConns: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	first := dial(t, srv.Addr)
-	var r rpcapi.GenIdReply
-	require.NoError(t, first.Call("IdService.GenId", rpcapi.GenIdArgs{}, &r))
-
-	// The second connection is closed at once: its call fails.
-	second := dial(t, srv.Addr)
-	err := second.Call("IdService.GenId", rpcapi.GenIdArgs{}, &r)
-	require.Error(t, err) // EOF or a reset, as the timing goes
-	assert.Equal(t, uint64(1), srv.RPC.Stats().Refused)
-
-	// The first one lives on.
-	require.NoError(t, first.Call("IdService.GenId", rpcapi.GenIdArgs{}, &r))
-	assert.Nil(t, r.Err)
-
-	// A flood of refused connections logs one warning a second, not one
-	// per connection.
-	for range 20 {
-		c, err := net.Dial("tcp", srv.Addr)
-		require.NoError(t, err)
-		_, _ = c.Read(make([]byte, 1)) // returns once the server closed it
-		c.Close()
-	}
-	assert.Equal(t, uint64(21), srv.RPC.Stats().Refused)
-	warnings := strings.Count(logs.String(), "connection refused") // 1, or 2 on a slow machine
-	assert.GreaterOrEqual(t, warnings, 1)
-	assert.LessOrEqual(t, warnings, 3, "one warning a second, not one per refusal (21): %s", logs.String())
 }
 
 // gate is an IdService whose GenIds waits for release.
@@ -170,9 +137,4 @@ func TestServeAfterShutdown(t *testing.T) {
 	assert.ErrorIs(t, srv.Serve(ln), rpcserver.ErrServerClosed)
 	_, err = net.Dial("tcp", ln.Addr().String())
 	assert.Error(t, err, "Serve closed the listener")
-}
-
-func TestNewRejectsNegativeMaxConns(t *testing.T) {
-	_, err := rpcserver.New(rpcapi.NewReceiver(&gate{}, 1), rpcserver.Options{MaxConns: -1})
-	assert.Error(t, err)
 }

@@ -40,6 +40,9 @@ type Config struct {
 	// owns it (Stop does not close it).
 	Segments intf.SegmentService
 	Logger   *slog.Logger // nil: discard
+	// Options are the server's limits and timeouts; MaxConns and Logger
+	// above replace theirs.
+	Options rpcserver.Options
 }
 
 // Server is a running test server.
@@ -81,8 +84,12 @@ func Start(tb testing.TB, c Config) *Server {
 		svc.Close()
 		tb.Fatalf("rpctest: listen %s: %v", c.Addr, err)
 	}
-	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, c.MaxBatch, rpcapi.WithSegments(c.Segments)),
-		rpcserver.Options{MaxConns: c.MaxConns, Logger: c.Logger})
+	opts := c.Options
+	if c.MaxConns != 0 {
+		opts.MaxConns = c.MaxConns
+	}
+	opts.Logger = c.Logger
+	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, c.MaxBatch, rpcapi.WithSegments(c.Segments)), opts)
 	if err != nil {
 		svc.Close()
 		tb.Fatalf("rpctest: %v", err)

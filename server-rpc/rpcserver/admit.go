@@ -1,0 +1,95 @@
+package rpcserver
+
+import "time"
+
+// Refusal reasons, as logged.
+const (
+	refusedPerIP = "too many connections from this address"
+	refusedFull  = "too many connections"
+)
+
+// admit counts c in when the limits allow, evicting the longest-idle
+// connection when the server is full; else it counts and logs the
+// refusal. On true the caller serves c (s.served is added to).
+func (s *Server) admit(c *conn) bool {
+	s.mu.Lock()
+	reason := ""
+	var victim *conn
+	switch {
+	case s.closing:
+		s.ctr.refused.Add(1)
+		s.mu.Unlock()
+		return false
+	case c.ip.IsValid() && s.perIP[c.ip] >= s.opts.MaxConnsPerIP:
+		reason = refusedPerIP
+		s.ctr.refusedPerIP.Add(1)
+	case s.live >= s.opts.MaxConns:
+		// The share kept for newcomers: a connection waiting for a call
+		// costs its client a redial at most, so it makes room; only when
+		// every connection is reading a call is the newcomer refused.
+		if victim = s.longestIdleLocked(); victim == nil {
+			reason = refusedFull
+			s.ctr.refusedFull.Add(1)
+		}
+	}
+	if reason != "" {
+		s.ctr.refused.Add(1)
+		logIt, unlogged := s.refusalLog.logIt(time.Now(), warnInterval)
+		s.mu.Unlock()
+		if logIt {
+			s.log.Warn("vesta rpc: connection refused: "+reason, "remote", c.RemoteAddr(),
+				"maxConns", s.opts.MaxConns, "maxConnsPerIP", s.opts.MaxConnsPerIP,
+				"refusedTotal", s.ctr.refused.Load(), "refusedSinceLastWarning", unlogged)
+		}
+		return false
+	}
+	if victim != nil {
+		s.releaseLocked(victim)
+		victim.stop()
+		s.ctr.evicted.Add(1)
+	}
+	s.conns[c] = struct{}{}
+	c.counted = true
+	s.live++
+	if c.ip.IsValid() {
+		s.perIP[c.ip]++
+	}
+	s.ctr.accepted.Add(1)
+	s.served.Add(1)
+	s.mu.Unlock()
+	if victim != nil {
+		s.log.Debug("vesta rpc: idle connection evicted for a newcomer", "remote", victim.RemoteAddr(),
+			"newcomer", c.RemoteAddr())
+	}
+	return true
+}
+
+// longestIdleLocked is the counted connection that has waited longest for
+// a call, nil when none waits. A linear scan: it runs only when the server
+// is full, and keeps the per-call path free of shared state.
+func (s *Server) longestIdleLocked() *conn {
+	var best *conn
+	var bestSeq uint64
+	for c := range s.conns {
+		seq := c.idleSince.Load()
+		if c.counted && seq != 0 && (best == nil || seq < bestSeq) {
+			best, bestSeq = c, seq
+		}
+	}
+	return best
+}
+
+// releaseLocked stops counting c against the limits; an evicted
+// connection is released at once, before it has finished closing.
+func (s *Server) releaseLocked(c *conn) {
+	if !c.counted {
+		return
+	}
+	c.counted = false
+	s.live--
+	if c.ip.IsValid() {
+		if s.perIP[c.ip]--; s.perIP[c.ip] == 0 {
+			delete(s.perIP, c.ip)
+		}
+	}
+}
