@@ -190,7 +190,7 @@ func (s *Service) GenIds(ctx context.Context, n int) ([]int64, error) {
 }
 
 // ExpId splits an ID into its fields by the layout its type bit names.
-func (s *Service) ExpId(_ context.Context, id int64) (intf.Id, error) { return decode(id), nil }
+func (s *Service) ExpId(_ context.Context, id int64) (intf.Id, error) { return intf.Decode(id), nil }
 
 // MakeId packs the request's fields, taking omitted ones from the
 // settings. A field out of range is an *intf.FieldError naming it.
@@ -209,7 +209,7 @@ func (s *Service) MakeId(_ context.Context, r intf.MakeIdRequest) (int64, error)
 		return 0, err
 	}
 	l, _ := intf.IdType(id.Type).Layout()
-	return encode(l, id)
+	return intf.Encode(l, id)
 }
 
 // TransTime turns the time field of an ID of type t into a UTC time.

@@ -1,0 +1,103 @@
+package intf_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// REFERENCE's worked example, with explicit shifts.
+func TestEncodeDecodeWorkedExample(t *testing.T) {
+	want := int64(78 | 498081<<10 | 371861805<<30 | 2<<60)
+	require.Equal(t, int64(2705126582500361294), want)
+	f := intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}
+	id, err := intf.Encode(mustLayout(t, intf.MaxPeak), f)
+	require.NoError(t, err)
+	assert.Equal(t, want, id)
+	assert.Equal(t, f, intf.Decode(id))
+}
+
+func mustLayout(t *testing.T, typ intf.IdType) intf.Layout {
+	t.Helper()
+	l, err := typ.Layout()
+	require.NoError(t, err)
+	return l
+}
+
+// Every field at its maximum, and random values, round-trip in both
+// layouts; version 1 makes the ID negative, as Java's long.
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, typ := range []intf.IdType{intf.MaxPeak, intf.MinGranularity} {
+		l := mustLayout(t, typ)
+		top := intf.Id{Machine: l.Machine.Max(), Seq: l.Seq.Max(), Time: l.Time.Max(), GenMethod: 3, Type: int64(typ), Version: 1}
+		id, err := intf.Encode(l, top)
+		require.NoError(t, err)
+		assert.Less(t, id, int64(0))
+		assert.Equal(t, top, intf.Decode(id))
+		for range 1000 {
+			f := intf.Id{Machine: r.Int64N(l.Machine.Max() + 1), Seq: r.Int64N(l.Seq.Max() + 1),
+				Time: r.Int64N(l.Time.Max() + 1), GenMethod: r.Int64N(4), Type: int64(typ), Version: r.Int64N(2)}
+			id, err := intf.Encode(l, f)
+			require.NoError(t, err)
+			require.Equal(t, f, intf.Decode(id))
+		}
+	}
+}
+
+// A field out of range is refused by name, never masked.
+func TestEncodeRefusesOutOfRange(t *testing.T) {
+	l := mustLayout(t, intf.MinGranularity)
+	for field, f := range map[string]intf.Id{
+		"machine":   {Machine: 1024, Type: 1},
+		"seq":       {Seq: 1024, Type: 1},
+		"time":      {Time: 1 << 40, Type: 1},
+		"genMethod": {GenMethod: 4, Type: 1},
+		"version":   {Version: -1, Type: 1},
+		"type":      {Type: 0},
+	} {
+		_, err := intf.Encode(l, f)
+		var fe *intf.FieldError
+		require.ErrorAs(t, err, &fe, field)
+		assert.Equal(t, field, fe.Field)
+		assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+	}
+	_, err := intf.Encode(intf.Layout{Type: 7}, intf.Id{Type: 7})
+	assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+}
+
+func TestTimestamp(t *testing.T) {
+	assert.Equal(t, time.Date(2026, 10, 13, 14, 56, 45, 0, time.UTC),
+		intf.Decode(2705126582500361294).Timestamp(intf.DefaultEpochMillis))
+	mg := intf.Id{Time: 1500, Type: 1}
+	assert.Equal(t, time.UnixMilli(intf.DefaultEpochMillis+1500).UTC(), mg.Timestamp(intf.DefaultEpochMillis))
+	assert.Equal(t, time.UnixMilli(1500).UTC(), mg.Timestamp(0))
+}
+
+// Decode needs no service: any ID says how to read it.
+func ExampleDecode() {
+	f := intf.Decode(2705126582500361294)
+	fmt.Println(f)
+	fmt.Println(f.Timestamp(intf.DefaultEpochMillis))
+	// Output:
+	// {machine:78 seq:498081 time:371861805 genMethod:2 type:0 version:0}
+	// 2026-10-13 14:56:45 +0000 UTC
+}
+
+// Encode checks every field against the layout's widths.
+func ExampleEncode() {
+	l, _ := intf.MaxPeak.Layout()
+	id, err := intf.Encode(l, intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: intf.GenMethodREST})
+	fmt.Println(id, err)
+	_, err = intf.Encode(l, intf.Id{Machine: 1024})
+	fmt.Println(err)
+	// Output:
+	// 2705126582500361294 <nil>
+	// invalid argument: machine 1024 out of range 0..1023
+}
