@@ -44,6 +44,15 @@ func (b *buffer) signal() {
 	}
 }
 
+// Buffered is the number of IDs in the stock (always 0 without
+// WithBuffer), for monitoring.
+func (c *Client) Buffered() int {
+	if c.buf == nil {
+		return 0
+	}
+	return len(c.buf.ids)
+}
+
 // refillLoop tops the buffer up whenever asked, in GenIds calls of at most
 // bufferRefill IDs (less when a server says its maxBatch is lower). After
 // a failure it waits (the back-off minimum, doubling) before the next try.
@@ -60,6 +69,9 @@ func (c *Client) refillLoop() {
 		}
 		for room := cap(b.ids) - len(b.ids); room > 0 && c.ctx.Err() == nil; room = cap(b.ids) - len(b.ids) {
 			ids, err := c.GenIds(c.ctx, min(room, refill))
+			if err != nil && c.ctx.Err() != nil {
+				return // Close: not a failure worth a word
+			}
 			if err != nil {
 				if limit := batchCap(err); limit > 0 && limit < refill {
 					c.opts.logger.Warn("vesta client: buffer refill above the server's maxBatch; refilling in smaller batches",

@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,3 +84,27 @@ func TestBufferTake(t *testing.T) {
 	_, _ = b.take()
 	assert.Len(t, b.kick, 1, "below half: refill")
 }
+
+// A normal Close of a buffered client logs no warning.
+func TestNoWarningOnClose(t *testing.T) {
+	srv := rpctest.Start(t, rpctest.Config{})
+	var warned atomic.Int64
+	c, err := New([]string{srv.Addr}, WithLogger(slog.New(countWarn{&warned})), WithBuffer(1000, 10))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return c.Buffered() > 0 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, c.Close())
+	assert.Zero(t, warned.Load())
+}
+
+// countWarn counts the records at warn level or above.
+type countWarn struct{ n *atomic.Int64 }
+
+func (h countWarn) Enabled(context.Context, slog.Level) bool { return true }
+func (h countWarn) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn {
+		h.n.Add(1)
+	}
+	return nil
+}
+func (h countWarn) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h countWarn) WithGroup(string) slog.Handler      { return h }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/rpc"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,76 +112,116 @@ func codeOf(err error) rpcapi.Code {
 	return 0
 }
 
-// call runs f on the first usable server, going on to the next ones as
-// judge says. f must use the context it is given (it carries
-// WithCallTimeout). f is a plain function, not a closure, on the hot
+// call runs f on the first server that is up, going on to the next ones
+// as judge says; when none could serve, it tries the servers that are
+// down, as a last resort (one that came back is used at once, rather than
+// the call failing). f must use the context it is given: the caller's, bounded
+// by the call timeout. f is a plain function, not a closure, on the hot
 // paths: nothing to allocate.
 func call[T any](c *Client, ctx context.Context, judge func(error) verdict, f func(context.Context, *rpcapi.Conn) (T, error)) (T, error) {
 	var zero T
 	if c.closed.Load() {
 		return zero, intf.ErrClosed
 	}
-	if c.opts.callTimeout > 0 {
-		if _, ok := ctx.Deadline(); !ok {
+	if d := c.opts.callTimeout; d > 0 {
+		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > d {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, c.opts.callTimeout)
+			ctx, cancel = context.WithTimeout(ctx, d)
 			defer cancel()
 		}
 	}
-	tried := 0
-	var skipped []error // of the servers that could not serve this call but stay up
+	var (
+		errs    []error     // each server's failure in this call: their present state
+		waiting []*endpoint // down: the last resort
+	)
 	for _, ep := range c.eps {
-		if !ep.usable(time.Now) {
+		if ep.down.Load() {
+			waiting = append(waiting, ep)
 			continue
 		}
-		tried++
-		v, err := callOn(ctx, ep, f)
-		if err == nil {
-			if ep.down.Load() && ep.recovered() {
-				c.opts.logger.Info("vesta client: server back", "addr", ep.addr)
-			}
-			return v, nil
+		v, err, final := attempt(c, ctx, ep, judge, f, true)
+		if final {
+			return v, err
 		}
-		verdict := judge(err)
-		if verdict == answer {
-			return zero, err
-		}
-		if c.closed.Load() {
-			return zero, intf.ErrClosed
-		}
-		if ctx.Err() != nil {
-			return zero, fmt.Errorf("vesta client: %w (last server error: %v)", ctx.Err(), err)
-		}
-		if verdict == markDown {
-			c.markDown(ep, err)
-		} else {
-			skipped = append(skipped, fmt.Errorf("%s: %w", ep.addr, err))
-		}
+		errs = append(errs, err)
 	}
-	return zero, c.unavailable(tried, skipped)
+	for _, ep := range waiting {
+		v, err, final := attempt(c, ctx, ep, judge, f, false)
+		if final {
+			return v, err
+		}
+		errs = append(errs, err)
+	}
+	return zero, fmt.Errorf("vesta client: %w: none of %d server(s) could serve the call: %w",
+		intf.ErrUnavailable, len(c.eps), errors.Join(errs...))
 }
 
-func (c *Client) markDown(ep *endpoint, err error) {
-	backoff, wasUp := ep.failed(err)
-	if wasUp {
-		c.opts.logger.Warn("vesta client: server down; failing over", "addr", ep.addr, "err", err, "retryIn", backoff)
-	} else {
-		c.opts.logger.Debug("vesta client: server still down", "addr", ep.addr, "err", err, "retryIn", backoff)
+// attempt runs f on ep. final says err (or v) is the call's result; else
+// err is ep's failure, for the error when no server could serve. allowed
+// is false for a server tried while down: its failure does not count
+// again.
+func attempt[T any](c *Client, ctx context.Context, ep *endpoint, judge func(error) verdict,
+	f func(context.Context, *rpcapi.Conn) (T, error), allowed bool) (v T, err error, final bool) {
+	gen := ep.gen.Load()
+	start := time.Now()
+	v, cn, err := callOn(ctx, ep, f)
+	if err == nil {
+		c.succeeded(ep, gen)
+		return v, nil, true
 	}
+	if c.closed.Load() {
+		return v, intf.ErrClosed, true
+	}
+	if ctx.Err() != nil && !isAnswer(err) {
+		c.timedOut(ctx, ep, gen, allowed, start, cn)
+		if errors.Is(err, ctx.Err()) {
+			return v, fmt.Errorf("vesta client: %s: %w", ep.addr, err), true
+		}
+		return v, fmt.Errorf("vesta client: %w (%s: %v)", ctx.Err(), ep.addr, err), true
+	}
+	switch judge(err) {
+	case answer:
+		return v, err, true
+	case markDown:
+		c.markDown(ep, err, gen, allowed, isTransport(err))
+	}
+	return v, fmt.Errorf("%s: %w", ep.addr, err), false
 }
 
-// unavailable is the error when no server could serve a call: skipped
-// holds the errors of the servers that stay up, and each down server adds
-// its last error.
-func (c *Client) unavailable(tried int, skipped []error) error {
-	errs := skipped
-	for _, ep := range c.eps {
-		if err := ep.lastError(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", ep.addr, err))
-		}
+// isAnswer says whether err came from the server (so it is alive).
+func isAnswer(err error) bool {
+	var we *rpcapi.Error
+	var se rpc.ServerError
+	return errors.As(err, &we) || errors.As(err, &se)
+}
+
+// timedOut judges a call that ran out of time on ep. Its deadline is the
+// server's fault only when the call gave the server a fair time (fairTime,
+// or the call timeout when less); then a server that sent nothing at all
+// on the connection during the call (a stopped process, a full socket, a
+// lost network) is marked down at once, and one that sends but is too
+// slow after slowLimit such timeouts in a row. A cancelled call says
+// nothing about the server.
+func (c *Client) timedOut(ctx context.Context, ep *endpoint, gen uint64, allowed bool, start time.Time, cn *rpcapi.Conn) {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return
 	}
-	return fmt.Errorf("vesta client: %w: none of %d server(s) could serve the call (%d tried, the others backing off): %w",
-		intf.ErrUnavailable, len(c.eps), tried, errors.Join(errs...))
+	given := time.Since(start)
+	fair := fairTime
+	if ct := c.opts.callTimeout; ct > 0 && ct < fair {
+		fair = ct
+	}
+	if given < fair*9/10 { // the 10%: the call's own overhead before it reached ep
+		return
+	}
+	given = given.Round(time.Millisecond)
+	if cn == nil || !cn.Heard(start) {
+		c.markDown(ep, fmt.Errorf("no answer in %v: nothing came from the server", given), gen, allowed, true)
+		return
+	}
+	if ep.slowTimeout() {
+		c.markDown(ep, fmt.Errorf("%d calls in a row got no answer in time (the last in %v)", slowLimit, given), gen, allowed, false)
+	}
 }
 
 // GenId issues one ID: from the buffer when WithBuffer is on and it has
@@ -235,15 +276,17 @@ func (c *Client) NextIds(ctx context.Context, tag string, n int) ([]int64, error
 var ErrSegmentOff = rpcapi.ErrSegmentOff
 
 // Close stops the background work, drops the buffered IDs and closes every
-// connection. Calls after Close return intf.ErrClosed.
+// connection. Calls after Close return intf.ErrClosed. It returns at once:
+// closing the connections first ends every send and wait of the background
+// work, which Close then waits for.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
 	c.cancel()
-	c.wg.Wait()
 	for _, ep := range c.eps {
 		ep.close()
 	}
+	c.wg.Wait()
 	return nil
 }

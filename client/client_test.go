@@ -101,12 +101,28 @@ func TestEveryServerDown(t *testing.T) {
 
 func TestContextDeadlineOnAHungServer(t *testing.T) {
 	c := newClient(t, []string{silentAddr(t)})
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), fairTime/4) // too short to be the server's fault
 	defer cancel()
 	_, err := c.GenId(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.NotErrorIs(t, err, intf.ErrUnavailable)
-	assert.False(t, c.eps[0].down.Load(), "the caller's deadline is not the server's failure")
+	assert.False(t, c.eps[0].down.Load(), "the caller's short deadline is not the server's failure")
+}
+
+// A server that sends nothing for a call that gave it a fair time is
+// marked down at that call's deadline, and the next calls go to the next
+// server.
+func TestASilentServerIsMarkedDown(t *testing.T) {
+	good, _ := serveScripted(t, &scripted{})
+	c := newClient(t, []string{silentAddr(t), good}, WithCallTimeout(200*time.Millisecond))
+	_, err := c.GenId(context.Background())
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.NotErrorIs(t, err, intf.ErrUnavailable)
+	require.True(t, c.eps[0].down.Load(), "silent for a fair time")
+	for range 10 {
+		_, err := c.GenId(context.Background())
+		require.NoError(t, err)
+	}
 }
 
 func TestCallTimeoutAppliesWithoutADeadline(t *testing.T) {

@@ -9,14 +9,20 @@
 //     the calls, the next ones are fail-overs;
 //   - each address has a pool of connections (WithPoolSize) used round
 //     robin; net/rpc multiplexes concurrent calls on each;
-//   - a call's context bounds it: when ctx is done the call returns at once
-//     with an error wrapping ctx.Err(), and the remaining time travels with
+//   - every call ends by the sooner of its context's deadline and the call
+//     timeout (WithCallTimeout, default 2s), whatever the server does: a
+//     send bounded by the caller's deadline, and a connection whose send
+//     got stuck is closed and redialled; the remaining time travels with
 //     the call so the server gives up too;
-//   - a broken connection is dropped and redialled once; a server that
-//     cannot be reached or answers nothing is marked down with exponential
-//     back-off per address (WithBackoff), the call fails over to the next
-//     address, and a background health check brings it back;
-//   - when no address can serve, the error wraps intf.ErrUnavailable;
+//   - a server that gives no answer, cannot issue, or sends nothing for a
+//     call that gave it a fair time (100ms, or the call timeout if less)
+//     is marked down; calls go to the next address, and a background probe
+//     with gRPC-style back-off (WithBackoff, ×1.6, ±20%) brings it back.
+//     One outage counts once however many calls it fails. When no address
+//     that is up can serve, the down ones are tried as a last resort, so a
+//     restarted server is used at once;
+//   - when no address can serve, the error wraps intf.ErrUnavailable and
+//     gives each address's error in this call;
 //   - errors the server returns (bad arguments, ...) are not fail-over
 //     triggers: they come back as is, testable with errors.Is against the
 //     intf sentinels and errors.As with *intf.FieldError. Only a server's

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
-	"net/rpc"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,7 +13,8 @@ import (
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 )
 
-// endpoint is one server address: a pool of connections and its health.
+// endpoint is one server address: a pool of connections and its health
+// (health.go).
 type endpoint struct {
 	addr   string
 	opts   *options
@@ -23,13 +22,22 @@ type endpoint struct {
 	next   atomic.Uint32
 	closed atomic.Bool // set by close: no more dialling
 
-	down atomic.Bool // fast path: false while healthy
-	mu   sync.Mutex  // guards the fields below
-	// failures counts the failures in a row; retryAt is when a down
-	// endpoint may be tried again; lastErr is the latest failure.
-	failures int
-	retryAt  time.Time
-	lastErr  error
+	down    atomic.Bool // fast path: false while healthy
+	gen     atomic.Uint64
+	probing atomic.Bool // a background probe is running
+	mu      sync.Mutex  // guards the fields below
+	// failures counts the failures in a row (an outage once, see
+	// failed); retryAt is when a down endpoint is due for a probe;
+	// lastErr is the latest failure, at lastErrAt; downSince is when it
+	// went down.
+	failures  int
+	retryAt   time.Time
+	lastErr   error
+	lastErrAt time.Time
+	downSince time.Time
+	// slow counts fair timeouts in a row of a server that still sends
+	// something (see timedOut); atomic, off the lock for the hot path.
+	slow atomic.Int32
 }
 
 // slot holds one pooled connection. dialing (a one-place semaphore, not a
@@ -85,9 +93,13 @@ func (e *endpoint) dial(ctx context.Context) (*rpcapi.Conn, error) {
 	d := net.Dialer{Timeout: e.opts.dialTimeout}
 	nc, err := d.DialContext(ctx, "tcp", e.addr)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("vesta client: dial %s: %w", e.addr, ctx.Err())
+		}
 		return nil, &rpcapi.TransportError{Method: "dial", Err: err}
 	}
-	return rpcapi.NewConn(rpc.NewClient(nc), rpcapi.ServiceName), nil
+	// NewNetConn bounds every send by its caller's deadline.
+	return rpcapi.NewNetConn(nc, rpcapi.ServiceName), nil
 }
 
 // drop removes c from s (if still there) and closes it.
@@ -97,23 +109,41 @@ func (s *slot) drop(c *rpcapi.Conn) {
 	}
 }
 
-// callOn runs f on a pooled connection of e. A connection that broke
-// since its last use is dropped and the call is tried once more on a new
-// one, so a restarted server is picked up at once.
-func callOn[T any](ctx context.Context, e *endpoint, f func(context.Context, *rpcapi.Conn) (T, error)) (T, error) {
+// dropAll closes every pooled connection (they are suspect: the server
+// gave no answer); calls still running on them end with a transport
+// error, and the next calls dial afresh.
+func (e *endpoint) dropAll() {
+	for i := range e.slots {
+		if c := e.slots[i].conn.Load(); c != nil {
+			e.slots[i].drop(c)
+		}
+	}
+}
+
+// callOn runs f on a pooled connection of e and returns the connection it
+// last used (nil: none, e.g. the dial failed). A connection that broke
+// since its last use is dropped and the call is tried again on the next
+// one, so that a restarted server is picked up at once: at most pool-size
+// times, never after a freshly dialled connection failed, and not once e
+// has been marked down meanwhile (the call had better go on to the next
+// server).
+func callOn[T any](ctx context.Context, e *endpoint, f func(context.Context, *rpcapi.Conn) (T, error)) (T, *rpcapi.Conn, error) {
 	for attempt := 0; ; attempt++ {
 		c, s, fresh, err := e.conn(ctx)
 		if err != nil {
 			var zero T
-			return zero, err
+			return zero, nil, err
 		}
 		v, err := f(ctx, c)
-		if err == nil || !isTransport(err) {
-			return v, err
+		if err == nil {
+			return v, c, nil
 		}
-		s.drop(c)
-		if fresh || attempt >= len(e.slots) {
-			return v, err
+		transport := isTransport(err)
+		if transport || c.Broken() {
+			s.drop(c)
+		}
+		if !transport || fresh || attempt >= len(e.slots) || e.down.Load() || ctx.Err() != nil {
+			return v, c, err
 		}
 	}
 }
@@ -122,55 +152,6 @@ func callOn[T any](ctx context.Context, e *endpoint, f func(context.Context, *rp
 func isTransport(err error) bool {
 	var te *rpcapi.TransportError
 	return errors.As(err, &te)
-}
-
-// usable says whether calls may try e now: it is up, or its back-off has
-// passed.
-func (e *endpoint) usable(now func() time.Time) bool {
-	if !e.down.Load() {
-		return true
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return !now().Before(e.retryAt)
-}
-
-// failed marks e down for a back-off that doubles with each failure in a
-// row (with ±20% jitter so that clients do not retry in step). It returns
-// the back-off and whether e was up before.
-func (e *endpoint) failed(err error) (backoff time.Duration, wasUp bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	wasUp = !e.down.Load()
-	e.failures++
-	backoff = e.opts.backoffMin << min(e.failures-1, 30)
-	if backoff > e.opts.backoffMax || backoff <= 0 {
-		backoff = e.opts.backoffMax
-	}
-	backoff = time.Duration(float64(backoff) * (0.8 + 0.4*rand.Float64()))
-	e.retryAt = time.Now().Add(backoff)
-	e.lastErr = err
-	e.down.Store(true)
-	return backoff, wasUp
-}
-
-// recovered marks e up; it returns whether e was down before.
-func (e *endpoint) recovered() bool {
-	if !e.down.Load() {
-		return false
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	wasDown := e.down.Swap(false)
-	e.failures, e.lastErr = 0, nil
-	return wasDown
-}
-
-// lastError is the latest failure, for the error when all are down.
-func (e *endpoint) lastError() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.lastErr
 }
 
 // close closes every pooled connection; calls still running on them end

@@ -10,8 +10,11 @@ import (
 
 // Defaults of the options.
 const (
-	DefaultPoolSize       = 4
-	DefaultDialTimeout    = time.Second
+	DefaultPoolSize    = 4
+	DefaultDialTimeout = time.Second
+	// DefaultCallTimeout bounds every call (and each health probe) unless
+	// the caller's context ends sooner: nothing waits forever by default.
+	DefaultCallTimeout    = 2 * time.Second
 	DefaultBackoffMin     = 100 * time.Millisecond
 	DefaultBackoffMax     = 10 * time.Second
 	DefaultHealthInterval = 500 * time.Millisecond
@@ -36,6 +39,7 @@ func defaultOptions() options {
 	return options{
 		poolSize:       DefaultPoolSize,
 		dialTimeout:    DefaultDialTimeout,
+		callTimeout:    DefaultCallTimeout,
 		backoffMin:     DefaultBackoffMin,
 		backoffMax:     DefaultBackoffMax,
 		healthInterval: DefaultHealthInterval,
@@ -75,8 +79,10 @@ func WithDialTimeout(d time.Duration) Option {
 	}
 }
 
-// WithCallTimeout bounds calls whose context has no deadline (default:
-// none, the context alone decides).
+// WithCallTimeout bounds every call: it ends at the caller's deadline or
+// after d, whichever is sooner (default DefaultCallTimeout, 2s). 0 means
+// no bound but the caller's context: then a call without a deadline may
+// wait for as long as a hung server holds it.
 func WithCallTimeout(d time.Duration) Option {
 	return func(o *options) error {
 		if d < 0 {
@@ -87,9 +93,10 @@ func WithCallTimeout(d time.Duration) Option {
 	}
 }
 
-// WithBackoff sets how long an address that failed is skipped: min after
-// the first failure, doubling with each further one up to max (defaults
-// 100ms and 10s).
+// WithBackoff sets how long an address that failed is tried only when no
+// other can serve: min after the first failure, times 1.6 with each
+// further one in a row up to max, ±20% (defaults 100ms and 10s). A
+// success resets it.
 func WithBackoff(min, max time.Duration) Option {
 	return func(o *options) error {
 		if min <= 0 || max < min {

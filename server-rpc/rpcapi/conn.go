@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/rpc"
+	"sync/atomic"
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
@@ -37,10 +39,34 @@ func newMethods(service string) methods {
 //     intf.ErrUnavailable); the *rpc.Client is then unusable.
 //
 // A Conn is safe for concurrent use; net/rpc multiplexes the calls.
+//
+// net/rpc writes a request on the caller's goroutine, under a mutex, before
+// it looks at any context: on a connection whose peer stopped reading, one
+// stuck write would hold every caller. A Conn made by NewNetConn therefore
+// lets one caller send at a time (the others wait for their turn only
+// until their context ends) and gives each send the caller's deadline as
+// the connection's write deadline. A send that misses it leaves a request
+// half written, so the connection is broken (Broken): it is closed, and the
+// call returns an error wrapping context.DeadlineExceeded.
 type Conn struct {
 	c *rpc.Client
 	m methods
+
+	// Set by NewNetConn only; nil/zero for a Conn over a foreign
+	// *rpc.Client (the plugin's), which keeps the plain behaviour.
+	nc        *netConn
+	send      chan struct{} // a one-place semaphore: whose turn it is to write
+	broken    atomic.Bool
+	abandoned atomic.Int32 // calls given up on since the last byte read
 }
+
+// maxAbandoned is how many calls a Conn lets callers give up on without a
+// byte read back before it counts as broken: net/rpc keeps every abandoned
+// call in its pending map until its reply comes, so a peer that reads but
+// never answers (a stopped process: the kernel still takes the bytes)
+// would otherwise make that map grow for as long as the socket buffers
+// take requests (tens of MB). A live server answers something long before.
+const maxAbandoned = 4096
 
 var (
 	_ intf.IdService      = (*Conn)(nil)
@@ -48,13 +74,67 @@ var (
 )
 
 // NewConn returns the IdService of the service registered as service
-// (ServiceName on TCP) behind c.
+// (ServiceName on TCP) behind c. Sends are not bounded by write deadlines:
+// use NewNetConn for a network connection.
 func NewConn(c *rpc.Client, service string) *Conn {
 	return &Conn{c: c, m: newMethods(service)}
 }
 
+// NewNetConn returns the IdService of the service registered as service
+// over the connection nc, which it owns: every send is bounded by its
+// caller's deadline (see Conn), and Heard tells whether the peer sent
+// anything lately.
+func NewNetConn(nc net.Conn, service string) *Conn {
+	w := &netConn{Conn: nc, base: time.Now()}
+	c := &Conn{c: rpc.NewClient(w), m: newMethods(service), nc: w, send: make(chan struct{}, 1)}
+	w.abandoned = &c.abandoned
+	return c
+}
+
+// netConn is the net.Conn under a NewNetConn: it notes when a byte last
+// came in.
+type netConn struct {
+	net.Conn
+	base      time.Time    // lastRead counts from here (monotonic)
+	lastRead  atomic.Int64 // ns since base; 0: nothing read yet
+	abandoned *atomic.Int32
+}
+
+func (n *netConn) Read(p []byte) (int, error) {
+	k, err := n.Conn.Read(p)
+	if k > 0 {
+		n.lastRead.Store(int64(time.Since(n.base)))
+		if n.abandoned.Load() != 0 {
+			n.abandoned.Store(0)
+		}
+	}
+	return k, err
+}
+
 // Close closes the underlying *rpc.Client.
 func (c *Conn) Close() error { return c.c.Close() }
+
+// Broken says whether a send failed on this Conn (it is closed then, and
+// every later call fails): drop it and dial a new one.
+func (c *Conn) Broken() bool { return c.broken.Load() }
+
+// Heard says whether any byte came from the peer after t. A Conn made by
+// NewConn cannot tell and says true.
+func (c *Conn) Heard(t time.Time) bool {
+	if c.nc == nil {
+		return true
+	}
+	last := c.nc.lastRead.Load()
+	return last != 0 && c.nc.base.Add(time.Duration(last)).After(t)
+}
+
+// breakConn closes a Conn whose stream can no longer be trusted; the calls
+// pending on it end with rpc.ErrShutdown (a *TransportError).
+func (c *Conn) breakConn() {
+	if !c.broken.Swap(true) {
+		c.c.Close()
+	}
+}
 
 // timeout is what the caller has left, to send with the call (0: no
 // deadline).
@@ -72,20 +152,76 @@ func timeout(ctx context.Context) time.Duration {
 // call runs one call, enforcing ctx.
 func (c *Conn) call(ctx context.Context, method string, args, reply any) error {
 	done := ctx.Done()
-	if done == nil {
+	if done == nil && c.nc == nil {
 		return transportErr(method, c.c.Call(method, args, reply))
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("vesta rpc %s: %w", method, err)
 	}
-	call := c.c.Go(method, args, reply, make(chan *rpc.Call, 1))
+	var call *rpc.Call
+	if c.nc == nil {
+		call = c.c.Go(method, args, reply, make(chan *rpc.Call, 1))
+	} else {
+		var err error
+		if call, err = c.sendBounded(ctx, method, args, reply); err != nil {
+			return err
+		}
+	}
 	select {
 	case <-call.Done:
 		return transportErr(method, call.Error)
 	case <-done:
+		if c.nc != nil && c.abandoned.Add(1) > maxAbandoned {
+			c.breakConn()
+		}
 		return fmt.Errorf("vesta rpc %s: %w", method, ctx.Err())
 	}
 }
+
+// sendBounded sends a call when it is this caller's turn, with the
+// caller's deadline as the write deadline (see Conn).
+func (c *Conn) sendBounded(ctx context.Context, method string, args, reply any) (*rpc.Call, error) {
+	if c.broken.Load() {
+		return nil, &TransportError{Method: method, Err: ErrBroken}
+	}
+	select {
+	case c.send <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("vesta rpc %s: waiting to send: %w", method, ctx.Err())
+	}
+	dl, hasDeadline := ctx.Deadline()
+	_ = c.nc.SetWriteDeadline(dl) // the zero time: no deadline
+	stop := noStop
+	if !hasDeadline && ctx.Done() != nil {
+		// Only a cancel can end this call: let it end the write too.
+		stop = context.AfterFunc(ctx, func() { _ = c.nc.SetWriteDeadline(time.Unix(1, 0)) })
+	}
+	call := c.c.Go(method, args, reply, make(chan *rpc.Call, 1))
+	stop()
+	<-c.send
+	select {
+	case <-call.Done:
+		var oe *net.OpError
+		if call.Error != nil && errors.As(call.Error, &oe) && oe.Op == "write" {
+			// The request may be half written: nothing more can go on
+			// this stream.
+			c.breakConn()
+			if oe.Timeout() {
+				cause := context.DeadlineExceeded
+				if !hasDeadline {
+					cause = context.Canceled
+				}
+				return nil, fmt.Errorf("vesta rpc %s: send stuck (the server reads nothing), connection dropped: %w", method, cause)
+			}
+			return nil, &TransportError{Method: method, Err: call.Error}
+		}
+		call.Done <- call // not a send failure: call reads it again (cap 1)
+	default:
+	}
+	return call, nil
+}
+
+func noStop() bool { return false }
 
 // transportErr wraps a net/rpc error. A rpc.ServerError is the server's
 // answer (e.g. an unknown method): it is returned as is.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/vesta-go/vesta/intf"
 )
@@ -35,6 +37,10 @@ var ErrSegmentOff = errors.New("segment mode is off on the server (segmentStore 
 // ErrProtocol: the server's reply does not fit the call (e.g. another
 // number of IDs than asked for). It comes inside a *TransportError.
 var ErrProtocol = errors.New("malformed reply")
+
+// ErrBroken: an earlier send on the connection failed, so it carries no
+// more calls. It comes inside a *TransportError.
+var ErrBroken = errors.New("connection broken by an earlier failed send")
 
 var codeErrs = []struct {
 	code Code
@@ -113,7 +119,10 @@ func (e *Error) Unwrap() []error {
 	return errs
 }
 
-// ToWire turns err into its wire form; nil stays nil.
+// ToWire turns err into its wire form; nil stays nil. Whatever of the
+// caller's input an error quotes is bounded (see quoteLimit): a malformed
+// 100 KB tag comes back as its first bytes and its length, not four
+// copies of it.
 func ToWire(err error) *Error {
 	if err == nil {
 		return nil
@@ -127,9 +136,45 @@ func ToWire(err error) *Error {
 	var te *intf.TagError
 	if errors.As(err, &te) {
 		tc := *te
+		if len(tc.Tag) > quoteLimit {
+			short := Bounded(tc.Tag)
+			// The message quotes the tag raw or escaped (%q).
+			q := strconv.Quote(tc.Tag)
+			e.Message = strings.ReplaceAll(e.Message, q[1:len(q)-1], short)
+			e.Message = strings.ReplaceAll(e.Message, tc.Tag, short)
+			tc.Tag = short
+		}
 		e.Tag = &tc
 	}
+	if len(e.Message) > maxMessage {
+		e.Message = boundTo(e.Message, maxMessage)
+	}
 	return e
+}
+
+// quoteLimit is the most of one piece of caller input an error quotes;
+// maxMessage bounds a whole message, whatever else it quotes.
+const (
+	quoteLimit = 64
+	maxMessage = 1024
+)
+
+// Bounded returns s if it is at most quoteLimit bytes, else its first
+// quoteLimit bytes (cut at a character boundary) and its length:
+// "abc…(100000 bytes)".
+func Bounded(s string) string {
+	if len(s) <= quoteLimit {
+		return s
+	}
+	return boundTo(s, quoteLimit)
+}
+
+func boundTo(s string, n int) string {
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // errOf returns the reply's error as an error value: nil when there is none

@@ -6,7 +6,9 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -109,4 +111,22 @@ func TestTransportErrorIsUnavailable(t *testing.T) {
 	assert.ErrorIs(t, err, intf.ErrUnavailable)
 	assert.ErrorIs(t, err, cause)
 	assert.Contains(t, err.Error(), "IdService.GenId")
+}
+
+// An error quoting a huge piece of input quotes a bounded prefix and the
+// length, in the message and in the TagError that travels with it.
+func TestHugeInputIsQuotedBounded(t *testing.T) {
+	tag := strings.Repeat("x", 100_000) + " "
+	got := overGob(t, ToWire(fmt.Errorf("segment: %w", intf.CheckTag(tag))))
+	assert.ErrorIs(t, got, intf.ErrInvalidArgument)
+	assert.Less(t, len(got.Error()), 300, got.Error())
+	assert.Contains(t, got.Error(), strings.Repeat("x", 64)+"…(100001 bytes)")
+	var te *intf.TagError
+	require.ErrorAs(t, got, &te)
+	assert.Equal(t, strings.Repeat("x", 64)+"…(100001 bytes)", te.Tag)
+
+	long := overGob(t, ToWire(errors.New(strings.Repeat("é", 10_000))))
+	assert.LessOrEqual(t, len(long.Error()), maxMessage+40)
+	assert.True(t, utf8.ValidString(long.Error()), "cut at a character boundary")
+	assert.Equal(t, "short", Bounded("short"))
 }

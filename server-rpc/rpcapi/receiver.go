@@ -2,6 +2,7 @@ package rpcapi
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
@@ -11,7 +12,8 @@ import (
 // an intf.SegmentService. Each method translates one call and puts any
 // error into the reply's Err (its own return value is always nil, so the
 // reply always reaches the client). It does no validation or ID logic of
-// its own beyond the configured batch cap.
+// its own beyond the configured batch cap, the defined MakeId fields and
+// the call's deadline.
 type Receiver struct {
 	svc      intf.IdService
 	seg      intf.SegmentService // nil: segment mode off
@@ -49,17 +51,33 @@ func (r *Receiver) checkCount(n int) error {
 func noCancel() {}
 
 // callContext is the context a call runs with: the caller's remaining time,
-// if it sent one.
-func callContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+// if it sent one. A call whose time had already run out when the client
+// sent it (a negative Timeout) or when it was read gets
+// context.DeadlineExceeded and is not run: its IDs would only be lost.
+func callContext(timeout time.Duration) (context.Context, context.CancelFunc, error) {
 	if timeout == 0 {
-		return context.Background(), noCancel
+		return context.Background(), noCancel, nil
 	}
-	return context.WithTimeout(context.Background(), timeout)
+	if timeout < 0 {
+		return nil, noCancel, errPastDeadline
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	if ctx.Err() != nil {
+		cancel()
+		return nil, noCancel, errPastDeadline
+	}
+	return ctx, cancel, nil
 }
+
+var errPastDeadline = fmt.Errorf("the call's deadline had passed when the server read it: %w", context.DeadlineExceeded)
 
 // GenId issues one ID.
 func (r *Receiver) GenId(args GenIdArgs, reply *GenIdReply) error {
-	ctx, cancel := callContext(args.Timeout)
+	ctx, cancel, err := callContext(args.Timeout)
+	if err != nil {
+		reply.Err = ToWire(err)
+		return nil
+	}
 	id, err := r.svc.GenId(ctx)
 	cancel()
 	reply.Id, reply.Err = id, ToWire(err)
@@ -72,7 +90,11 @@ func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	ctx, cancel := callContext(args.Timeout)
+	ctx, cancel, err := callContext(args.Timeout)
+	if err != nil {
+		reply.Err = ToWire(err)
+		return nil
+	}
 	ids, err := r.svc.GenIds(ctx, args.Count)
 	cancel()
 	reply.Ids, reply.Err = ids, ToWire(err)
@@ -81,16 +103,29 @@ func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
 
 // ExpId splits args.Id into its fields.
 func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
-	ctx, cancel := callContext(args.Timeout)
+	ctx, cancel, err := callContext(args.Timeout)
+	if err != nil {
+		reply.Err = ToWire(err)
+		return nil
+	}
 	id, err := r.svc.ExpId(ctx, args.Id)
 	cancel()
 	reply.Id, reply.Err = id, ToWire(err)
 	return nil
 }
 
-// MakeId packs the fields of args into an ID.
+// MakeId packs the fields of args into an ID; a Set with unknown bits is
+// refused (MakeIdArgs.Check).
 func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
-	ctx, cancel := callContext(args.Timeout)
+	if err := args.Check(); err != nil {
+		reply.Err = ToWire(err)
+		return nil
+	}
+	ctx, cancel, err := callContext(args.Timeout)
+	if err != nil {
+		reply.Err = ToWire(err)
+		return nil
+	}
 	id, err := r.svc.MakeId(ctx, args.Request())
 	cancel()
 	reply.Id, reply.Err = id, ToWire(err)
@@ -99,7 +134,11 @@ func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
 
 // TransTime turns a time field into a time.
 func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
-	ctx, cancel := callContext(args.Timeout)
+	ctx, cancel, err := callContext(args.Timeout)
+	if err != nil {
+		reply.Err = ToWire(err)
+		return nil
+	}
 	t, err := r.svc.TransTime(ctx, args.Time, args.Type)
 	cancel()
 	reply.Time, reply.Err = t, ToWire(err)
@@ -117,7 +156,11 @@ func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
 		reply.Err = ToWire(ErrSegmentOff)
 		return nil
 	}
-	ctx, cancel := callContext(args.Timeout)
+	ctx, cancel, err := callContext(args.Timeout)
+	if err != nil {
+		reply.Err = ToWire(err)
+		return nil
+	}
 	ids, err := r.seg.NextIds(ctx, args.Tag, args.Count)
 	cancel()
 	reply.Ids, reply.Err = ids, ToWire(err)

@@ -217,3 +217,51 @@ func TestSegmentOff(t *testing.T) {
 	_, err = c.NextIds(context.Background(), "order", 1)
 	assert.ErrorIs(t, err, ErrSegmentOff, "a nil SegmentService is off too")
 }
+
+// A call whose deadline had passed when the server read it gets a deadline
+// error and no IDs: the service is not called.
+func TestPastDeadlineIsRefused(t *testing.T) {
+	r := NewReceiver(&recorder{deadline: make(chan bool, 1)}, 10)
+	var reply GenIdsReply
+	require.NoError(t, r.GenIds(GenIdsArgs{Count: 5, Timeout: -1}, &reply))
+	assert.Empty(t, reply.Ids)
+	require.NotNil(t, reply.Err)
+	assert.Equal(t, CodeDeadlineExceeded, reply.Err.Code)
+	assert.ErrorIs(t, reply.Err, context.DeadlineExceeded)
+
+	var one GenIdReply
+	require.NoError(t, r.GenId(GenIdArgs{Timeout: -time.Second}, &one))
+	assert.Zero(t, one.Id)
+	assert.ErrorIs(t, errOf(one.Err), context.DeadlineExceeded)
+	var made MakeIdReply
+	require.NoError(t, r.MakeId(MakeIdArgs{Time: 1, Timeout: -1}, &made))
+	assert.ErrorIs(t, errOf(made.Err), context.DeadlineExceeded)
+	var exp ExpIdReply
+	require.NoError(t, r.ExpId(ExpIdArgs{Id: 1, Timeout: -1}, &exp))
+	assert.ErrorIs(t, errOf(exp.Err), context.DeadlineExceeded)
+	var tt TransTimeReply
+	require.NoError(t, r.TransTime(TransTimeArgs{Timeout: -1}, &tt))
+	assert.ErrorIs(t, errOf(tt.Err), context.DeadlineExceeded)
+	seg := &segmentStub{next: map[string]int64{"order": 1}, deadline: make(chan bool, 1)}
+	var sr SegmentReply
+	require.NoError(t, NewReceiver(nil, 10, WithSegments(seg)).SegmentNextIds(SegmentArgs{Tag: "order", Count: 2, Timeout: -1}, &sr))
+	assert.Empty(t, sr.Ids)
+	assert.ErrorIs(t, errOf(sr.Err), context.DeadlineExceeded)
+	assert.Empty(t, seg.deadline, "the segment service was not called")
+}
+
+// MakeIdArgs.Set bits beyond the four defined are refused, naming the
+// field, instead of being ignored.
+func TestUnknownSetBitsAreRefused(t *testing.T) {
+	r := NewReceiver(nil, 10) // the service is never reached
+	var reply MakeIdReply
+	require.NoError(t, r.MakeId(MakeIdArgs{Time: 1, Seq: 1, Set: FieldMachine | 0x20}, &reply))
+	err := errOf(reply.Err)
+	assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+	var fe *intf.FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "set", fe.Field)
+	assert.Equal(t, int64(0x21), fe.Value)
+	assert.Contains(t, err.Error(), "unknown bits 0x20")
+	assert.NoError(t, NewMakeIdArgs(intf.TimeSeq(1, 1).WithMachine(1).WithGenMethod(1).WithType(0).WithVersion(0)).Check())
+}

@@ -1,6 +1,7 @@
 package rpcapi
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
@@ -58,6 +59,10 @@ const (
 	FieldGenMethod
 	FieldType
 	FieldVersion
+
+	// allFields is every bit defined; a request with another bit comes
+	// from a newer or broken client and is refused (Check).
+	allFields = FieldMachine | FieldGenMethod | FieldType | FieldVersion
 )
 
 // MakeIdArgs asks to pack an ID. Time and Seq are always used; each other
@@ -114,6 +119,18 @@ func NewMakeIdArgs(r intf.MakeIdRequest) MakeIdArgs {
 		}
 	}
 	return a
+}
+
+// Check refuses a Set with bits beyond the four defined: silently ignoring
+// a field the caller meant to give would make an ID from the server's own
+// value instead. The error matches intf.ErrInvalidArgument and is an
+// *intf.FieldError naming "set".
+func (a MakeIdArgs) Check() error {
+	if a.Set&^allFields != 0 {
+		return fmt.Errorf("MakeIdArgs.Set has unknown bits %#x (defined: machine 1, genMethod 2, type 4, version 8): %w",
+			uint8(a.Set&^allFields), intf.CheckRange("set", int64(a.Set), 0, int64(allFields)))
+	}
+	return nil
 }
 
 // Request converts the wire form back to a request.

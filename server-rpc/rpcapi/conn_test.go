@@ -1,0 +1,126 @@
+package rpcapi
+
+import (
+	"context"
+	"net"
+	"net/rpc"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// deafPeer is a TCP connection to a peer that accepts and never reads,
+// with small socket buffers so that a big request cannot be sent.
+func deafPeer(t *testing.T) net.Conn {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			_ = c.(*net.TCPConn).SetReadBuffer(4096)
+			accepted <- c
+		}
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	require.NoError(t, nc.(*net.TCPConn).SetWriteBuffer(4096))
+	peer := <-accepted
+	t.Cleanup(func() { peer.Close() })
+	return nc
+}
+
+// A send the peer does not read ends at the caller's deadline, breaks the
+// connection, and a caller waiting for its turn to send keeps its own
+// deadline.
+func TestStuckSendEndsAtTheDeadline(t *testing.T) {
+	c := NewNetConn(deafPeer(t), ServiceName)
+	defer c.Close()
+	start := time.Now()
+	big := strings.Repeat("x", 8<<20) // far more than the socket buffers hold
+	waiter := make(chan error, 1)
+	go func() {
+		time.Sleep(20 * time.Millisecond) // let the big send take the turn (not required for the test to hold)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		_, err := c.GenId(ctx)
+		waiter <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := c.NextIds(ctx, big, 1)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 300*time.Millisecond+time.Second, "bounded by the deadline, not by the peer")
+	assert.True(t, c.Broken(), "a half-written request leaves the stream unusable")
+	assert.False(t, c.Heard(start))
+	assert.ErrorIs(t, <-waiter, context.DeadlineExceeded)
+
+	_, err = c.GenId(context.Background())
+	assert.ErrorIs(t, err, intf.ErrUnavailable, "a broken Conn takes no more calls")
+	assert.ErrorIs(t, err, ErrBroken)
+}
+
+// A cancel ends a stuck send of a call with no deadline.
+func TestStuckSendEndsOnCancel(t *testing.T) {
+	c := NewNetConn(deafPeer(t), ServiceName)
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	// Late enough that the 8 MB request is being written (encoding it takes
+	// a while on a loaded machine), so the cancel ends a stuck send.
+	time.AfterFunc(time.Second, cancel)
+	_, err := c.NextIds(ctx, strings.Repeat("x", 8<<20), 1)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.True(t, c.Broken())
+}
+
+// Heard sees replies; calls given up on pile up only to maxAbandoned on a
+// peer that reads and never answers, then the Conn breaks, which frees
+// them.
+func TestHeardAndAbandonedCalls(t *testing.T) {
+	srv := rpc.NewServer()
+	require.NoError(t, srv.RegisterName(ServiceName, NewReceiver(&recorder{deadline: make(chan bool, 10)}, 10)))
+	a, b := net.Pipe()
+	go srv.ServeConn(a)
+	c := NewNetConn(b, ServiceName)
+	defer c.Close()
+	start := time.Now()
+	_, err := c.GenId(context.Background())
+	require.NoError(t, err)
+	assert.True(t, c.Heard(start))
+	assert.False(t, c.Heard(time.Now()))
+
+	silent := NewNetConn(pipeToSilence(t), ServiceName)
+	defer silent.Close()
+	// A call whose context ends before it is sent is not abandoned, so
+	// allow for some of those.
+	for i := 0; i < 4*maxAbandoned && !silent.Broken(); i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Microsecond)
+		_, err := silent.GenId(ctx)
+		cancel()
+		require.Error(t, err)
+	}
+	assert.True(t, silent.Broken(), "after %d calls given up on with nothing read", maxAbandoned)
+}
+
+// pipeToSilence is the client end of an in-memory connection whose other
+// end reads everything and never writes.
+func pipeToSilence(t *testing.T) net.Conn {
+	a, b := net.Pipe()
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			if _, err := a.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { a.Close() })
+	return b
+}
