@@ -1,6 +1,5 @@
 // Package client is the Go client of the vesta-go central server
-// (server-rpc) and of its go-plugin plugin. Both return an intf.IdService
-// and an intf.SegmentService (segment mode: NextIds), so code written
+// (server-rpc). It returns an intf.IdService and an intf.SegmentService (segment mode: NextIds), so code written
 // against the embedded service or segment.Generator runs unchanged against
 // a server.
 //
@@ -39,6 +38,8 @@
 // ordered by GenId call time; and IDs still in the buffer when the client
 // exits are never used (harmless gaps).
 //
-// LaunchPlugin starts server-rpc as a plugin process and returns its
-// IdService; the same call code (rpcapi.Conn) serves both.
+// It links only the standard library and the project's own rpcapi: the
+// go-plugin host, which starts server-rpc as a plugin process, is package
+// client/plugin, apart so that a plain RPC client does not carry go-plugin,
+// gRPC and their dependencies. Both use the same call code (rpcapi.Conn).
 package client

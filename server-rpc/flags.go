@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
 )
 
@@ -86,7 +86,7 @@ func (f *flags) options(log *slog.Logger) rpcserver.Options {
 // The handshake cookie in the environment means a go-plugin host started
 // us.
 func pluginMode(args []string) bool {
-	if os.Getenv(rpcapi.Handshake.MagicCookieKey) == rpcapi.Handshake.MagicCookieValue {
+	if os.Getenv(rpcplugin.Handshake.MagicCookieKey) == rpcplugin.Handshake.MagicCookieValue {
 		return true
 	}
 	on := false

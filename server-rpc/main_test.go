@@ -17,12 +17,12 @@ import (
 
 	"github.com/vesta-go/vesta/client"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 )
 
 func TestPluginMode(t *testing.T) {
-	t.Setenv(rpcapi.Handshake.MagicCookieKey, "")
+	t.Setenv(rpcplugin.Handshake.MagicCookieKey, "")
 	for args, want := range map[string]bool{
 		"":                     false,
 		"--plugin":             true,
@@ -34,7 +34,7 @@ func TestPluginMode(t *testing.T) {
 	} {
 		assert.Equal(t, want, pluginMode(splitArgs(args)), args)
 	}
-	t.Setenv(rpcapi.Handshake.MagicCookieKey, rpcapi.Handshake.MagicCookieValue)
+	t.Setenv(rpcplugin.Handshake.MagicCookieKey, rpcplugin.Handshake.MagicCookieValue)
 	assert.True(t, pluginMode(nil), "a go-plugin host set the cookie")
 }
 
@@ -171,7 +171,7 @@ func testBadFlags(t *testing.T, bin string) {
 	// --plugin by hand: refused before the data dir is touched.
 	dir := filepath.Join(t.TempDir(), "never")
 	cmd = exec.Command(bin, "--plugin", "--data-dir", dir)
-	cmd.Env = append(os.Environ(), rpcapi.Handshake.MagicCookieKey+"=")
+	cmd.Env = append(os.Environ(), rpcplugin.Handshake.MagicCookieKey+"=")
 	cmd.Stderr = io.Discard
 	require.ErrorAs(t, cmd.Run(), &ee)
 	assert.Equal(t, 1, ee.ExitCode())

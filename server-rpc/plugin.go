@@ -14,11 +14,12 @@ import (
 
 	"github.com/vesta-go/vesta/internal/app"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
 	"github.com/vesta-go/vesta/service/config"
 )
 
 var errNotAPluginHost = errors.New("--plugin: this process was not started by a go-plugin host " +
-	"(the handshake cookie is missing): launch it with client.LaunchPlugin, or run without --plugin to serve TCP")
+	"(the handshake cookie is missing): launch it with plugin.Launch (package client/plugin), or run without --plugin to serve TCP")
 
 // runPlugin serves the IdService (and segment mode) as a go-plugin plugin
 // until the host stops it (or goes away), then closes the service and
@@ -26,12 +27,12 @@ var errNotAPluginHost = errors.New("--plugin: this process was not started by a 
 // reads. SIGINT is left to the host, as go-plugin expects; SIGTERM closes
 // them and exits.
 func runPlugin(cfg config.Config) error {
-	if h := rpcapi.Handshake; os.Getenv(h.MagicCookieKey) != h.MagicCookieValue {
+	if h := rpcplugin.Handshake; os.Getenv(h.MagicCookieKey) != h.MagicCookieValue {
 		// Checked before the service opens its data dir: plugin.Serve
 		// would exit the process without closing it.
 		return errNotAPluginHost
 	}
-	log := rpcapi.PluginLogger(os.Stderr, cfg.LogLevel)
+	log := rpcplugin.PluginLogger(os.Stderr, cfg.LogLevel)
 	cfg.Service.Logger = log
 	cfg.Segment.Settings.Logger = log
 	seg, err := openSegments(context.Background(), cfg, log)
@@ -71,8 +72,8 @@ func runPlugin(cfg config.Config) error {
 	}()
 
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: rpcapi.Handshake,
-		Plugins:         rpcapi.PluginSet(rpcapi.NewReceiver(svc, cfg.MaxBatch, seg.receiverOptions()...)),
+		HandshakeConfig: rpcplugin.Handshake,
+		Plugins:         rpcplugin.PluginSet(rpcapi.NewReceiver(svc, cfg.MaxBatch, seg.receiverOptions()...)),
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name: "server-rpc", Output: os.Stderr, JSONFormat: true,
 			Level: hclog.LevelFromString(cfg.LogLevel.String()),

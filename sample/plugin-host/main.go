@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/client/plugin"
 )
 
 func main() {
@@ -53,7 +53,7 @@ func run(ctx context.Context, w io.Writer, path string, machine int64, dataDir s
 	if dataDir == "" {
 		dataDir = filepath.Join(tmp, "data")
 	}
-	p, err := client.LaunchPlugin(ctx, path, client.PluginConfig{Machine: &machine, DataDir: dataDir})
+	p, err := plugin.Launch(ctx, path, plugin.Config{Machine: &machine, DataDir: dataDir})
 	if err != nil {
 		return err
 	}

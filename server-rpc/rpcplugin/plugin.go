@@ -1,10 +1,12 @@
-package rpcapi
+package rpcplugin
 
 import (
 	"errors"
 	"net/rpc"
 
 	"github.com/hashicorp/go-plugin"
+
+	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 )
 
 // Handshake is the go-plugin handshake of the vesta-go plugin. The host
@@ -25,10 +27,11 @@ const PluginName = "idservice"
 const pluginServiceName = "Plugin"
 
 // Plugin is the go-plugin net/rpc plugin of the IdService: Server returns
-// the Receiver (in the plugin process), Client returns a Conn (in the host).
+// the rpcapi.Receiver (in the plugin process), Client returns an
+// rpcapi.Conn (in the host).
 type Plugin struct {
 	// Receiver serves the calls; only the plugin process sets it.
-	Receiver *Receiver
+	Receiver *rpcapi.Receiver
 }
 
 var _ plugin.Plugin = (*Plugin)(nil)
@@ -41,12 +44,12 @@ func (p *Plugin) Server(*plugin.MuxBroker) (any, error) {
 	return p.Receiver, nil
 }
 
-// Client returns the IdService of the plugin: a *Conn over c.
+// Client returns the IdService of the plugin: an *rpcapi.Conn over c.
 func (*Plugin) Client(_ *plugin.MuxBroker, c *rpc.Client) (any, error) {
-	return NewConn(c, pluginServiceName), nil
+	return rpcapi.NewConn(c, pluginServiceName), nil
 }
 
 // PluginSet is the plugin set to serve (with r) or to launch (with nil).
-func PluginSet(r *Receiver) plugin.PluginSet {
+func PluginSet(r *rpcapi.Receiver) plugin.PluginSet {
 	return plugin.PluginSet{PluginName: &Plugin{Receiver: r}}
 }

@@ -1,4 +1,4 @@
-package rpcapi
+package rpcplugin
 
 import (
 	"io"

@@ -1,4 +1,4 @@
-package client
+package plugin
 
 import (
 	"context"
@@ -11,16 +11,17 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
+	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
 )
 
-// PluginConfig configures the plugin process LaunchPlugin starts. The
+// Config configures the plugin process Launch starts. The
 // plugin reads the same configuration as every vesta-go main (flags,
 // VESTA_* environment, a config file); the fields below become flags.
-type PluginConfig struct {
+type Config struct {
 	// Machine, when set, is passed as --machine.
 	Machine *int64
 	// DataDir, when set, is passed as --data-dir. Each plugin process
@@ -44,7 +45,7 @@ type PluginConfig struct {
 }
 
 // args are the plugin's command-line arguments.
-func (c PluginConfig) args() []string {
+func (c Config) args() []string {
 	args := []string{"--plugin"}
 	if c.Machine != nil {
 		args = append(args, "--machine", strconv.FormatInt(*c.Machine, 10))
@@ -68,7 +69,7 @@ func (c PluginConfig) args() []string {
 // intf.SegmentService until Close.
 type Plugin struct {
 	conn   *rpcapi.Conn
-	pc     *plugin.Client
+	pc     *goplugin.Client
 	cmd    *exec.Cmd // the process; go-plugin waits for it
 	closed atomic.Bool
 }
@@ -78,24 +79,24 @@ var (
 	_ intf.SegmentService = (*Plugin)(nil)
 )
 
-// LaunchPlugin starts the server-rpc binary at path as a go-plugin plugin
+// Launch starts the server-rpc binary at path as a go-plugin plugin
 // (net/rpc protocol) and returns its IdService. ctx bounds the start only:
-// when it ends first, LaunchPlugin returns at once and the process, if it
+// when it ends first, Launch returns at once and the process, if it
 // got started, is stopped in the background. Close stops the process,
 // which stores its high-water mark. The plugin
 // uses genMethod 0 (embedded) unless configured otherwise.
-func LaunchPlugin(ctx context.Context, path string, cfg PluginConfig) (*Plugin, error) {
+func Launch(ctx context.Context, path string, cfg Config) (*Plugin, error) {
 	out := cfg.LogOutput
 	if out == nil {
 		out = os.Stderr
 	}
 	cmd := exec.Command(path, cfg.args()...)
 	cmd.Env = append(os.Environ(), cfg.Env...)
-	pc := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  rpcapi.Handshake,
-		Plugins:          rpcapi.PluginSet(nil),
+	pc := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  rpcplugin.Handshake,
+		Plugins:          rpcplugin.PluginSet(nil),
 		Cmd:              cmd,
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolNetRPC},
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolNetRPC},
 		StartTimeout:     startTimeout(ctx),
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name: "vesta-plugin", Output: out, Level: hclog.LevelFromString(cfg.LogLevel),
@@ -108,14 +109,14 @@ func LaunchPlugin(ctx context.Context, path string, cfg PluginConfig) (*Plugin, 
 		conn *rpcapi.Conn
 		err  error
 	}
-	done := make(chan started) // unbuffered: a send succeeds only while LaunchPlugin waits
+	done := make(chan started) // unbuffered: a send succeeds only while Launch waits
 	abandoned := make(chan struct{})
 	go func() {
 		conn, err := dispense(pc)
 		select {
 		case done <- started{conn, err}:
 		case <-abandoned:
-			// LaunchPlugin returned on ctx: stop whatever started, now
+			// Launch returned on ctx: stop whatever started, now
 			// that Start is over (go-plugin's Kill waits for it anyway).
 			pc.Kill()
 		}
@@ -141,18 +142,18 @@ func startTimeout(ctx context.Context) time.Duration {
 }
 
 // dispense starts the process and returns the plugin's Conn.
-func dispense(pc *plugin.Client) (*rpcapi.Conn, error) {
+func dispense(pc *goplugin.Client) (*rpcapi.Conn, error) {
 	proto, err := pc.Client()
 	if err != nil {
 		return nil, err
 	}
-	raw, err := proto.Dispense(rpcapi.PluginName)
+	raw, err := proto.Dispense(rpcplugin.PluginName)
 	if err != nil {
 		return nil, err
 	}
 	conn, ok := raw.(*rpcapi.Conn)
 	if !ok {
-		return nil, fmt.Errorf("plugin %q dispensed %T", rpcapi.PluginName, raw)
+		return nil, fmt.Errorf("plugin %q dispensed %T", rpcplugin.PluginName, raw)
 	}
 	return conn, nil
 }

@@ -1,4 +1,4 @@
-package client
+package plugin
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func TestPlugin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	machine := int64(0)
-	p, err := LaunchPlugin(ctx, bin, PluginConfig{Machine: &machine, DataDir: dataDir, LogOutput: &logs,
+	p, err := Launch(ctx, bin, Config{Machine: &machine, DataDir: dataDir, LogOutput: &logs,
 		Env: []string{"VESTA_MAX_BATCH=100"}, Args: []string{"--segment-tags", "order"}})
 	require.NoError(t, err)
 	defer p.Close()
@@ -73,7 +73,7 @@ func TestPlugin(t *testing.T) {
 	assert.Contains(t, logs.String(), "id service ready", "the plugin's logs reach the host")
 
 	// A plugin that dies instead of exiting cleanly: Close says so.
-	doomed, err := LaunchPlugin(ctx, bin, PluginConfig{NoDataDir: true, LogOutput: &syncbuf.Buffer{}})
+	doomed, err := Launch(ctx, bin, Config{NoDataDir: true, LogOutput: &syncbuf.Buffer{}})
 	require.NoError(t, err)
 	require.NoError(t, doomed.cmd.Process.Kill())
 	assert.ErrorContains(t, doomed.Close(), "did not exit cleanly")
@@ -82,21 +82,21 @@ func TestPlugin(t *testing.T) {
 func TestLaunchPluginFailures(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := LaunchPlugin(ctx, filepath.Join(t.TempDir(), "missing"), PluginConfig{LogOutput: &syncbuf.Buffer{}})
+	_, err := Launch(ctx, filepath.Join(t.TempDir(), "missing"), Config{LogOutput: &syncbuf.Buffer{}})
 	assert.Error(t, err)
 
 	done, cancelDone := context.WithCancel(context.Background())
 	cancelDone()
-	_, err = LaunchPlugin(done, "/bin/sleep", PluginConfig{Args: []string{"10"}, LogOutput: &syncbuf.Buffer{}})
+	_, err = Launch(done, "/bin/sleep", Config{Args: []string{"10"}, LogOutput: &syncbuf.Buffer{}})
 	assert.Error(t, err)
 }
 
 func TestPluginArgs(t *testing.T) {
 	m := int64(7)
-	assert.Equal(t, []string{"--plugin"}, PluginConfig{}.args())
+	assert.Equal(t, []string{"--plugin"}, Config{}.args())
 	assert.Equal(t, []string{"--plugin", "--machine", "7", "--data-dir", "/d", "--no-data-dir=true", "--config", "c.yaml",
 		"--log-level", "debug", "--type=1"},
-		PluginConfig{Machine: &m, DataDir: "/d", NoDataDir: true, ConfigFile: "c.yaml", LogLevel: "debug", Args: []string{"--type=1"}}.args())
+		Config{Machine: &m, DataDir: "/d", NoDataDir: true, ConfigFile: "c.yaml", LogLevel: "debug", Args: []string{"--type=1"}}.args())
 }
 
 // pidScript writes a plugin stand-in that records its pid in pidFile and
@@ -113,7 +113,7 @@ func TestLaunchPluginWithADoneContextStartsNothing(t *testing.T) {
 	script, pidFile := pidScript(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := LaunchPlugin(ctx, script, PluginConfig{LogOutput: &syncbuf.Buffer{}})
+	_, err := Launch(ctx, script, Config{LogOutput: &syncbuf.Buffer{}})
 	require.ErrorIs(t, err, context.Canceled)
 	time.Sleep(300 * time.Millisecond)
 	assert.NoFileExists(t, pidFile, "no process was started")
@@ -124,7 +124,7 @@ func TestLaunchPluginCancelledDuringStartStopsTheProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // go-plugin's StartTimeout
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := LaunchPlugin(ctx, script, PluginConfig{LogOutput: &syncbuf.Buffer{}})
+	_, err := Launch(ctx, script, Config{LogOutput: &syncbuf.Buffer{}})
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Less(t, time.Since(start), time.Second, "LaunchPlugin returns when its context ends")
 
