@@ -3,7 +3,9 @@ package service_test
 import (
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -80,24 +82,56 @@ func TestIssuingStopsAtTheStoredMark(t *testing.T) {
 // a set amount, as SystemClock does after the wall clock steps back.
 type resyncClock struct {
 	*fakeClock
-	behind time.Duration
+	behind  atomic.Int64 // a time.Duration
+	resyncs atomic.Int64 // Resync calls: one per background round
 }
 
-func (c *resyncClock) Resync() time.Duration { return c.behind }
+func newResyncClock(behind time.Duration) *resyncClock {
+	c := &resyncClock{fakeClock: newFakeClock(testStart)}
+	c.behind.Store(int64(behind))
+	return c
+}
 
+func (c *resyncClock) Resync() time.Duration {
+	c.resyncs.Add(1)
+	return time.Duration(c.behind.Load())
+}
+
+// TestClockBackEventsCounted runs in a synctest bubble: the background's
+// ticker fires on the bubble's fake time, so the test sees exactly how many
+// rounds ran instead of sleeping and hoping one did.
 func TestClockBackEventsCounted(t *testing.T) {
 	t.Parallel()
-	clk := &resyncClock{fakeClock: newFakeClock(testStart), behind: 2 * time.Second}
-	logs := &logBuffer{}
-	svc := newSvc(t, service.Settings{Clock: clk, Logger: logs.logger()})
-	require.True(t, eventually(5*time.Second, func() bool { return svc.Stats().ClockBackEvents == 1 }),
-		"a wall clock 2 s behind is counted")
-	assert.Contains(t, logs.String(), "wall clock moved back")
-	// IDs are not affected.
-	ids, err := svc.GenIds(bg, 100)
-	require.NoError(t, err)
-	assertStrictlyIncreasing(t, layoutOf(t, intf.MaxPeak), ids)
-	// The same lag seen again is the same event.
-	time.Sleep(1200 * time.Millisecond)
-	assert.Equal(t, uint64(1), svc.Stats().ClockBackEvents)
+	synctest.Test(t, func(t *testing.T) {
+		// The bubble's time starts in 2000, before the default epoch that
+		// the settings check against the wall clock: move it to testStart.
+		time.Sleep(time.Until(testStart))
+		clk := newResyncClock(2 * time.Second)
+		logs := &logBuffer{}
+		svc := newSvc(t, service.Settings{Clock: clk, Logger: logs.logger()})
+		time.Sleep(time.Second) // one background round
+		synctest.Wait()
+		require.Equal(t, int64(1), clk.resyncs.Load(), "one background round")
+		assert.Equal(t, uint64(1), svc.Stats().ClockBackEvents, "a wall clock 2 s behind is counted")
+		assert.Contains(t, logs.String(), "wall clock moved back")
+		// IDs are not affected.
+		ids, err := svc.GenIds(bg, 100)
+		require.NoError(t, err)
+		assertStrictlyIncreasing(t, layoutOf(t, intf.MaxPeak), ids)
+		// The same lag seen again, round after round, is the same event.
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		require.Equal(t, int64(4), clk.resyncs.Load(), "three more rounds")
+		assert.Equal(t, uint64(1), svc.Stats().ClockBackEvents)
+		assert.Equal(t, 1, strings.Count(logs.String(), "wall clock moved back"), "logged once")
+		// A lag that ends and comes back is a new event.
+		clk.behind.Store(0)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		clk.behind.Store(int64(2 * time.Second))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, int64(6), clk.resyncs.Load())
+		assert.Equal(t, uint64(2), svc.Stats().ClockBackEvents)
+	})
 }

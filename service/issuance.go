@@ -22,6 +22,9 @@ type issuance struct {
 	fence int64
 }
 
+// held tells whether a machine id is held (always true without a lease).
+func (is *issuance) held() bool { return is.fence >= 0 }
+
 // bounds are the inputs of the limit, guarded by Service.mu.
 type bounds struct {
 	machine int64
@@ -30,13 +33,20 @@ type bounds struct {
 	fileMark int64
 	// leaseMark is the unit of the mark stored with the lease, and fence
 	// the last unit the lease is surely valid for (both math.MaxInt64
-	// without a lease; fence is -1 while no machine id is held).
+	// without a lease). fence is -1 exactly while no machine id is held —
+	// before the first Hold, during one, after Lost — so it also says
+	// whether one is (see held).
 	leaseMark, fence int64
 	closed           bool
 	// dirLost: the data dir was removed or replaced while held; issuing
 	// stops for good (a restart takes the directory found then).
 	dirLost bool
 }
+
+// held tells whether a machine id is held (always true without a lease).
+// A held id's fence is never negative: Hold sets it from a validity on the
+// service clock, which is past the epoch.
+func (b *bounds) held() bool { return b.fence >= 0 }
 
 func noBounds(machine int64) bounds {
 	return bounds{machine: machine, fileMark: math.MaxInt64, leaseMark: math.MaxInt64, fence: math.MaxInt64}

@@ -93,7 +93,6 @@ func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs i
 		b.leaseMark = s.unitOf(ahead)
 		b.fence = s.fenceUnit(validUntil)
 		s.leaseMarkMs.Store(ahead)
-		s.held.Store(true)
 	})
 	if closed {
 		return intf.ErrClosed
@@ -123,7 +122,10 @@ func (h leaseHolder) Lost() {
 	s := h.s
 	s.validUntil.Store(0)
 	wasHeld := false
-	s.update(func(b *bounds) { b.fence, wasHeld = -1, s.held.Swap(false) })
+	s.update(func(b *bounds) {
+		wasHeld = b.held()
+		b.fence = -1
+	})
 	if wasHeld {
 		s.fences.Add(1)
 		s.settings.Logger.Warn("vesta: machine id lease lost; not issuing until an id is held again")

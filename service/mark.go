@@ -150,7 +150,7 @@ func (s *Service) background(ctx context.Context) {
 			}
 			fileFailing = s.logTransition(fileFailing, err, "data dir")
 		}
-		if s.settings.Lease != nil && s.held.Load() {
+		if s.settings.Lease != nil && s.cur.Load().held() {
 			leaseFailing = s.logTransition(leaseFailing, s.storeLeaseMark(ctx, s.leaseMarkAhead(wall)), "lease")
 		}
 		if resync != nil {

@@ -28,7 +28,6 @@ type Service struct {
 	dir         *dataDir
 	markMs      atomic.Int64
 	leaseMarkMs atomic.Int64
-	held        atomic.Bool
 	validUntil  atomic.Int64 // the lease's latest validity (clock nanos), 0 when lost
 	fences      atomic.Uint64
 	clockBack   atomic.Uint64
@@ -279,7 +278,8 @@ func (s *Service) leaseValidNow() bool {
 	if s.settings.Lease == nil {
 		return true
 	}
-	return s.held.Load() && s.units.now() <= s.cur.Load().fence
+	is := s.cur.Load()
+	return is.held() && s.units.now() <= is.fence
 }
 
 // Close stops issuing IDs, stores the exact last time unit issued as the
@@ -301,7 +301,7 @@ func (s *Service) Close() error {
 		// IDs were issued with.
 		var machine int64
 		held := false
-		s.update(func(b *bounds) { b.closed, machine, held = true, b.machine, s.held.Load() })
+		s.update(func(b *bounds) { b.closed, machine, held = true, b.machine, b.held() })
 		last := s.pop.lastUnit()
 		if last >= 0 {
 			ms := s.settings.EpochMillis + last*s.unitMilli

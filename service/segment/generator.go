@@ -27,10 +27,11 @@ type Generator struct {
 	appliedGen uint64
 	miss       missRefresh // rereads caused by unknown tags
 
-	bg        context.Context // cancelled by Close; parent of every load
-	cancel    context.CancelFunc
-	mu        sync.Mutex // guards closed and wg.Add
-	closed    bool
+	bg     context.Context // cancelled by Close; parent of every load
+	cancel context.CancelFunc
+	// isClosed is set by Close under mu, and track adds to wg under mu
+	// only while it is unset, so Close's wg.Wait misses no task.
+	mu        sync.Mutex
 	isClosed  atomic.Bool
 	wg        sync.WaitGroup // loads, miss rereads and the refresh loop
 	closeOnce sync.Once
@@ -171,9 +172,8 @@ func (g *Generator) fill(ctx context.Context, tag string, dst []int64) error {
 // after the first return the first result.
 func (g *Generator) Close() error {
 	g.closeOnce.Do(func() {
-		g.isClosed.Store(true)
 		g.mu.Lock()
-		g.closed = true
+		g.isClosed.Store(true)
 		g.mu.Unlock()
 		g.cancel()
 		g.wg.Wait()

@@ -2,15 +2,24 @@ package segment
 
 import "context"
 
-// goBackground runs f in a goroutine that Close waits for, and returns
-// true; after Close it runs nothing and returns false.
-func (g *Generator) goBackground(f func()) bool {
+// track counts a background task that Close waits for (call g.wg.Done
+// when it ends), and returns true; after Close it returns false.
+func (g *Generator) track() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closed {
+	if g.isClosed.Load() {
 		return false
 	}
 	g.wg.Add(1)
+	return true
+}
+
+// goBackground runs f in a goroutine that Close waits for, and returns
+// true; after Close it runs nothing and returns false.
+func (g *Generator) goBackground(f func()) bool {
+	if !g.track() {
+		return false
+	}
 	go func() {
 		defer g.wg.Done()
 		f()
