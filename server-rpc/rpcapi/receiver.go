@@ -71,16 +71,22 @@ func callContext(timeout time.Duration) (context.Context, context.CancelFunc, er
 
 var errPastDeadline = fmt.Errorf("the call's deadline had passed when the server read it: %w", context.DeadlineExceeded)
 
+// call runs f under the call's context and returns its result and wire
+// error; a call already past its deadline is refused without running f.
+func call[T any](timeout time.Duration, f func(context.Context) (T, error)) (T, *Error) {
+	ctx, cancel, err := callContext(timeout)
+	if err != nil {
+		var zero T
+		return zero, ToWire(err)
+	}
+	defer cancel()
+	v, err := f(ctx)
+	return v, ToWire(err)
+}
+
 // GenId issues one ID.
 func (r *Receiver) GenId(args GenIdArgs, reply *GenIdReply) error {
-	ctx, cancel, err := callContext(args.Timeout)
-	if err != nil {
-		reply.Err = ToWire(err)
-		return nil
-	}
-	id, err := r.svc.GenId(ctx)
-	cancel()
-	reply.Id, reply.Err = id, ToWire(err)
+	reply.Id, reply.Err = call(args.Timeout, r.svc.GenId)
 	return nil
 }
 
@@ -90,27 +96,17 @@ func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	ctx, cancel, err := callContext(args.Timeout)
-	if err != nil {
-		reply.Err = ToWire(err)
-		return nil
-	}
-	ids, err := r.svc.GenIds(ctx, args.Count)
-	cancel()
-	reply.Ids, reply.Err = ids, ToWire(err)
+	reply.Ids, reply.Err = call(args.Timeout, func(ctx context.Context) ([]int64, error) {
+		return r.svc.GenIds(ctx, args.Count)
+	})
 	return nil
 }
 
 // ExpId splits args.Id into its fields.
 func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
-	ctx, cancel, err := callContext(args.Timeout)
-	if err != nil {
-		reply.Err = ToWire(err)
-		return nil
-	}
-	id, err := r.svc.ExpId(ctx, args.Id)
-	cancel()
-	reply.Id, reply.Err = id, ToWire(err)
+	reply.Id, reply.Err = call(args.Timeout, func(ctx context.Context) (intf.Id, error) {
+		return r.svc.ExpId(ctx, args.Id)
+	})
 	return nil
 }
 
@@ -121,27 +117,17 @@ func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	ctx, cancel, err := callContext(args.Timeout)
-	if err != nil {
-		reply.Err = ToWire(err)
-		return nil
-	}
-	id, err := r.svc.MakeId(ctx, args.Request())
-	cancel()
-	reply.Id, reply.Err = id, ToWire(err)
+	reply.Id, reply.Err = call(args.Timeout, func(ctx context.Context) (int64, error) {
+		return r.svc.MakeId(ctx, args.Request())
+	})
 	return nil
 }
 
 // TransTime turns a time field into a time.
 func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
-	ctx, cancel, err := callContext(args.Timeout)
-	if err != nil {
-		reply.Err = ToWire(err)
-		return nil
-	}
-	t, err := r.svc.TransTime(ctx, args.Time, args.Type)
-	cancel()
-	reply.Time, reply.Err = t, ToWire(err)
+	reply.Time, reply.Err = call(args.Timeout, func(ctx context.Context) (time.Time, error) {
+		return r.svc.TransTime(ctx, args.Time, args.Type)
+	})
 	return nil
 }
 
@@ -156,13 +142,8 @@ func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
 		reply.Err = ToWire(ErrSegmentOff)
 		return nil
 	}
-	ctx, cancel, err := callContext(args.Timeout)
-	if err != nil {
-		reply.Err = ToWire(err)
-		return nil
-	}
-	ids, err := r.seg.NextIds(ctx, args.Tag, args.Count)
-	cancel()
-	reply.Ids, reply.Err = ids, ToWire(err)
+	reply.Ids, reply.Err = call(args.Timeout, func(ctx context.Context) ([]int64, error) {
+		return r.seg.NextIds(ctx, args.Tag, args.Count)
+	})
 	return nil
 }
