@@ -141,6 +141,7 @@ func TestCancelledContext(t *testing.T) {
 }
 
 func TestReconnectAfterRestart(t *testing.T) {
+	t.Parallel() // the restart waits for the next second on the real clock
 	srv := rpctest.Start(t, rpctest.Config{Machine: 3})
 	c := newClient(t, []string{srv.Addr}, WithPoolSize(2))
 	ctx := context.Background()
@@ -163,6 +164,7 @@ func TestReconnectAfterRestart(t *testing.T) {
 }
 
 func TestRecoveryAfterBackoff(t *testing.T) {
+	t.Parallel() // the restart waits for the next second on the real clock
 	srv := rpctest.Start(t, rpctest.Config{Machine: 4})
 	c := newClient(t, []string{srv.Addr})
 	ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 // startServer runs a central server in-process, as server-rpc does.
@@ -82,8 +83,8 @@ func ExampleClient_NextIds() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	g, err := segment.Open(context.Background(), segment.Config{Store: segment.StoreSQLite, DataDir: dir,
-		Tags: []segment.TagInfo{{Tag: "order", MaxID: 1, Step: 1000}}, Settings: segment.Settings{Logger: slog.New(slog.DiscardHandler)}})
+	g, err := stores.Open(context.Background(), stores.Config{Store: stores.SQLite, DataDir: dir,
+		Tags: []segment.TagInfo{{Tag: "order", MaxId: 1, Step: 1000}}, Settings: segment.Settings{Logger: slog.New(slog.DiscardHandler)}})
 	if err != nil {
 		panic(err)
 	}

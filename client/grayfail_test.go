@@ -1,6 +1,8 @@
 package client_test
 
 import (
+	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -8,57 +10,106 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/scripts/grayfail"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 )
+
+// binDir holds the server-rpc binary that the gray-failure tests share: it
+// is built once per package run, by the first test that needs it.
+var (
+	binDir  string
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// grayEnv returns an Env on the shared server-rpc binary, with its data
+// dirs in the test's temp dir.
+func grayEnv(t *testing.T) *grayfail.Env {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts server-rpc processes")
+	}
+	binOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "vesta-client-test"); binErr == nil {
+			binPath, binErr = grayfail.Build(binDir)
+		}
+	})
+	require.NoError(t, binErr)
+	return &grayfail.Env{Bin: binPath, Dir: t.TempDir()}
+}
 
 // The rows of issue 21, through real server-rpc processes. The bounds are
 // generous (a noisy 2-core machine); scripts/bench-grayfail.sh prints the
 // figures against the tight targets.
-func TestGrayFailureRealServers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts server-rpc processes")
-	}
-	e := &grayfail.Env{Bin: rpctest.BuildServerRPC(t), Dir: t.TempDir()}
+//
+// This one is not parallel: it counts the goroutines of the whole test
+// process, which no other test may start or end meanwhile.
+func TestGrayFailureStoppedServer(t *testing.T) {
+	e := grayEnv(t)
+	s, err := e.Stopped(64, time.Second)
+	require.NoError(t, err)
+	assert.Positive(t, s.Calls)
+	assert.Less(t, s.OverDeadline, time.Second, "slowest call %v: %s", s.Slowest, s.SlowestErr)
+	assert.Less(t, s.Close, time.Second)
+	assert.LessOrEqual(t, s.Goroutines, 0, "goroutines left behind")
+}
 
-	t.Run("stopped server: every call ends by its deadline", func(t *testing.T) {
-		s, err := e.Stopped(64, time.Second)
-		require.NoError(t, err)
-		assert.Positive(t, s.Calls)
-		assert.Less(t, s.OverDeadline, time.Second, "slowest call %v: %s", s.Slowest, s.SlowestErr)
-		assert.Less(t, s.Close, time.Second)
-		assert.LessOrEqual(t, s.Goroutines, 0, "goroutines left behind")
-	})
-	t.Run("buffered client: Close with the server stopped mid-refill", func(t *testing.T) {
-		d, err := e.BufferedClose()
-		require.NoError(t, err)
-		assert.Less(t, d, time.Second)
-	})
-	t.Run("A stopped, B healthy: calls go to B", func(t *testing.T) {
-		f, err := e.Failover(16, 300*time.Millisecond, 2*time.Second)
-		require.NoError(t, err)
-		require.Positive(t, f.After)
-		assert.GreaterOrEqual(t, float64(f.AfterOK)/float64(f.After), 0.95, "%+v", f)
-		assert.Zero(t, f.Duplicates)
-	})
-	t.Run("the only server restarts: used at once", func(t *testing.T) {
-		r, err := e.Restart(16, 500*time.Millisecond)
-		require.NoError(t, err)
-		assert.GreaterOrEqual(t, r.FirstOK, time.Duration(0), "a call succeeded after the restart")
-		assert.Less(t, r.FirstOK, 3*time.Second)
-		assert.Zero(t, r.Duplicates)
-	})
-	t.Run("rolling kill: no failure while a server is up", func(t *testing.T) {
-		r, err := e.Rolling(16, 500*time.Millisecond)
-		require.NoError(t, err)
-		assert.Zero(t, r.FailedWhileUp, r.LastErr)
-		assert.Zero(t, r.Duplicates)
-	})
-	t.Run("the server refuses what it should", func(t *testing.T) {
-		w, err := e.Wire()
-		require.NoError(t, err)
-		assert.Less(t, w.HugeTagErrLen, 300)
-		assert.Zero(t, w.PastDeadlineIds)
-		assert.Contains(t, w.PastDeadlineErr, "deadline")
-		assert.Contains(t, w.UnknownBitsErr, "set")
-	})
+// The other rows each start their own servers (own ports, data dirs and
+// machine ids) and spend most of their time waiting on real time (a stop,
+// a restart, the windows after a kill), so they run at the same time, with
+// the package's other parallel tests: their subtests are started from
+// goroutines, so all of them run at once whatever -parallel says.
+func TestGrayFailureRealServers(t *testing.T) {
+	e := grayEnv(t)
+	t.Parallel()
+	scenarios := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"buffered client: Close with the server stopped mid-refill", func(t *testing.T) {
+			d, err := e.BufferedClose()
+			require.NoError(t, err)
+			assert.Less(t, d, time.Second)
+		}},
+		{"A stopped, B healthy: calls go to B", func(t *testing.T) {
+			f, err := e.Failover(16, 300*time.Millisecond, 2*time.Second)
+			require.NoError(t, err)
+			require.Positive(t, f.After)
+			assert.GreaterOrEqual(t, float64(f.AfterOK)/float64(f.After), 0.95, "%+v", f)
+			assert.Zero(t, f.Duplicates)
+		}},
+		{"the only server restarts: used at once", func(t *testing.T) {
+			r, err := e.Restart(16, 500*time.Millisecond)
+			require.NoError(t, err)
+			assert.GreaterOrEqual(t, r.FirstOK, time.Duration(0), "a call succeeded after the restart")
+			assert.Less(t, r.FirstOK, 3*time.Second)
+			assert.Zero(t, r.Duplicates)
+		}},
+		{"rolling kill: no failure while a server is up", func(t *testing.T) {
+			r, err := e.Rolling(16, 500*time.Millisecond)
+			require.NoError(t, err)
+			assert.Zero(t, r.FailedWhileUp, r.LastErr)
+			assert.Zero(t, r.Duplicates)
+		}},
+		{"the server refuses what it should", func(t *testing.T) {
+			w, err := e.Wire()
+			require.NoError(t, err)
+			assert.Less(t, w.HugeTagErrLen, 300)
+			assert.Zero(t, w.PastDeadlineIds)
+			assert.Contains(t, w.PastDeadlineErr, "deadline")
+			assert.Contains(t, w.UnknownBitsErr, "set")
+		}},
+	}
+	var wg sync.WaitGroup
+	for _, sc := range scenarios {
+		wg.Go(func() { t.Run(sc.name, sc.run) })
+	}
+	wg.Wait()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/rpc"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -19,20 +20,25 @@ import (
 )
 
 // scripted is an IdService receiver whose misbehaviour a test chooses: a
-// slow GenId, an error for every GenId or GenIds, or more IDs than asked
-// for.
+// slow or hung GenId, an error for every GenId or GenIds, or more IDs than
+// asked for.
 type scripted struct {
-	delay     atomic.Int64 // ns
-	genErr    *rpcapi.Error
-	genIdsErr *rpcapi.Error
-	extra     int
-	genCalls  atomic.Int64
-	next      atomic.Int64
+	delay       atomic.Int64                  // ns
+	hang        atomic.Pointer[chan struct{}] // GenId waits until it is closed
+	genErr      *rpcapi.Error
+	genIdsErr   *rpcapi.Error
+	extra       int
+	genCalls    atomic.Int64
+	genIdsCalls atomic.Int64
+	next        atomic.Int64
 }
 
 func (f *scripted) GenId(_ rpcapi.GenIdArgs, r *rpcapi.GenIdReply) error {
 	f.genCalls.Add(1)
 	time.Sleep(time.Duration(f.delay.Load()))
+	if h := f.hang.Load(); h != nil {
+		<-*h
+	}
 	if f.genErr != nil {
 		r.Err = f.genErr
 		return nil
@@ -42,6 +48,7 @@ func (f *scripted) GenId(_ rpcapi.GenIdArgs, r *rpcapi.GenIdReply) error {
 }
 
 func (f *scripted) GenIds(a rpcapi.GenIdsArgs, r *rpcapi.GenIdsReply) error {
+	f.genIdsCalls.Add(1)
 	if f.genIdsErr != nil {
 		r.Err = f.genIdsErr
 		return nil
@@ -74,22 +81,44 @@ func TestCloseEndsACallInFlightWithoutRedialling(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.GenId(context.Background()) // dials the one slot
 	require.NoError(t, err)
-	f.delay.Store(int64(300 * time.Millisecond))
+	hang := make(chan struct{})
+	release := sync.OnceFunc(func() { close(hang) })
+	f.hang.Store(&hang)
+	t.Cleanup(release) // runs before the server's cleanup waits for its handlers
 	res := make(chan error, 1)
 	go func() { _, err := c.GenId(context.Background()); res <- err }()
-	time.Sleep(50 * time.Millisecond)
+	// The call is in flight: the server holds it until released.
+	require.Eventually(t, func() bool { return f.genCalls.Load() == 2 }, 5*time.Second, time.Millisecond)
 	require.NoError(t, c.Close())
 	assert.ErrorIs(t, <-res, intf.ErrClosed, "the call Close cut short is not re-sent on a new connection")
+	assert.Equal(t, int64(2), f.genCalls.Load(), "nor on the same one")
+	release() // the server's handler ends; its connection must be gone
 	assert.Eventually(t, func() bool { return open.Load() == 0 }, 2*time.Second, 10*time.Millisecond,
 		"no connection outlives Close")
 }
 
 func TestCloseReleasesACallToAHungServer(t *testing.T) {
-	c, err := New([]string{silentAddr(t)}, WithPoolSize(1), WithLogger(quiet))
+	// A silent server that says when the call's first bytes arrived.
+	sent := make(chan struct{})
+	var once sync.Once
+	addr := nettest.Serve(t, func(c net.Conn) {
+		buf := make([]byte, 512)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				return
+			}
+			once.Do(func() { close(sent) })
+		}
+	})
+	c, err := New([]string{addr}, WithPoolSize(1), WithLogger(quiet))
 	require.NoError(t, err)
 	res := make(chan error, 1)
 	go func() { _, err := c.GenId(context.Background()); res <- err }() // no deadline
-	time.Sleep(100 * time.Millisecond)
+	select {
+	case <-sent: // the call is on the wire, waiting for an answer that never comes
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call never reached the server")
+	}
 	require.NoError(t, c.Close())
 	select {
 	case err := <-res:
@@ -100,6 +129,7 @@ func TestCloseReleasesACallToAHungServer(t *testing.T) {
 }
 
 func TestHealthProbeKeepsAFencedServerDown(t *testing.T) {
+	t.Parallel() // watches the client for 2 s of real time
 	fenced := &scripted{genErr: rpcapi.ToWire(intf.ErrFenced)}
 	fencedAddr, _ := serveScripted(t, fenced)
 	goodAddr, _ := serveScripted(t, &scripted{})
@@ -123,9 +153,12 @@ func TestAReplyWithTooManyIdsIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, intf.ErrUnavailable)
 	assert.ErrorIs(t, err, rpcapi.ErrProtocol)
 
+	calls := f.genIdsCalls.Load()
 	buffered, err := New([]string{addr}, WithBuffer(10, 10), WithLogger(quiet))
 	require.NoError(t, err)
-	time.Sleep(100 * time.Millisecond) // refills fail: the buffer stays empty
+	// The refill asked and got a reply it refused: the buffer stays empty.
+	require.Eventually(t, func() bool { return f.genIdsCalls.Load() > calls }, 5*time.Second, time.Millisecond)
+	assert.Zero(t, buffered.Buffered(), "a reply with too many IDs is not buffered")
 	closed := make(chan error, 1)
 	go func() { closed <- buffered.Close() }()
 	select {
@@ -156,7 +189,8 @@ func TestWaitingForADialKeepsTheDeadline(t *testing.T) {
 	addr := unreachableAddr(t)
 	c := newClient(t, []string{addr}, WithPoolSize(1), WithDialTimeout(3*time.Second))
 	go c.GenId(context.Background()) // dials the one slot and hangs for the dial timeout
-	time.Sleep(100 * time.Millisecond)
+	require.Eventually(t, func() bool { return len(c.eps[0].slots[0].dialing) == 1 }, 5*time.Second, time.Millisecond,
+		"the first caller is dialling")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()

@@ -12,6 +12,7 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 // sqliteSegments opens segment mode on an SQLite file in a temp dir with
@@ -20,7 +21,7 @@ func sqliteSegments(t *testing.T, tags string) *segment.Generator {
 	t.Helper()
 	infos, err := segment.ParseTags(tags)
 	require.NoError(t, err)
-	g, err := segment.Open(context.Background(), segment.Config{Store: segment.StoreSQLite, DataDir: t.TempDir(),
+	g, err := stores.Open(context.Background(), stores.Config{Store: stores.SQLite, DataDir: t.TempDir(),
 		Tags: infos, Settings: segment.Settings{Logger: quiet}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, g.Close()) })

@@ -29,6 +29,7 @@ func (p *process) exitOf(t *testing.T) (int, string) {
 // refuses to start, naming the file, instead of starting and hanging the
 // first /genid and its own shutdown.
 func TestServerRefusesUnreachableMark(t *testing.T) {
+	t.Parallel() // its own server processes, data dir and port
 	dataDir := t.TempDir()
 	mark := filepath.Join(dataDir, "highwater")
 	require.NoError(t, os.WriteFile(mark, []byte(strconv.FormatInt(1<<63-1, 10)+"\n"), 0o600))
@@ -54,6 +55,7 @@ func get(url string) int {
 // (vesta.lock of earlier versions, the mark) while A runs does not let B
 // start beside A on the same dir and machine id.
 func TestDataDirStaysLockedWhenItsFilesAreDeleted(t *testing.T) {
+	t.Parallel() // its own server processes, data dir and port
 	dataDir := t.TempDir()
 	a := start(t, "--listen", "127.0.0.1:0", "--machine", "9", "--data-dir", dataDir)
 	base := a.waitReady(t)
@@ -74,6 +76,7 @@ func TestDataDirStaysLockedWhenItsFilesAreDeleted(t *testing.T) {
 // A data dir renamed away and made anew at its path may be taken by B:
 // A stops issuing (503) at its next mark write, about a second later.
 func TestReplacedDataDirStopsIssuing(t *testing.T) {
+	t.Parallel() // its own server processes, data dir and port
 	parent := t.TempDir()
 	dataDir := filepath.Join(parent, "data")
 	a := start(t, "--listen", "127.0.0.1:0", "--machine", "9", "--data-dir", dataDir)

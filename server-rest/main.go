@@ -20,8 +20,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/internal/restapp"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rest/restserver"
 	"github.com/vesta-go/vesta/service/config"
 )
 
@@ -35,5 +35,5 @@ func main() {
 }
 
 func run(ctx context.Context, cfg config.Config, _ *pflag.FlagSet) error {
-	return restserver.New(cfg).Run(ctx)
+	return restapp.New(cfg).Run(ctx, cfg.Listen)
 }

@@ -151,6 +151,7 @@ func takeIds(ctx context.Context, client *http.Client, base string, want int) ([
 }
 
 func TestEndToEnd(t *testing.T) {
+	t.Parallel() // its own server processes, data dir and port
 	dataDir := t.TempDir()
 	p := start(t, "--listen", "127.0.0.1:0", "--machine", "78", "--data-dir", dataDir)
 	base := p.waitReady(t)
@@ -218,6 +219,7 @@ func getBody(t *testing.T, url, accept string) string {
 // data dir, and /segment/{tag} counts from 1; after a restart the numbers
 // go on above the ones issued.
 func TestEndToEndSegment(t *testing.T) {
+	t.Parallel() // its own server processes, data dir and port
 	dataDir := t.TempDir()
 	p := start(t, "--listen", "127.0.0.1:0", "--machine", "3", "--data-dir", dataDir, "--segment-tags", "order")
 	base := p.waitReady(t)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -74,11 +75,20 @@ func TestServerBinary(t *testing.T) {
 		t.Skip("builds server-rpc")
 	}
 	bin := rpctest.BuildServerRPC(t)
-	t.Run("serves and stops on SIGTERM", func(t *testing.T) { testServe(t, bin) })
-	t.Run("bad flags", func(t *testing.T) { testBadFlags(t, bin) })
-	t.Run("idle and slow connections from another address", func(t *testing.T) { testIdleAndSlowFlood(t, bin) })
-	t.Run("idle flood over max-conns evicts", func(t *testing.T) { testIdleFloodEvicts(t, bin) })
-	t.Run("8 GB message header", func(t *testing.T) { testHugeHeader(t, bin) })
+	// Each subtest runs its own server processes (own port, data dir and
+	// log) and waits on them: they run at the same time, started from
+	// goroutines so that -parallel does not queue them.
+	var wg sync.WaitGroup
+	for name, f := range map[string]func(*testing.T, string){
+		"serves and stops on SIGTERM": testServe,
+		"bad flags":                   testBadFlags,
+		"idle and slow connections from another address": testIdleAndSlowFlood,
+		"idle flood over max-conns evicts":               testIdleFloodEvicts,
+		"8 GB message header":                            testHugeHeader,
+	} {
+		wg.Go(func() { t.Run(name, func(t *testing.T) { f(t, bin) }) })
+	}
+	wg.Wait()
 }
 
 // testServe starts the real binary on a free port, uses it through the

@@ -35,7 +35,7 @@ func runPlugin(cfg config.Config) error {
 	log := rpcplugin.PluginLogger(os.Stderr, cfg.LogLevel)
 	cfg.Service.Logger = log
 	cfg.Segment.Settings.Logger = log
-	seg, err := openSegments(context.Background(), cfg, log)
+	seg, err := openSegments(context.Background(), cfg)
 	if err != nil {
 		return err
 	}

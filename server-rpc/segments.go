@@ -2,10 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 
+	"github.com/vesta-go/vesta/internal/app"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/segment"
@@ -15,20 +14,11 @@ import (
 // configuration turns segment mode off.
 type segments struct{ g *segment.Generator }
 
-// openSegments opens segment mode as configured (segmentStore,
-// segmentDSN, segmentTags). Off is not an error: SegmentNextIds then
-// answers rpcapi.ErrSegmentOff.
-func openSegments(ctx context.Context, cfg config.Config, log *slog.Logger) (segments, error) {
-	g, err := segment.Open(ctx, cfg.Segment)
-	if errors.Is(err, segment.ErrDisabled) {
-		log.Info("vesta: segment mode off (segmentStore off)")
-		return segments{}, nil
-	}
-	if err != nil {
-		return segments{}, fmt.Errorf("segment mode: %w", err)
-	}
-	log.Info("vesta: segment mode on", "store", cfg.Segment.Store, "tags", g.Tags())
-	return segments{g}, nil
+// openSegments opens segment mode as configured (app.OpenSegments). Off
+// is not an error: SegmentNextIds then answers rpcapi.ErrSegmentOff.
+func openSegments(ctx context.Context, cfg config.Config) (segments, error) {
+	g, err := app.OpenSegments(ctx, cfg)
+	return segments{g}, err
 }
 
 // receiverOptions serve the Generator, if there is one. (A nil

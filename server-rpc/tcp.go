@@ -17,7 +17,7 @@ import (
 // segment mode.
 func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	log := cfg.Service.Logger
-	seg, err := openSegments(ctx, cfg, log)
+	seg, err := openSegments(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -15,67 +15,62 @@ import (
 	"github.com/vesta-go/vesta/service"
 )
 
-// These tests wait for the background goroutine, which stores the mark
-// about once a second of real time; they run in parallel with the rest.
+// These tests run in synctest bubbles: the background goroutine's ticker
+// (one round per markInterval, a second) fires on the bubble's fake time,
+// so a test sleeps exactly as many rounds as it means and synctest.Wait
+// lets each round finish (writing the mark is real file I/O) before it
+// looks. No round can run between two steps of a test unless it sleeps.
 
-// eventually polls f every 10 ms for up to d.
-func eventually(d time.Duration, f func() bool) bool {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if f() {
-			return true
-		}
-	}
-	return f()
-}
+// enterBubbleAt moves the time of a synctest bubble, which starts in 2000
+// (before the default epoch that the settings check against the wall
+// clock), to t.
+func enterBubbleAt(t time.Time) { time.Sleep(time.Until(t)) }
 
 // TestIssuingStopsAtTheStoredMark: the hot path never issues above the
 // mark stored in the data dir. When the clock runs past it (here a fake
 // clock jumps 5 s; the mark leads by 3 s), GenId fails with ErrNotPersisted
-// until the background stores a new mark; when storing fails, it keeps
-// failing and the failure is logged.
+// until the background stores a new mark, at its next round; when storing
+// fails, it keeps failing and the failure is logged.
 func TestIssuingStopsAtTheStoredMark(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	clk := newFakeClock(testStart)
-	logs := &logBuffer{}
-	svc := startDir(t, dir, clk, service.Settings{Logger: logs.logger()})
-	defer svc.Close()
-	_, err := svc.GenId(bg)
-	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		enterBubbleAt(testStart)
+		dir := t.TempDir()
+		clk := newFakeClock(testStart)
+		logs := &logBuffer{}
+		svc := startDir(t, dir, clk, service.Settings{Logger: logs.logger()})
+		defer svc.Close()
+		_, err := svc.GenId(bg)
+		require.NoError(t, err)
 
-	// Jump past the mark until a GenId sees it (the background may store
-	// a new mark between the jump and the call: then jump again).
-	refused := false
-	for range 5 {
+		// Jump past the mark: no background round runs before the call.
 		clk.Advance(5 * time.Second)
 		_, err = svc.GenId(bg)
-		if err != nil {
-			refused = true
-			break
-		}
-	}
-	require.True(t, refused, "GenId issued past the stored mark")
-	assert.ErrorIs(t, err, intf.ErrNotPersisted)
-	assert.Contains(t, err.Error(), dir)
-	_, err = svc.GenIds(bg, 10)
-	assert.ErrorIs(t, err, intf.ErrNotPersisted)
+		require.Error(t, err, "GenId issued past the stored mark")
+		assert.ErrorIs(t, err, intf.ErrNotPersisted)
+		assert.Contains(t, err.Error(), dir)
+		_, err = svc.GenIds(bg, 10)
+		assert.ErrorIs(t, err, intf.ErrNotPersisted)
 
-	// The background stores a mark ahead of the clock again: issuing resumes.
-	before := svc.Stats().HighWaterMillis
-	require.True(t, eventually(5*time.Second, func() bool { _, err := svc.GenId(bg); return err == nil }),
-		"issuing resumed after the background stored a new mark")
-	assert.Greater(t, svc.Stats().HighWaterMillis, before)
-	assert.Greater(t, readMark(t, dir), clk.Now().UnixMilli(), "the stored mark is ahead of the clock")
+		// The next round stores a mark ahead of the clock again: issuing resumes.
+		before := svc.Stats().HighWaterMillis
+		time.Sleep(time.Second)
+		synctest.Wait()
+		_, err = svc.GenId(bg)
+		require.NoError(t, err, "issuing resumed after the background stored a new mark")
+		assert.Greater(t, svc.Stats().HighWaterMillis, before)
+		assert.Greater(t, readMark(t, dir), clk.Now().UnixMilli(), "the stored mark is ahead of the clock")
 
-	// The mark can no longer be stored: issuing stops once the clock
-	// passes the last mark, and the failure is logged.
-	require.NoError(t, os.RemoveAll(dir))
-	clk.Advance(5 * time.Second)
-	require.True(t, eventually(5*time.Second, func() bool {
-		return strings.Contains(logs.String(), "cannot store the time high-water mark")
-	}), "the failure to store the mark is logged")
-	_, err = svc.GenId(bg)
-	assert.ErrorIs(t, err, intf.ErrNotPersisted)
+		// The mark can no longer be stored: issuing stops once the clock
+		// passes the last mark, and the failure is logged at the next round.
+		require.NoError(t, os.RemoveAll(dir))
+		clk.Advance(5 * time.Second)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		assert.Contains(t, logs.String(), "cannot store the time high-water mark", "the failure to store the mark is logged")
+		_, err = svc.GenId(bg)
+		assert.ErrorIs(t, err, intf.ErrNotPersisted)
+	})
 }
 
 // resyncClock is a fake clock whose Resync reports the wall clock behind by
@@ -103,9 +98,7 @@ func (c *resyncClock) Resync() time.Duration {
 func TestClockBackEventsCounted(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		// The bubble's time starts in 2000, before the default epoch that
-		// the settings check against the wall clock: move it to testStart.
-		time.Sleep(time.Until(testStart))
+		enterBubbleAt(testStart)
 		clk := newResyncClock(2 * time.Second)
 		logs := &logBuffer{}
 		svc := newSvc(t, service.Settings{Clock: clk, Logger: logs.logger()})

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -35,7 +36,15 @@ func TestDataDirLockSurvivesDeletedFiles(t *testing.T) {
 // A data dir removed or renamed as a whole, and a new one made at its
 // path, can be taken by a second process: the first stops issuing at its
 // next mark write, and never writes into the new directory.
+//
+// It runs in a synctest bubble (see background_test.go): the background's
+// next round is one second of the bubble's fake time away.
 func TestDataDirReplacedStopsIssuing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) { testDataDirReplacedStopsIssuing(t) })
+}
+
+func testDataDirReplacedStopsIssuing(t *testing.T) {
+	enterBubbleAt(testStart)
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "data")
 	clk := newFakeClock(testStart)
@@ -46,16 +55,11 @@ func TestDataDirReplacedStopsIssuing(t *testing.T) {
 
 	require.NoError(t, os.Rename(dir, filepath.Join(parent, "moved")))
 	require.NoError(t, os.Mkdir(dir, 0o700))
-	// The background writes the mark every second (real time).
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		_, err = svc.GenId(bg)
-		if err != nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	require.Error(t, err, "the first service stops issuing")
+	// The background's next mark write, one round later, notices.
+	time.Sleep(time.Second)
+	synctest.Wait()
+	_, err = svc.GenId(bg)
+	require.Error(t, err, "the first service stops issuing at the next mark write")
 	assert.ErrorIs(t, err, intf.ErrNotPersisted)
 	assert.ErrorIs(t, err, service.ErrDataDirLost)
 	assert.Contains(t, err.Error(), dir)

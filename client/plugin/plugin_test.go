@@ -18,10 +18,14 @@ import (
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 )
 
+// The slow tests here wait on processes (a build, a plugin's start, a
+// stand-in's end) rather than on the CPU: they run in parallel.
+
 func TestPlugin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds server-rpc")
 	}
+	t.Parallel()
 	bin := rpctest.BuildServerRPC(t)
 	dataDir := t.TempDir()
 	var logs syncbuf.Buffer
@@ -110,6 +114,7 @@ func pidScript(t *testing.T) (script, pidFile string) {
 }
 
 func TestLaunchPluginWithADoneContextStartsNothing(t *testing.T) {
+	t.Parallel()
 	script, pidFile := pidScript(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -120,6 +125,7 @@ func TestLaunchPluginWithADoneContextStartsNothing(t *testing.T) {
 }
 
 func TestLaunchPluginCancelledDuringStartStopsTheProcess(t *testing.T) {
+	t.Parallel()
 	script, pidFile := pidScript(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // go-plugin's StartTimeout
 	time.AfterFunc(200*time.Millisecond, cancel)

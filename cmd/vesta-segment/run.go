@@ -12,6 +12,7 @@ import (
 
 	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 const usage = `usage:
@@ -45,7 +46,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	loader.Stderr = stderr
 	var cmd command
 	fs.Int64Var(&cmd.step, "step", segment.DefaultTagStep, "create-tag: the tag's step (ids per range; about 600 x peak ids/s)")
-	fs.Int64Var(&cmd.initial, "initial", segment.DefaultInitialMaxID, "create-tag: the tag's first id")
+	fs.Int64Var(&cmd.initial, "initial", segment.DefaultInitialMaxId, "create-tag: the tag's first id")
 	fs.StringVar(&cmd.description, "description", "", "create-tag: a description, up to 256 characters")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -99,20 +100,20 @@ func (c *command) parse(fs *pflag.FlagSet) error {
 	return nil
 }
 
-func (c *command) exec(ctx context.Context, cfg segment.Config, stdout io.Writer) error {
+func (c *command) exec(ctx context.Context, cfg stores.Config, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	st, err := segment.OpenStore(ctx, cfg)
+	st, err := stores.OpenStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	if c.name == "create-tag" {
-		t := segment.TagInfo{Tag: c.tag, MaxID: c.initial, Step: c.step, Description: c.description}
+		t := segment.TagInfo{Tag: c.tag, MaxId: c.initial, Step: c.step, Description: c.description}
 		if err := st.CreateTag(ctx, t); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "created tag %s: first id %d, step %d\n", t.Tag, t.MaxID, t.Step)
+		fmt.Fprintf(stdout, "created tag %s: first id %d, step %d\n", t.Tag, t.MaxId, t.Step)
 		return nil
 	}
 	tags, err := st.Tags(ctx)
@@ -130,7 +131,7 @@ func printTags(w io.Writer, tags []segment.TagInfo) error {
 		if !t.UpdateTime.IsZero() {
 			updated = t.UpdateTime.UTC().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", t.Tag, t.MaxID, t.Step, updated, t.Description)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", t.Tag, t.MaxId, t.Step, updated, t.Description)
 	}
 	return tw.Flush()
 }

@@ -1,6 +1,9 @@
-// Package app is the start-up shared by every vesta-go server main: flags,
-// --version, configuration, logging, the ID service and signal handling.
-// Each main supplies only what it serves.
+// Package app is the composition root shared by every vesta-go main: flags,
+// --version, configuration, logging, signal handling, and building what the
+// configuration asks for — the ID service with its machine-id lease (etcd)
+// and segment mode with its store. The libraries (service, etcdlease,
+// segment, the servers) take what they need and build nothing else; each
+// main hands their pieces to its server.
 package app
 
 import (
@@ -8,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,6 +21,9 @@ import (
 	"github.com/vesta-go/vesta/internal/buildinfo"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/config"
+	"github.com/vesta-go/vesta/service/etcdlease"
+	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 // Program describes one main.
@@ -67,9 +74,18 @@ func (p Program) Setup(args []string) (config.Config, *pflag.FlagSet, error) {
 	return cfg, fs, err
 }
 
-// StartService starts the ID service of cfg and logs what it runs as.
+// StartService starts the ID service of cfg — with the etcd lease of
+// provider etcd — and logs what it runs as.
 func StartService(ctx context.Context, cfg config.Config) (*service.Service, error) {
-	svc, err := service.New(ctx, cfg.Service)
+	settings := cfg.Service
+	if cfg.MachineProvider == config.ProviderEtcd {
+		lease, err := etcdlease.New(cfg.Etcd)
+		if err != nil {
+			return nil, fmt.Errorf("etcd lease: %w", err)
+		}
+		settings.Lease = lease
+	}
+	svc, err := service.New(ctx, settings)
 	if err != nil {
 		return nil, err
 	}
@@ -82,6 +98,26 @@ func StartService(ctx context.Context, cfg config.Config) (*service.Service, err
 		"genMethod", s.GenMethod, "type", s.Type.String(), "version", s.Version,
 		"populator", s.Populator, "dataDir", s.DataDir, "config", cfg.File, "build", buildinfo.String())
 	return svc, nil
+}
+
+// OpenSegments opens segment mode as cfg configures it (segmentStore,
+// segmentDSN, segmentTags) and logs it. It returns a nil Generator and no
+// error when segment mode is off.
+func OpenSegments(ctx context.Context, cfg config.Config) (*segment.Generator, error) {
+	log := cfg.Segment.Settings.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	g, err := stores.Open(ctx, cfg.Segment)
+	if errors.Is(err, stores.ErrDisabled) {
+		log.Info("vesta: segment mode off (segmentStore off)")
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("segment mode: %w", err)
+	}
+	log.Info("vesta: segment mode on", "store", cfg.Segment.Store, "tags", g.Tags())
+	return g, nil
 }
 
 // SignalContext is cancelled on SIGINT or SIGTERM.

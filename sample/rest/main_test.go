@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/internal/restapp"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/restserver"
 	"github.com/vesta-go/vesta/service/config"
@@ -24,7 +25,7 @@ func newServer(t *testing.T, opts ...restserver.Option) (*restserver.Server, *ht
 		Stdout: io.Discard, Stderr: io.Discard}
 	cfg, _, err := p.Setup([]string{"--machine", "78", "--data-dir", t.TempDir(), "--segment-tags", "order"})
 	require.NoError(t, err)
-	srv := restserver.New(cfg, opts...)
+	srv := restapp.New(cfg, opts...)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		ts.Close()

@@ -13,6 +13,7 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 func TestRun(t *testing.T) {
@@ -31,7 +32,7 @@ func TestRun(t *testing.T) {
 func TestRunSegment(t *testing.T) {
 	tags, err := segment.ParseTags("order")
 	require.NoError(t, err)
-	g, err := segment.Open(context.Background(), segment.Config{Store: segment.StoreSQLite, DataDir: t.TempDir(), Tags: tags,
+	g, err := stores.Open(context.Background(), stores.Config{Store: stores.SQLite, DataDir: t.TempDir(), Tags: tags,
 		Settings: segment.Settings{Logger: slog.New(slog.DiscardHandler)}})
 	require.NoError(t, err)
 	defer g.Close()

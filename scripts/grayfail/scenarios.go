@@ -18,15 +18,14 @@ import (
 )
 
 // Env is where scenarios build their servers: the binary and a directory
-// for data dirs.
+// for data dirs. Scenarios of one Env may run at the same time.
 type Env struct {
 	Bin, Dir string
-	n        int
+	n        atomic.Int64
 }
 
 func (e *Env) start(addr string, machine int) (*Proc, error) {
-	e.n++
-	return Start(e.Bin, filepath.Join(e.Dir, fmt.Sprintf("data-%d", e.n)), addr, machine)
+	return Start(e.Bin, filepath.Join(e.Dir, fmt.Sprintf("data-%d", e.n.Add(1))), addr, machine)
 }
 
 var quiet = slog.New(slog.DiscardHandler)

@@ -2,6 +2,7 @@ package restserver_test
 
 import (
 	"context"
+	"github.com/vesta-go/vesta/internal/restapp"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -49,10 +50,10 @@ func (constService) GenId(context.Context) (int64, error) { return 2705126582500
 // BenchmarkGenIdPath is the /genid path with the ID service taken out.
 func BenchmarkGenIdPath(b *testing.B) {
 	start := func(ctx context.Context, cfg config.Config) (restserver.Service, error) {
-		svc, err := restserver.StartService(ctx, cfg)
+		svc, err := restapp.Start(cfg)(ctx)
 		return constService{svc}, err
 	}
-	srv, _ := startServer(b, testConfig(b, "--no-data-dir=true"), restserver.WithStart(start))
+	srv, _ := startServerWith(b, testConfig(b, "--no-data-dir=true"), start)
 	h := srv.Handler()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

@@ -36,6 +36,9 @@ func badParam(param, format string, args ...any) *apiError {
 }
 
 // Errors a handler reports before the service is there, or after it closed.
+// ErrSegmentsOff is the error of /segment while segment mode is off.
+var ErrSegmentsOff = errors.New("segment mode is off")
+
 var (
 	errStarting = &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrUnavailable,
 		Msg: "id service is starting (checking the clock against the time high-water mark): retry shortly"}
@@ -43,7 +46,7 @@ var (
 		Msg: "server is shutting down"}
 	errSegmentsStarting = &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrUnavailable,
 		Msg: "segment mode is starting (opening the segment store): retry shortly"}
-	errSegmentsOff = &apiError{Status: http.StatusNotFound, Err: segment.ErrDisabled,
+	errSegmentsOff = &apiError{Status: http.StatusNotFound, Err: ErrSegmentsOff,
 		Msg: "segment mode is off (segmentStore: off)"}
 )
 
@@ -72,7 +75,7 @@ func classify(err error) *apiError {
 	case errors.Is(err, intf.ErrUnknownTag):
 		return &apiError{Status: http.StatusNotFound, Param: "tag", Err: err,
 			Msg: err.Error() + ": create it first (segmentTags, or vesta-segment create-tag)"}
-	case errors.Is(err, segment.ErrMaxIDOverflow):
+	case errors.Is(err, segment.ErrMaxIdOverflow):
 		// Permanent, not the client's fault and not worth a retry: the
 		// operator must act.
 		return &apiError{Status: http.StatusInternalServerError, Err: err,

@@ -4,37 +4,26 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 
-	"github.com/spf13/pflag"
-
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/restserver"
-	"github.com/vesta-go/vesta/service/config"
+	"github.com/vesta-go/vesta/service"
 )
 
-// exampleConfig loads a configuration from flags with the one loader of
-// every vesta-go main (environment variables and a --config file work too).
-func exampleConfig(args ...string) (config.Config, error) {
-	fs := pflag.NewFlagSet("example", pflag.ContinueOnError)
-	loader := config.Register(fs, config.Defaults{Listen: "127.0.0.1:0", GenMethod: intf.GenMethodREST})
-	loader.Stderr = io.Discard // the service logs here; keep the example's output clean
-	if err := fs.Parse(args); err != nil {
-		return config.Config{}, err
-	}
-	return loader.Load()
+// startEmbedded is a StartFunc: the server serves whatever ID service it
+// constructs (server-rest's comes from the configuration, internal/app).
+func startEmbedded(ctx context.Context) (restserver.Service, error) {
+	return service.New(ctx, service.Settings{Machine: 78, GenMethod: intf.GenMethodREST, NoDataDir: true,
+		Logger: slog.New(slog.DiscardHandler)})
 }
 
 // Example serves the REST API in-process on 127.0.0.1 and packs the worked
 // example of the Vesta layout through /makeid.
 func Example() {
-	cfg, err := exampleConfig("--machine", "78", "--no-data-dir=true")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	srv := restserver.New(cfg)
+	srv := restserver.New(startEmbedded, restserver.WithLogger(slog.New(slog.DiscardHandler)))
 	if err := srv.Start(context.Background()); err != nil { // Serve and Run do this themselves
 		fmt.Println(err)
 		return
@@ -61,16 +50,11 @@ func Example() {
 // ExampleServer_Run runs the server as server-rest does, until ctx is
 // cancelled (server-rest cancels it on SIGINT or SIGTERM).
 func ExampleServer_Run() {
-	cfg, err := exampleConfig("--listen", "127.0.0.1:0", "--no-data-dir=true")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	srv := restserver.New(cfg)
+	srv := restserver.New(startEmbedded, restserver.WithLogger(slog.New(slog.DiscardHandler)))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
+	go func() { done <- srv.Run(ctx, "127.0.0.1:0") }()
 	select {
 	case <-srv.Ready(): // the ID service is up
 	case err := <-done: // it could not listen or start

@@ -76,7 +76,7 @@ func (s *Server) transTime(c echo.Context) error {
 		return err
 	}
 	if !given {
-		typ = s.cfg.Service.Type
+		typ = s.idType
 	}
 	tf, err := p.required("time", fieldRange("time", typ))
 	if err != nil {

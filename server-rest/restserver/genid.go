@@ -39,7 +39,7 @@ func (s *Server) batchSize(rawQuery string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := intf.CheckRange("count", n, 1, int64(s.cfg.MaxBatch)); err != nil {
+	if err := intf.CheckRange("count", n, 1, int64(s.maxBatch)); err != nil {
 		return 0, err
 	}
 	return int(n), nil

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/internal/restapp"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/restserver"
 	"github.com/vesta-go/vesta/service/config"
@@ -38,11 +39,39 @@ func testConfigLog(t testing.TB, log io.Writer, args ...string) config.Config {
 	return cfg
 }
 
+// cfgStart and cfgOpen replace, in a test, the ID service or segment mode
+// that server-rest builds from a configuration.
+type (
+	cfgStart func(ctx context.Context, cfg config.Config) (restserver.Service, error)
+	cfgOpen  func(ctx context.Context, cfg config.Config) (restserver.Segments, error)
+)
+
+// newServer is server-rest's server of cfg (restapp), its ID service made
+// by start when start is not nil.
+func newServer(cfg config.Config, start cfgStart, opts ...restserver.Option) *restserver.Server {
+	if start == nil {
+		return restapp.New(cfg, opts...)
+	}
+	f := func(ctx context.Context) (restserver.Service, error) { return start(ctx, cfg) }
+	return restserver.New(f, append(restapp.Options(cfg), opts...)...)
+}
+
+// withSegments serves the segment mode open makes of cfg.
+func withSegments(cfg config.Config, open cfgOpen) restserver.Option {
+	return restserver.WithSegments(func(ctx context.Context) (restserver.Segments, error) { return open(ctx, cfg) })
+}
+
 // startServer returns a ready server (ID service constructed) behind an
 // httptest server on 127.0.0.1.
 func startServer(t testing.TB, cfg config.Config, opts ...restserver.Option) (*restserver.Server, *httptest.Server) {
 	t.Helper()
-	srv := restserver.New(cfg, opts...)
+	return startServerWith(t, cfg, nil, opts...)
+}
+
+// startServerWith is startServer with the ID service made by start.
+func startServerWith(t testing.TB, cfg config.Config, start cfgStart, opts ...restserver.Option) (*restserver.Server, *httptest.Server) {
+	t.Helper()
+	srv := newServer(cfg, start, opts...)
 	require.NoError(t, srv.Start(context.Background()))
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {

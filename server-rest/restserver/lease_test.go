@@ -35,7 +35,7 @@ func TestReadyzFollowsTheLease(t *testing.T) {
 		s.Lease = lease
 		return service.New(ctx, s)
 	}
-	srv := restserver.New(testConfig(t, "--segment-store", "off"), restserver.WithStart(start))
+	srv := newServer(testConfig(t, "--segment-store", "off"), start)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	base, done := serve(t, ctx, srv)

@@ -3,6 +3,7 @@ package restserver_test
 import (
 	"context"
 	"errors"
+	"github.com/vesta-go/vesta/internal/restapp"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -37,9 +38,9 @@ func TestNotReadyUntilServiceStarts(t *testing.T) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		return restserver.StartService(ctx, cfg)
+		return restapp.Start(cfg)(ctx)
 	}
-	srv := restserver.New(testConfig(t, "--machine", "78"), restserver.WithStart(start))
+	srv := newServer(testConfig(t, "--machine", "78"), start)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	base, done := serve(t, ctx, srv)
@@ -88,7 +89,7 @@ func TestGracefulShutdown(t *testing.T) {
 			return svc.GenIds(ctx, n)
 		}}, nil
 	}
-	srv := restserver.New(cfg, restserver.WithStart(start))
+	srv := newServer(cfg, start)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	base, done := serve(t, ctx, srv)
@@ -130,7 +131,7 @@ func TestGracefulShutdown(t *testing.T) {
 func TestStartFailureStopsServe(t *testing.T) {
 	boom := errors.New("clock far behind")
 	start := func(context.Context, config.Config) (restserver.Service, error) { return nil, boom }
-	srv := restserver.New(testConfig(t), restserver.WithStart(start))
+	srv := newServer(testConfig(t), start)
 	_, done := serve(t, context.Background(), srv)
 	err := <-done
 	require.ErrorIs(t, err, boom)
@@ -144,7 +145,7 @@ func TestCancelWhileStartingIsCleanExit(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	srv := restserver.New(testConfig(t), restserver.WithStart(start))
+	srv := newServer(testConfig(t), start)
 	ctx, cancel := context.WithCancel(context.Background())
 	_, done := serve(t, ctx, srv)
 	<-entered
@@ -172,7 +173,7 @@ func TestServiceErrorsAreJSON(t *testing.T) {
 			return nil, next.err
 		}}, nil
 	}
-	_, ts := startServer(t, testConfig(t), restserver.WithStart(start))
+	_, ts := startServerWith(t, testConfig(t), start)
 	cases := []struct {
 		err    error
 		panic  bool

@@ -28,7 +28,7 @@ func (s *Server) makeId(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	layoutType := s.cfg.Service.Type // for the ranges in error messages
+	layoutType := s.idType // for the ranges in error messages
 	if typeGiven {
 		layoutType = typ
 	}

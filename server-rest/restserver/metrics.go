@@ -37,7 +37,7 @@ func newMetrics(s *Server) *metrics {
 	issued := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "vesta_ids_issued_total", Help: "IDs issued by /genid (single and batch), by ID type.",
 	}, []string{"type"})
-	m.issued = issued.WithLabelValues(s.cfg.Service.Type.String())
+	m.issued = issued.WithLabelValues(s.idType.String())
 	m.segmentIssuedVec = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "vesta_segment_ids_issued_total", Help: "Segment IDs issued by /segment/{tag} (single and batch), by tag.",
 	}, []string{"tag"})
@@ -62,7 +62,7 @@ func newMetrics(s *Server) *metrics {
 		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "vesta_build_info", Help: "Always 1; the labels say what runs.",
-			ConstLabels: prometheus.Labels{"version": buildinfo.String(), "type": s.cfg.Service.Type.String()},
+			ConstLabels: prometheus.Labels{"version": buildinfo.String(), "type": s.idType.String()},
 		}, func() float64 { return 1 }),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

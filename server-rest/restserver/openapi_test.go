@@ -13,8 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/vesta-go/vesta/server-rest/restserver"
 )
 
 const openAPIFile = "../../docs/openapi.yaml"
@@ -49,7 +47,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			documented = append(documented, strings.ToUpper(method)+" "+path)
 		}
 	}
-	srv := restserver.New(testConfig(t))
+	srv := newServer(testConfig(t), nil)
 	var registered []string
 	echoParam := regexp.MustCompile(`:(\w+)`) // Echo's :tag is OpenAPI's {tag}
 	for _, r := range srv.Handler().(*echo.Echo).Routes() {

@@ -20,10 +20,10 @@ const (
 	maxHeaderBytes    = 16 << 10
 )
 
-// Run listens on the configured address and serves until ctx is cancelled
-// (SIGINT/SIGTERM in server-rest), then shuts down gracefully.
-func (s *Server) Run(ctx context.Context) error {
-	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", s.cfg.Listen)
+// Run listens on addr and serves until ctx is cancelled (SIGINT/SIGTERM in
+// server-rest), then shuts down gracefully.
+func (s *Server) Run(ctx context.Context, addr string) error {
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}

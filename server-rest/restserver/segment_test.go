@@ -3,6 +3,7 @@ package restserver_test
 import (
 	"context"
 	"errors"
+	"github.com/vesta-go/vesta/internal/restapp"
 	"io"
 	"log/slog"
 	"math"
@@ -19,6 +20,7 @@ import (
 	"github.com/vesta-go/vesta/server-rest/restserver"
 	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 // The table runs in order against one server: the IDs of a tag continue
@@ -143,11 +145,11 @@ func (f *flakyStore) Close() error {
 
 // flakySegments opens an SQLite store in the data dir with tags, wraps it
 // in a flakyStore and runs a Generator with a fixed step on it.
-func flakySegments(t *testing.T, tags ...segment.TagInfo) (restserver.OpenSegmentsFunc, *flakyStore, chan *segment.Generator) {
+func flakySegments(t *testing.T, tags ...segment.TagInfo) (cfgOpen, *flakyStore, chan *segment.Generator) {
 	st := &flakyStore{}
 	gen := make(chan *segment.Generator, 1)
 	open := func(ctx context.Context, cfg config.Config) (restserver.Segments, error) {
-		inner, err := segment.OpenStore(ctx, cfg.Segment)
+		inner, err := stores.OpenStore(ctx, cfg.Segment)
 		if err != nil {
 			return nil, err
 		}
@@ -176,8 +178,9 @@ func settle(t *testing.T, g *segment.Generator, tag string) {
 }
 
 func TestSegmentDatabaseDown(t *testing.T) {
-	open, st, gen := flakySegments(t, segment.TagInfo{Tag: "t", MaxID: 1, Step: 10})
-	srv, ts := startServer(t, testConfig(t), restserver.WithSegments(open))
+	open, st, gen := flakySegments(t, segment.TagInfo{Tag: "t", MaxId: 1, Step: 10})
+	cfg := testConfig(t)
+	srv, ts := startServer(t, cfg, withSegments(cfg, open))
 	g := <-gen
 
 	require.Equal(t, "1\n2\n3\n4\n5\n", get(t, ts.URL+"/segment/t?count=5").body)
@@ -208,8 +211,9 @@ func TestSegmentDatabaseDown(t *testing.T) {
 }
 
 func TestSegmentTagUsedUp(t *testing.T) {
-	open, _, _ := flakySegments(t, segment.TagInfo{Tag: "full", MaxID: math.MaxInt64 - 5, Step: 5})
-	_, ts := startServer(t, testConfig(t), restserver.WithSegments(open))
+	open, _, _ := flakySegments(t, segment.TagInfo{Tag: "full", MaxId: math.MaxInt64 - 5, Step: 5})
+	cfg := testConfig(t)
+	_, ts := startServer(t, cfg, withSegments(cfg, open))
 	require.Len(t, parseLines(t, get(t, ts.URL+"/segment/full?count=5").body), 5)
 	r := get(t, ts.URL+"/segment/full")
 	require.Equal(t, 500, r.status, r.body)
@@ -227,14 +231,15 @@ func TestSegmentsServeWhileTheIdServiceStarts(t *testing.T) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		return restserver.StartService(ctx, cfg)
+		return restapp.Start(cfg)(ctx)
 	}
 	opening := make(chan struct{})
 	open := func(ctx context.Context, cfg config.Config) (restserver.Segments, error) {
 		<-opening
-		return restserver.OpenSegments(ctx, cfg)
+		return restapp.OpenSegments(cfg)(ctx)
 	}
-	srv := restserver.New(testConfig(t, "--segment-tags", "order"), restserver.WithStart(start), restserver.WithSegments(open))
+	cfg := testConfig(t, "--segment-tags", "order")
+	srv := newServer(cfg, start, withSegments(cfg, open))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	base, done := serve(t, ctx, srv)
@@ -267,7 +272,8 @@ func TestSegmentOpenFailureStopsServe(t *testing.T) {
 		return nil, errors.New("not reached")
 	}
 	open := func(context.Context, config.Config) (restserver.Segments, error) { return nil, boom }
-	srv := restserver.New(testConfig(t), restserver.WithStart(start), restserver.WithSegments(open))
+	cfg := testConfig(t)
+	srv := newServer(cfg, start, withSegments(cfg, open))
 	_, done := serve(t, context.Background(), srv)
 	err := <-done
 	require.ErrorIs(t, err, boom)

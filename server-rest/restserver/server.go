@@ -13,10 +13,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/vesta-go/vesta/internal/app"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/segment"
 )
 
@@ -32,17 +30,7 @@ type Service interface {
 
 // StartFunc constructs the ID service. It may block (service.New waits for
 // the clock to pass the high-water mark) and must return when ctx ends.
-type StartFunc func(ctx context.Context, cfg config.Config) (Service, error)
-
-// StartService is the default StartFunc: app.StartService, which also logs
-// what the service runs as and warns about the default machine id 0.
-func StartService(ctx context.Context, cfg config.Config) (Service, error) {
-	svc, err := app.StartService(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return svc, nil
-}
+type StartFunc func(ctx context.Context) (Service, error)
 
 // Segments is what the server needs of segment mode; *segment.Generator
 // implements it.
@@ -57,19 +45,9 @@ type Segments interface {
 	Close() error
 }
 
-// OpenSegmentsFunc opens segment mode. It returns an error matching
-// segment.ErrDisabled when the configuration turns segment mode off.
-type OpenSegmentsFunc func(ctx context.Context, cfg config.Config) (Segments, error)
-
-// OpenSegments is the default OpenSegmentsFunc: segment.Open on the
-// configuration's segment part (segmentStore, segmentDSN, segmentTags).
-func OpenSegments(ctx context.Context, cfg config.Config) (Segments, error) {
-	g, err := segment.Open(ctx, cfg.Segment)
-	if err != nil {
-		return nil, err
-	}
-	return g, nil
-}
+// OpenSegmentsFunc opens segment mode. A nil Segments with a nil error
+// means segment mode is off: /segment then answers 404.
+type OpenSegmentsFunc func(ctx context.Context) (Segments, error)
 
 // DefaultShutdownTimeout bounds how long Serve waits for in-flight
 // requests once shutdown begins.
@@ -78,14 +56,25 @@ const DefaultShutdownTimeout = 15 * time.Second
 // Option changes a Server built by New.
 type Option func(*Server)
 
-// WithStart replaces the function that constructs the ID service.
-func WithStart(f StartFunc) Option { return func(s *Server) { s.startFn = f } }
-
-// WithSegments replaces the function that opens segment mode.
+// WithSegments serves segment mode, opened by f when the server starts.
+// Without it /segment answers 404.
 func WithSegments(f OpenSegmentsFunc) Option { return func(s *Server) { s.openSegmentsFn = f } }
 
-// WithShutdownTimeout sets how long Serve waits for in-flight requests.
+// WithShutdownTimeout sets how long Serve waits for in-flight requests
+// (default DefaultShutdownTimeout).
 func WithShutdownTimeout(d time.Duration) Option { return func(s *Server) { s.shutdownTimeout = d } }
+
+// WithMaxBatch caps ?count of /genid and /segment/{tag} (the configuration's
+// maxBatch); outside 1..intf.MaxBatch it means intf.MaxBatch.
+func WithMaxBatch(n int) Option { return func(s *Server) { s.maxBatch = n } }
+
+// WithType names the service's ID type, for the ranges /makeid's errors
+// quote, /transtime's default type and the metrics' type label (default
+// intf.MaxPeak).
+func WithType(t intf.IdType) Option { return func(s *Server) { s.idType = t } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 
 // Server serves the REST API. Build it with New; it is ready to serve HTTP
 // at once, and its ID endpoints answer 503 until Start has constructed the
@@ -93,18 +82,19 @@ func WithShutdownTimeout(d time.Duration) Option { return func(s *Server) { s.sh
 // segment mode first, so the segment endpoints serve while the ID service
 // may still wait for the clock.
 type Server struct {
-	cfg             config.Config
 	log             *slog.Logger
 	startFn         StartFunc
 	openSegmentsFn  OpenSegmentsFunc
 	shutdownTimeout time.Duration
+	maxBatch        int
+	idType          intf.IdType
 	countWant       string // what ?count allows, for error messages
 	echo            *echo.Echo
 	metrics         *metrics
 
 	svc         atomic.Pointer[serviceRef]  // nil until Start succeeds
 	seg         atomic.Pointer[segmentsRef] // nil until segment mode is open, and when it is off
-	segmentsOff atomic.Bool                 // the configuration turns segment mode off
+	segmentsOff atomic.Bool                 // segment mode is off
 	draining    atomic.Bool                 // set when shutdown begins
 	ready       chan struct{}               // closed when Start succeeds
 
@@ -119,26 +109,27 @@ type (
 	segmentsRef struct{ Segments }
 )
 
-// New builds a server for cfg (from service/config). It does no I/O.
-func New(cfg config.Config, opts ...Option) *Server {
+// New builds a server that serves the ID service start constructs. It
+// does no I/O: Start (or Serve, Run) calls start.
+func New(start StartFunc, opts ...Option) *Server {
 	s := &Server{
-		cfg:             cfg,
-		log:             cfg.Service.Logger,
-		startFn:         StartService,
-		openSegmentsFn:  OpenSegments,
+		startFn:         start,
 		shutdownTimeout: DefaultShutdownTimeout,
 		ready:           make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(s)
 	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if s.cfg.MaxBatch <= 0 {
-		s.cfg.MaxBatch = config.DefaultMaxBatch
+	if s.maxBatch < 1 || s.maxBatch > intf.MaxBatch {
+		s.maxBatch = intf.MaxBatch
 	}
-	s.countWant = "an integer 1.." + strconv.Itoa(s.cfg.MaxBatch) + " (maxBatch)"
-	for _, o := range opts {
-		o(s)
+	if !s.idType.Valid() {
+		s.idType = intf.MaxPeak
 	}
+	s.countWant = "an integer 1.." + strconv.Itoa(s.maxBatch) + " (maxBatch)"
 	s.metrics = newMetrics(s)
 	s.echo = s.newEcho()
 	return s
@@ -169,7 +160,10 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.openSegments(ctx); err != nil {
 		return err
 	}
-	svc, err := s.startFn(ctx, s.cfg)
+	if s.startFn == nil {
+		return errors.New("restserver: New was given no StartFunc")
+	}
+	svc, err := s.startFn(ctx)
 	if err != nil {
 		return fmt.Errorf("id service: %w", err)
 	}
@@ -185,14 +179,18 @@ func (s *Server) Start(ctx context.Context) error {
 
 // openSegments opens segment mode and publishes it; off is not an error.
 func (s *Server) openSegments(ctx context.Context) error {
-	seg, err := s.openSegmentsFn(ctx, s.cfg)
-	if errors.Is(err, segment.ErrDisabled) {
-		s.segmentsOff.Store(true)
-		s.log.Info("rest: segment mode off (segmentStore off): /segment answers 404")
-		return nil
+	var seg Segments
+	var err error
+	if s.openSegmentsFn != nil {
+		seg, err = s.openSegmentsFn(ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("segment mode: %w", err)
+	}
+	if seg == nil {
+		s.segmentsOff.Store(true)
+		s.log.Info("rest: segment mode off: /segment answers 404")
+		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -200,7 +198,7 @@ func (s *Server) openSegments(ctx context.Context) error {
 		return errors.Join(intf.ErrClosed, seg.Close())
 	}
 	s.seg.Store(&segmentsRef{seg})
-	s.log.Info("rest: segment mode on", "store", s.cfg.Segment.Store, "tags", seg.Tags())
+	s.log.Info("rest: segment mode on", "tags", seg.Tags())
 	return nil
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/etcdlease"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 // Config is the validated configuration of a vesta-go program.
@@ -32,8 +32,12 @@ type Config struct {
 	File string
 	// MachineProvider names the provider in force.
 	MachineProvider string
-	// Segment configures segment mode, for segment.Open; its Logger is set.
-	Segment segment.Config
+	// Segment configures segment mode, for stores.Open; its Logger is set.
+	Segment stores.Config
+	// Etcd are the validated options of the etcd lease when
+	// MachineProvider is ProviderEtcd (its Logger is set); the program
+	// makes the lease (etcdlease.New) and puts it in Service.Lease.
+	Etcd etcdlease.Options
 }
 
 // Defaults are the per-program defaults.
@@ -112,9 +116,11 @@ func (l *Loader) Load() (Config, error) {
 	s.Logger = c.NewLogger(l.Stderr)
 	c.Segment.Settings.Logger = s.Logger
 	if c.MachineProvider == ProviderEtcd {
-		if s.Lease = r.etcdLease(etcdOpts, s.Logger); r.err != nil {
+		etcdOpts.Logger = s.Logger
+		if r.checkEtcd(etcdOpts); r.err != nil {
 			return Config{}, r.err
 		}
+		c.Etcd = etcdOpts
 	}
 	return c, nil
 }
@@ -272,11 +278,10 @@ var etcdOptionKeys = map[string]string{
 	"NodeName": KeyEtcdNodeName, "MaxClockSkew": KeyMaxClockSkew,
 }
 
-// etcdLease makes the lease of provider etcd; a wrong option fails
+// checkEtcd validates the options of provider etcd; a wrong option fails
 // naming its config key.
-func (r *reader) etcdLease(o etcdlease.Options, log *slog.Logger) service.MachineLease {
-	o.Logger = log
-	l, err := etcdlease.New(o)
+func (r *reader) checkEtcd(o etcdlease.Options) {
+	err := o.Validate()
 	var oe *etcdlease.OptionError
 	switch {
 	case errors.As(err, &oe):
@@ -285,12 +290,9 @@ func (r *reader) etcdLease(o etcdlease.Options, log *slog.Logger) service.Machin
 			want += " (" + oe.Err.Error() + ")"
 		}
 		r.fail(etcdOptionKeys[oe.Option], oe.Value, want)
-		return nil
 	case err != nil:
 		r.err = err
-		return nil
 	}
-	return l
 }
 
 // NewLogger returns the slog logger the configuration asks for, writing to

@@ -12,12 +12,14 @@ import (
 	"github.com/vesta-go/vesta/service/etcdlease"
 )
 
-// etcdOptions returns the options of the etcd lease c configures.
+// etcdOptions returns the options, defaults filled in, of the etcd lease
+// made from c, as the programs make it.
 func etcdOptions(t *testing.T, c Config) etcdlease.Options {
 	t.Helper()
 	require.Equal(t, ProviderEtcd, c.MachineProvider)
-	l, ok := c.Service.Lease.(*etcdlease.Lease)
-	require.True(t, ok, "Settings.Lease is an etcd lease: %T", c.Service.Lease)
+	assert.Nil(t, c.Service.Lease, "the loader builds nothing: the program makes the lease")
+	l, err := etcdlease.New(c.Etcd)
+	require.NoError(t, err, "the options the loader accepted make a lease")
 	return l.Options()
 }
 
@@ -70,6 +72,7 @@ func TestOtherProvidersHaveNoLease(t *testing.T) {
 	c, err := load(t, "--machine", "4", "--etcd-endpoints", "127.0.0.1:2379")
 	require.NoError(t, err)
 	assert.Nil(t, c.Service.Lease)
+	assert.Zero(t, c.Etcd)
 	assert.Equal(t, int64(4), c.Service.Machine)
 }
 

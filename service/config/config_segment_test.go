@@ -8,13 +8,14 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 func TestSegmentDefaults(t *testing.T) {
 	dir := t.TempDir()
 	c, err := load(t, "--data-dir", dir)
 	require.NoError(t, err)
-	assert.Equal(t, segment.StoreSQLite, c.Segment.Store)
+	assert.Equal(t, stores.SQLite, c.Segment.Store)
 	assert.Equal(t, dir, c.Segment.DataDir, "the SQLite file goes to the service's data dir")
 	assert.Empty(t, c.Segment.DSN)
 	assert.Empty(t, c.Segment.Tags)
@@ -22,11 +23,11 @@ func TestSegmentDefaults(t *testing.T) {
 
 	c, err = load(t, "--no-data-dir", "true")
 	require.NoError(t, err)
-	assert.Equal(t, segment.StoreOff, c.Segment.Store, "no data dir, no file: off unless asked for")
+	assert.Equal(t, stores.Off, c.Segment.Store, "no data dir, no file: off unless asked for")
 
 	c, err = load(t, "--no-data-dir", "true", "--segment-dsn", "/var/lib/ids/segments.db")
 	require.NoError(t, err)
-	assert.Equal(t, segment.StoreSQLite, c.Segment.Store)
+	assert.Equal(t, stores.SQLite, c.Segment.Store)
 	assert.Equal(t, "/var/lib/ids/segments.db", c.Segment.DSN)
 }
 
@@ -35,18 +36,18 @@ func TestSegmentFromEnvFlagsAndFile(t *testing.T) {
 	t.Setenv("VESTA_SEGMENT_DSN", "postgres://ids@db:5432/vesta")
 	c, err := load(t, "--segment-tags", "order,invoice:1000:500")
 	require.NoError(t, err)
-	assert.Equal(t, segment.StorePostgres, c.Segment.Store)
+	assert.Equal(t, stores.Postgres, c.Segment.Store)
 	assert.Equal(t, "postgres://ids@db:5432/vesta", c.Segment.DSN)
 	assert.Equal(t, []segment.TagInfo{
-		{Tag: "order", MaxID: 1, Step: 1000},
-		{Tag: "invoice", MaxID: 1000, Step: 500},
+		{Tag: "order", MaxId: 1, Step: 1000},
+		{Tag: "invoice", MaxId: 1000, Step: 500},
 	}, c.Segment.Tags)
 
 	file := writeFile(t, "v.yaml", "segmentStore: off\nsegmentTags: [order, 'coupon:5:10']\n")
 	c, err = load(t, "--config", file, "--segment-store", "sqlite")
 	require.NoError(t, err)
-	assert.Equal(t, segment.StoreSQLite, c.Segment.Store, "the flag beats the environment and the file")
-	assert.Equal(t, []segment.TagInfo{{Tag: "order", MaxID: 1, Step: 1000}, {Tag: "coupon", MaxID: 5, Step: 10}}, c.Segment.Tags,
+	assert.Equal(t, stores.SQLite, c.Segment.Store, "the flag beats the environment and the file")
+	assert.Equal(t, []segment.TagInfo{{Tag: "order", MaxId: 1, Step: 1000}, {Tag: "coupon", MaxId: 5, Step: 10}}, c.Segment.Tags,
 		"a YAML list works too")
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/pgstore"
+	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 // Keys of segment mode (package segment).
@@ -17,29 +18,29 @@ const (
 
 func segmentKeys() []Key {
 	return []Key{
-		{KeySegmentStore, "segment-store", "VESTA_SEGMENT_STORE", "", segment.StoreSQLite, "segment mode's store: sqlite, postgres or off (default sqlite; off with noDataDir and no segmentDSN)"},
+		{KeySegmentStore, "segment-store", "VESTA_SEGMENT_STORE", "", stores.SQLite, "segment mode's store: sqlite, postgres or off (default sqlite; off with noDataDir and no segmentDSN)"},
 		{KeySegmentDSN, "segment-dsn", "VESTA_SEGMENT_DSN", "", "", "postgres: the DSN (required); sqlite: the file path (default <dataDir>/segments.db)"},
 		{KeySegmentTags, "segment-tags", "VESTA_SEGMENT_TAGS", "", "", "segment tags created at start when missing: tag[:initialMaxId[:step]],... e.g. order,invoice:1000:500"},
 	}
 }
 
-// segment reads the segment keys into a segment.Config; s carries the
+// segment reads the segment keys into a stores.Config; s carries the
 // data dir already read.
-func (r *reader) segment(s *service.Settings) segment.Config {
-	c := segment.Config{DataDir: s.DataDir, DSN: r.str(KeySegmentDSN, "")}
-	def := segment.StoreSQLite
+func (r *reader) segment(s *service.Settings) stores.Config {
+	c := stores.Config{DataDir: s.DataDir, DSN: r.str(KeySegmentDSN, "")}
+	def := stores.SQLite
 	if s.NoDataDir && c.DSN == "" {
-		def = segment.StoreOff
+		def = stores.Off
 	}
-	c.Store = r.oneOf(KeySegmentStore, def, segment.StoreKinds()...)
+	c.Store = r.oneOf(KeySegmentStore, def, stores.Kinds()...)
 	switch c.Store {
-	case segment.StorePostgres:
+	case stores.Postgres:
 		if c.DSN == "" {
 			r.fail(KeySegmentDSN, "", "a PostgreSQL DSN, e.g. postgres://user:password@host:5432/db (required by segmentStore postgres)")
 		} else if _, err := pgstore.ParseDSN(c.DSN); err != nil {
 			r.fail(KeySegmentDSN, "(not shown: it may hold a password)", "a PostgreSQL URL or key=value DSN ("+err.Error()+")")
 		}
-	case segment.StoreSQLite:
+	case stores.SQLite:
 		if c.DSN == "" && s.NoDataDir {
 			r.fail(KeySegmentStore, c.Store, "off, or a file path in segmentDSN: with noDataDir there is no data dir for segments.db")
 		}
@@ -48,7 +49,7 @@ func (r *reader) segment(s *service.Settings) segment.Config {
 		}
 	}
 	tags := r.str(KeySegmentTags, "")
-	if tags != "" && c.Store == segment.StoreOff {
+	if tags != "" && c.Store == stores.Off {
 		r.fail(KeySegmentTags, tags, "no tags while segmentStore is off (set segmentStore to sqlite or postgres)")
 	}
 	var err error

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/etcdlease"
 )
@@ -31,4 +33,26 @@ func ExampleNew() {
 	defer svc.Close() // stores the exact mark, then frees the id
 	id, err := svc.GenId(ctx)
 	fmt.Println(svc.Machine(), id, err)
+}
+
+// NewWithClient leases through a client the program already has (as etcd's
+// concurrency.NewSession takes one); the program keeps owning it.
+func ExampleNewWithClient() {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{"etcd-0:2379"}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cli.Close() // after the service: its Close releases the id through cli
+	lease, err := etcdlease.NewWithClient(cli, etcdlease.Options{NodeName: "ids-1"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	svc, err := service.New(context.Background(), service.Settings{Lease: lease, DataDir: "/var/lib/vesta"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer svc.Close()
 }

@@ -24,6 +24,8 @@ type Lease struct {
 	keys    Keys
 	running atomic.Bool
 
+	given *clientv3.Client // the caller's client (NewWithClient), never closed here
+
 	mu  sync.Mutex
 	cli *clientv3.Client // set by Run
 	cur *session         // the session whose id the service holds or is taking
@@ -34,11 +36,28 @@ var _ service.MachineLease = (*Lease)(nil)
 // New validates o (an *OptionError names the wrong field) and loads the TLS
 // files. It does no network I/O: Run connects.
 func New(o Options) (*Lease, error) {
-	o, cfg, err := o.withDefaults()
+	o, cfg, err := o.withDefaults(true)
 	if err != nil {
 		return nil, err
 	}
 	return &Lease{o: o, tls: cfg, keys: Keys{Prefix: o.Prefix}}, nil
+}
+
+// NewWithClient is New for an etcd client the caller made, as etcd's own
+// concurrency.NewSession takes one: Run uses cli and never closes it (the
+// caller owns it and closes it after Run returns). o's connection fields
+// (Endpoints, the TLS files, Username, Password) are not used; DialTimeout
+// still bounds each etcd request made while claiming an id.
+func NewWithClient(cli *clientv3.Client, o Options) (*Lease, error) {
+	if cli == nil {
+		return nil, &OptionError{Option: "client", Want: "a *clientv3.Client"}
+	}
+	o, _, err := o.withDefaults(false)
+	if err != nil {
+		return nil, err
+	}
+	o.Endpoints = cli.Endpoints()
+	return &Lease{o: o, keys: Keys{Prefix: o.Prefix}, given: cli}, nil
 }
 
 // Options returns the options in force, defaults filled in.
@@ -59,11 +78,14 @@ func (l *Lease) Run(ctx context.Context, h service.LeaseHolder) error {
 	if !l.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
-	cli, err := l.dial()
-	if err != nil {
-		return err
+	cli := l.given
+	if cli == nil {
+		var err error
+		if cli, err = l.dial(); err != nil {
+			return err
+		}
+		defer cli.Close()
 	}
-	defer cli.Close()
 	l.mu.Lock()
 	l.cli = cli
 	l.mu.Unlock()

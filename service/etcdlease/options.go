@@ -58,9 +58,19 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// Validate checks every field as New does (an *OptionError names the
+// first wrong one; the TLS files are read), without making a Lease: a
+// configuration loader can refuse bad options before anything starts.
+func (o Options) Validate() error {
+	_, _, err := o.withDefaults(true)
+	return err
+}
+
 // withDefaults fills zero fields, validates every field (an *OptionError
-// naming the first wrong one) and loads the TLS files.
-func (o Options) withDefaults() (Options, *tls.Config, error) {
+// naming the first wrong one) and loads the TLS files. dialing says the
+// Lease makes its own client: without it (a client given to
+// NewWithClient) the connection fields are not used and not checked.
+func (o Options) withDefaults(dialing bool) (Options, *tls.Config, error) {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
@@ -84,8 +94,12 @@ func (o Options) withDefaults() (Options, *tls.Config, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	checkEndpoints := o.checkEndpoints
+	if !dialing {
+		checkEndpoints = func() *OptionError { return nil }
+	}
 	checks := []func() *OptionError{
-		o.checkEndpoints,
+		checkEndpoints,
 		func() *OptionError {
 			return check(o.Prefix != "" && !strings.ContainsAny(o.Prefix, " \t\n"), "Prefix", o.Prefix, "a key prefix such as /vesta, without spaces")
 		},
@@ -113,6 +127,9 @@ func (o Options) withDefaults() (Options, *tls.Config, error) {
 		if err := c(); err != nil {
 			return o, nil, err
 		}
+	}
+	if !dialing {
+		return o, nil, nil
 	}
 	cfg, err := o.tlsConfig()
 	if err != nil {

@@ -31,7 +31,7 @@ func BenchmarkSegment(b *testing.B) {
 		b.Run(be.name, func(b *testing.B) {
 			db := be.newDB(b)
 			for i, bc := range benchCases {
-				tag := segment.TagInfo{Tag: "bench" + string(rune('a'+i)), MaxID: 1, Step: 1000}
+				tag := segment.TagInfo{Tag: "bench" + string(rune('a'+i)), MaxId: 1, Step: 1000}
 				f := newFixture(b, db, func(s *segment.Settings) {
 					s.Clock = segment.SystemClock{}
 					s.MaxStep = bc.maxStep

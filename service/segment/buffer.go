@@ -85,29 +85,29 @@ func (b *buffer) nextStepLocked(now time.Time, maxStep int64) int64 {
 	return nextStep(b.step, b.dbStep, maxStep, now.Sub(b.lastLoad))
 }
 
-// acceptLocked files the result of a load: the range [maxID-applied,
-// maxID) becomes the current range if that one is used up, else the spare.
+// acceptLocked files the result of a load: the range [maxId-applied,
+// maxId) becomes the current range if that one is used up, else the spare.
 // It returns the error the load counts as.
-func (b *buffer) acceptLocked(asked, maxID, dbStep int64, err error, now time.Time) error {
+func (b *buffer) acceptLocked(asked, maxId, dbStep int64, err error, now time.Time) error {
 	applied := asked
 	if applied <= 0 {
 		applied = dbStep
 	}
-	if err == nil && (applied <= 0 || dbStep <= 0 || maxID-applied < b.highest) {
+	if err == nil && (applied <= 0 || dbStep <= 0 || maxId-applied < b.highest) {
 		err = fmt.Errorf("segment tag %q: the store returned the range [%d, %d) (row step %d) below the last one, which ended at %d: "+
-			"was leaf_alloc restored or edited? refusing it to avoid duplicates", b.tag, maxID-applied, maxID, dbStep, b.highest)
+			"was leaf_alloc restored or edited? refusing it to avoid duplicates", b.tag, maxId-applied, maxId, dbStep, b.highest)
 	}
 	if err != nil {
 		b.lastErr, b.lastFail = err, now
 		return err
 	}
-	s := newSpan(maxID-applied, maxID)
+	s := newSpan(maxId-applied, maxId)
 	if b.cur.left() == 0 {
 		b.cur = s
 	} else {
 		b.spare, b.hasSpare = s, true
 	}
-	b.highest, b.step, b.dbStep, b.lastLoad, b.lastErr = maxID, applied, dbStep, now, nil
+	b.highest, b.step, b.dbStep, b.lastLoad, b.lastErr = maxId, applied, dbStep, now, nil
 	return nil
 }
 
@@ -117,7 +117,7 @@ func (b *buffer) exhaustedError(cause error, wait time.Duration) error {
 	switch {
 	case cause == nil:
 		return fmt.Errorf("segment tag %q: both buffers used up and the next range did not load within %s: %w", b.tag, wait, intf.ErrUnavailable)
-	case errors.Is(cause, intf.ErrUnknownTag), errors.Is(cause, ErrMaxIDOverflow):
+	case errors.Is(cause, intf.ErrUnknownTag), errors.Is(cause, ErrMaxIdOverflow):
 		return cause
 	default:
 		return fmt.Errorf("segment tag %q: both buffers used up and the database cannot be reached (%v): %w", b.tag, cause, intf.ErrUnavailable)

@@ -11,47 +11,6 @@ import (
 	"github.com/vesta-go/vesta/service/segment/sqlitestore"
 )
 
-// Open builds the store and the Generator from the configuration, as the
-// servers do: here an SQLite file in a data directory, with two tags
-// created at start.
-func ExampleOpen() {
-	dir, err := os.MkdirTemp("", "vesta-segment-example-")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer os.RemoveAll(dir)
-
-	ctx := context.Background()
-	tags, err := segment.ParseTags("order,invoice:1000:500")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	g, err := segment.Open(ctx, segment.Config{
-		Store:    segment.StoreSQLite,
-		DataDir:  dir,
-		Tags:     tags,
-		Settings: segment.Settings{Logger: slog.New(slog.DiscardHandler)},
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer g.Close()
-
-	order, _ := g.NextId(ctx, "order")
-	invoices, _ := g.NextIds(ctx, "invoice", 3)
-	_, err = g.NextId(ctx, "coupon")
-	fmt.Println(g.Tags())
-	fmt.Println(order, invoices)
-	fmt.Println(err)
-	// Output:
-	// [invoice order]
-	// 1 [1000 1001 1002]
-	// segment tag "coupon": unknown segment tag
-}
-
 // New runs a Generator on any Store; it owns the store from then on.
 func ExampleNew() {
 	dir, err := os.MkdirTemp("", "vesta-segment-example-")
@@ -71,7 +30,7 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	if err := st.CreateTag(ctx, segment.TagInfo{Tag: "ticket", MaxID: 100, Step: 10}); err != nil {
+	if err := st.CreateTag(ctx, segment.TagInfo{Tag: "ticket", MaxId: 100, Step: 10}); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -96,7 +55,7 @@ func ExampleParseTags() {
 		return
 	}
 	for _, t := range tags {
-		fmt.Printf("%s: first ID %d, step %d\n", t.Tag, t.MaxID, t.Step)
+		fmt.Printf("%s: first ID %d, step %d\n", t.Tag, t.MaxId, t.Step)
 	}
 	_, err = segment.ParseTags("order:x")
 	fmt.Println(err)

@@ -19,7 +19,7 @@ import (
 // and any mix of single IDs and batches.
 func TestDenseAndIncreasing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "d", MaxID: 1, Step: 10})
+		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "d", MaxId: 1, Step: 10})
 		var ids []int64
 		for i := 0; len(ids) < 5000; i++ {
 			if i%3 == 0 {
@@ -37,8 +37,8 @@ func TestDenseAndIncreasing(t *testing.T) {
 		require.Greater(t, len(allocs), 5, "several ranges were used")
 		end := int64(1)
 		for _, a := range allocs {
-			assert.Equal(t, end+a.Applied(), a.MaxID, "ranges are contiguous")
-			end = a.MaxID
+			assert.Equal(t, end+a.Applied(), a.MaxId, "ranges are contiguous")
+			end = a.MaxId
 		}
 		assert.Equal(t, end, int64(len(ids))+1+st.Current+st.Spare, "every allocated ID was issued or is buffered")
 	})
@@ -50,7 +50,7 @@ func TestTwoInstancesConcurrent(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		db := b.newDB(t)
 		small := func(s *segment.Settings) { s.MaxStep = 64 } // many ranges, many DB round trips
-		f1 := newFixture(t, db, small, segment.TagInfo{Tag: "c", MaxID: 1, Step: 16})
+		f1 := newFixture(t, db, small, segment.TagInfo{Tag: "c", MaxId: 1, Step: 16})
 		f2 := newFixture(t, db, small)
 		const goroutines, perGoroutine = 4, 1500
 		results := make([][]int64, 2*goroutines)
@@ -95,7 +95,7 @@ func TestTwoInstancesConcurrent(t *testing.T) {
 func TestOutage(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		fixed := func(s *segment.Settings) { s.MaxStep = 100 }
-		f := newFixture(t, b.newDB(t), fixed, segment.TagInfo{Tag: "o", MaxID: 1, Step: 100})
+		f := newFixture(t, b.newDB(t), fixed, segment.TagInfo{Tag: "o", MaxId: 1, Step: 100})
 		ids := take(t, f.g, "o", 20) // loads the first range and starts the preload
 		st := settle(t, f.g, "o")
 		require.Equal(t, []int64{80, 100}, []int64{st.Current, st.Spare}, "%v", st)
@@ -146,7 +146,7 @@ func nextAfterRecovery(t *testing.T, f *fixture, tag string) int64 {
 func TestRangeBelowLastIsRefused(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		fixed := func(s *segment.Settings) { s.MaxStep = 10 }
-		f := newFixture(t, b.newDB(t), fixed, segment.TagInfo{Tag: "r", MaxID: 1, Step: 10})
+		f := newFixture(t, b.newDB(t), fixed, segment.TagInfo{Tag: "r", MaxId: 1, Step: 10})
 		ids := take(t, f.g, "r", 2)
 		st := settle(t, f.g, "r")
 		f.db.exec(t, "UPDATE leaf_alloc SET max_id = 1 WHERE biz_tag = 'r'")
@@ -161,7 +161,7 @@ func TestRangeBelowLastIsRefused(t *testing.T) {
 func TestDynamicStep(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		bounded := func(s *segment.Settings) { s.MaxStep = 400 }
-		f := newFixture(t, b.newDB(t), bounded, segment.TagInfo{Tag: "s", MaxID: 1, Step: 100})
+		f := newFixture(t, b.newDB(t), bounded, segment.TagInfo{Tag: "s", MaxId: 1, Step: 100})
 		take(t, f.g, "s", 1)
 		for _, d := range []string{"1m", "1m", "1m", "20m", "40m", "40m", "40m"} {
 			f.clock.Advance(mustDuration(t, d))
@@ -198,7 +198,7 @@ func triggerLoad(t *testing.T, f *fixture, tag string) {
 func TestRefresh(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		noMiss := func(s *segment.Settings) { s.MissRefreshInterval = -1 }
-		f := newFixture(t, b.newDB(t), noMiss, segment.TagInfo{Tag: "old", MaxID: 1, Step: 10})
+		f := newFixture(t, b.newDB(t), noMiss, segment.TagInfo{Tag: "old", MaxId: 1, Step: 10})
 		ctx := context.Background()
 		f.tag(t, "late", 500, 10)
 		_, err := f.g.NextId(ctx, "late")
@@ -236,7 +236,7 @@ func TestRefresh(t *testing.T) {
 func TestTagRecreatedLowerRepeatsNothing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		noMiss := func(s *segment.Settings) { s.MissRefreshInterval = -1 }
-		f := newFixture(t, b.newDB(t), noMiss, segment.TagInfo{Tag: "order", MaxID: 1, Step: 10})
+		f := newFixture(t, b.newDB(t), noMiss, segment.TagInfo{Tag: "order", MaxId: 1, Step: 10})
 		ctx := context.Background()
 		refresh := func() { f.clock.Tick(); f.clock.Tick() }
 		first := take(t, f.g, "order", 5) // 1..5 of the range [1, 11)
@@ -273,7 +273,7 @@ func TestTagRecreatedLowerRepeatsNothing(t *testing.T) {
 // concurrent misses share one reread.
 func TestRefreshAfterMiss(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "old", MaxID: 1, Step: 10})
+		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "old", MaxId: 1, Step: 10})
 		ctx := context.Background()
 		reads := f.st.TagReads()
 
@@ -338,7 +338,7 @@ func TestRefreshAfterMiss(t *testing.T) {
 // gets its own context's error, and the others the reread's true answer.
 func TestMissRereadOutlivesAnImpatientCaller(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "old", MaxID: 1, Step: 10})
+		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "old", MaxId: 1, Step: 10})
 		done, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := f.g.NextId(done, "ghost")
@@ -353,8 +353,8 @@ func TestBadRequests(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		f := newFixture(t, b.newDB(t), nil,
-			segment.TagInfo{Tag: "ok", MaxID: 1, Step: 10},
-			segment.TagInfo{Tag: "full", MaxID: math.MaxInt64 - 5, Step: 5})
+			segment.TagInfo{Tag: "ok", MaxId: 1, Step: 10},
+			segment.TagInfo{Tag: "full", MaxId: math.MaxInt64 - 5, Step: 5})
 
 		_, err := f.g.NextIds(ctx, "missing", 1)
 		assert.ErrorIs(t, err, intf.ErrUnknownTag)
@@ -380,7 +380,7 @@ func TestBadRequests(t *testing.T) {
 		ids = take(t, f.g, "full", 5)
 		assert.Equal(t, span(math.MaxInt64-5, 5), ids)
 		_, err = f.g.NextId(ctx, "full")
-		assert.ErrorIs(t, err, segment.ErrMaxIDOverflow)
+		assert.ErrorIs(t, err, segment.ErrMaxIdOverflow)
 		assert.NotErrorIs(t, err, intf.ErrUnavailable)
 
 		cancelled, cancel := context.WithCancel(ctx)

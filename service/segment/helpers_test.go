@@ -24,7 +24,7 @@ type fixture struct {
 // tag creates a tag directly in the store.
 func (f *fixture) tag(t testing.TB, name string, initial, step int64) {
 	t.Helper()
-	require.NoError(t, f.st.CreateTag(context.Background(), segment.TagInfo{Tag: name, MaxID: initial, Step: step}))
+	require.NoError(t, f.st.CreateTag(context.Background(), segment.TagInfo{Tag: name, MaxId: initial, Step: step}))
 }
 
 // newFixture opens a store on db, creates tags, and starts a Generator;

@@ -42,7 +42,7 @@ func (g *Generator) startLoadLocked(b *buffer) bool {
 // load allocates one range from the store and files it in b.
 func (g *Generator) load(b *buffer, step int64, done chan struct{}) {
 	ctx, cancel := context.WithTimeout(g.bg, g.s.LoadTimeout)
-	maxID, dbStep, err := g.s.Store.Alloc(ctx, b.tag, step)
+	maxId, dbStep, err := g.s.Store.Alloc(ctx, b.tag, step)
 	cancel()
 	now := g.s.Clock.Now()
 
@@ -51,7 +51,7 @@ func (g *Generator) load(b *buffer, step int64, done chan struct{}) {
 	defer close(done)
 	b.loading = nil
 	failing := b.lastErr != nil
-	if err = b.acceptLocked(step, maxID, dbStep, err, now); err != nil {
+	if err = b.acceptLocked(step, maxId, dbStep, err, now); err != nil {
 		if !failing && g.bg.Err() == nil {
 			g.s.Logger.Warn("segment: loading a range failed; serving from the buffers until they run out",
 				"tag", b.tag, "err", err)

@@ -12,9 +12,9 @@ import (
 
 // Tag defaults for ParseTags and the vesta-segment CLI.
 const (
-	// DefaultInitialMaxID makes the first ID of a new tag 1, as Leaf's
+	// DefaultInitialMaxId makes the first ID of a new tag 1, as Leaf's
 	// sample row does.
-	DefaultInitialMaxID = 1
+	DefaultInitialMaxId = 1
 	// DefaultTagStep is a new tag's step: Leaf's advice is about 600 times
 	// the peak IDs per second.
 	DefaultTagStep = 1000
@@ -49,8 +49,8 @@ func parseTag(item string) (TagInfo, error) {
 	if len(parts) > 3 {
 		return TagInfo{}, fmt.Errorf("%w: want tag[:initialMaxId[:step]]", intf.ErrInvalidArgument)
 	}
-	t := TagInfo{Tag: parts[0], MaxID: DefaultInitialMaxID, Step: DefaultTagStep}
-	for i, dst := range []*int64{&t.MaxID, &t.Step} {
+	t := TagInfo{Tag: parts[0], MaxId: DefaultInitialMaxId, Step: DefaultTagStep}
+	for i, dst := range []*int64{&t.MaxId, &t.Step} {
 		if len(parts) <= i+1 {
 			break
 		}

@@ -13,9 +13,9 @@ func TestParseTags(t *testing.T) {
 	tags, err := ParseTags(" order , invoice:1000:500, coupon:0")
 	require.NoError(t, err)
 	assert.Equal(t, []TagInfo{
-		{Tag: "order", MaxID: DefaultInitialMaxID, Step: DefaultTagStep},
-		{Tag: "invoice", MaxID: 1000, Step: 500},
-		{Tag: "coupon", MaxID: 0, Step: DefaultTagStep},
+		{Tag: "order", MaxId: DefaultInitialMaxId, Step: DefaultTagStep},
+		{Tag: "invoice", MaxId: 1000, Step: 500},
+		{Tag: "coupon", MaxId: 0, Step: DefaultTagStep},
 	}, tags)
 
 	tags, err = ParseTags("  ")

@@ -9,15 +9,15 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/vesta-go/vesta/service/segment/segstore"
+	"github.com/vesta-go/vesta/service/segment"
 )
 
-// Store is a segstore.Store on a pgx pool.
+// Store is a segment.Store on a pgx pool.
 type Store struct {
 	pool *pgxpool.Pool
 }
 
-var _ segstore.Store = (*Store)(nil)
+var _ segment.Store = (*Store)(nil)
 
 // ParseDSN checks a PostgreSQL DSN, a URL (postgres://user@host/db) or
 // key=value pairs (host=... dbname=...), without connecting. Its error
@@ -61,23 +61,23 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 
 // Init creates leaf_alloc if it does not exist.
 func (s *Store) Init(ctx context.Context) error {
-	if _, err := s.pool.Exec(ctx, segstore.SchemaSQL); err != nil {
+	if _, err := s.pool.Exec(ctx, segment.SchemaSQL); err != nil {
 		return fmt.Errorf("segment store postgres: creating leaf_alloc: %w", err)
 	}
 	return nil
 }
 
 // Tags lists every row, ordered by tag.
-func (s *Store) Tags(ctx context.Context) ([]segstore.TagInfo, error) {
-	rows, err := s.pool.Query(ctx, segstore.TagsSQL)
+func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+	rows, err := s.pool.Query(ctx, segment.TagsSQL)
 	if err != nil {
 		return nil, fmt.Errorf("segment store postgres: listing tags: %w", err)
 	}
-	var tags []segstore.TagInfo
+	var tags []segment.TagInfo
 	for rows.Next() {
-		var t segstore.TagInfo
+		var t segment.TagInfo
 		var updated *time.Time
-		if err := rows.Scan(&t.Tag, &t.MaxID, &t.Step, &t.Description, &updated); err != nil {
+		if err := rows.Scan(&t.Tag, &t.MaxId, &t.Step, &t.Description, &updated); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("segment store postgres: listing tags: %w", err)
 		}
@@ -94,32 +94,32 @@ func (s *Store) Tags(ctx context.Context) ([]segstore.TagInfo, error) {
 
 // Alloc advances max_id by step (the row's step when step <= 0) with one
 // UPDATE ... RETURNING and returns the new max_id and the row's step.
-func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxID, dbStep int64, err error) {
-	q, args := segstore.AllocQuery(tag, step)
-	err = s.pool.QueryRow(ctx, q, args...).Scan(&maxID, &dbStep)
+func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxId, dbStep int64, err error) {
+	q, args := segment.AllocQuery(tag, step)
+	err = s.pool.QueryRow(ctx, q, args...).Scan(&maxId, &dbStep)
 	if errors.Is(err, pgx.ErrNoRows) {
 		var n int64
-		if err = s.pool.QueryRow(ctx, segstore.ExistsSQL, tag).Scan(&n); err == nil {
-			return 0, 0, segstore.AllocMiss(tag, n > 0)
+		if err = s.pool.QueryRow(ctx, segment.ExistsSQL, tag).Scan(&n); err == nil {
+			return 0, 0, segment.AllocMiss(tag, n > 0)
 		}
 	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("segment store postgres: allocating for %q: %w", tag, err)
 	}
-	return maxID, dbStep, nil
+	return maxId, dbStep, nil
 }
 
-// CreateTag inserts a row, or returns segstore.ErrTagExists.
-func (s *Store) CreateTag(ctx context.Context, t segstore.TagInfo) error {
+// CreateTag inserts a row, or returns segment.ErrTagExists.
+func (s *Store) CreateTag(ctx context.Context, t segment.TagInfo) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	ct, err := s.pool.Exec(ctx, segstore.CreateTagSQL, t.Tag, t.MaxID, t.Step, t.Description)
+	ct, err := s.pool.Exec(ctx, segment.CreateTagSQL, t.Tag, t.MaxId, t.Step, t.Description)
 	if err != nil {
 		return fmt.Errorf("segment store postgres: creating tag %q: %w", t.Tag, err)
 	}
 	if ct.RowsAffected() == 0 {
-		return fmt.Errorf("segment tag %q: %w", t.Tag, segstore.ErrTagExists)
+		return fmt.Errorf("segment tag %q: %w", t.Tag, segment.ErrTagExists)
 	}
 	return nil
 }

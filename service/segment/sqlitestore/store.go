@@ -12,7 +12,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
-	"github.com/vesta-go/vesta/service/segment/segstore"
+	"github.com/vesta-go/vesta/service/segment"
 )
 
 // FileName is the default file name, in the service's data directory.
@@ -22,13 +22,13 @@ const FileName = "segments.db"
 // or process to release the write lock.
 const BusyTimeoutMillis = 5000
 
-// Store is a segstore.Store on one SQLite file.
+// Store is a segment.Store on one SQLite file.
 type Store struct {
 	db   *sql.DB
 	path string
 }
 
-var _ segstore.Store = (*Store)(nil)
+var _ segment.Store = (*Store)(nil)
 
 // Open opens (creating it and its directory if needed) the SQLite file at
 // path. It does not create the table: call Init.
@@ -67,24 +67,24 @@ func (s *Store) Path() string { return s.path }
 
 // Init creates leaf_alloc if it does not exist.
 func (s *Store) Init(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, segstore.SchemaSQL); err != nil {
+	if _, err := s.db.ExecContext(ctx, segment.SchemaSQL); err != nil {
 		return fmt.Errorf("segment store sqlite: creating leaf_alloc in %s: %w", s.path, err)
 	}
 	return nil
 }
 
 // Tags lists every row, ordered by tag.
-func (s *Store) Tags(ctx context.Context) ([]segstore.TagInfo, error) {
-	rows, err := s.db.QueryContext(ctx, segstore.TagsSQL)
+func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+	rows, err := s.db.QueryContext(ctx, segment.TagsSQL)
 	if err != nil {
 		return nil, fmt.Errorf("segment store sqlite: listing tags: %w", err)
 	}
 	defer rows.Close()
-	var tags []segstore.TagInfo
+	var tags []segment.TagInfo
 	for rows.Next() {
-		var t segstore.TagInfo
+		var t segment.TagInfo
 		var updated sql.NullTime
-		if err := rows.Scan(&t.Tag, &t.MaxID, &t.Step, &t.Description, &updated); err != nil {
+		if err := rows.Scan(&t.Tag, &t.MaxId, &t.Step, &t.Description, &updated); err != nil {
 			return nil, fmt.Errorf("segment store sqlite: listing tags: %w", err)
 		}
 		t.UpdateTime = updated.Time
@@ -99,18 +99,18 @@ func (s *Store) Tags(ctx context.Context) ([]segstore.TagInfo, error) {
 // Alloc advances max_id by step (the row's step when step <= 0) in one
 // BEGIN IMMEDIATE transaction and returns the new max_id and the row's
 // step.
-func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxID, dbStep int64, err error) {
+func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxId, dbStep int64, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, 0, fmt.Errorf("segment store sqlite: allocating for %q: %w", tag, err)
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op after Commit
-	q, args := segstore.AllocQuery(tag, step)
-	err = tx.QueryRowContext(ctx, q, args...).Scan(&maxID, &dbStep)
+	q, args := segment.AllocQuery(tag, step)
+	err = tx.QueryRowContext(ctx, q, args...).Scan(&maxId, &dbStep)
 	if errors.Is(err, sql.ErrNoRows) {
 		var n int64
-		if err = tx.QueryRowContext(ctx, segstore.ExistsSQL, tag).Scan(&n); err == nil {
-			return 0, 0, segstore.AllocMiss(tag, n > 0)
+		if err = tx.QueryRowContext(ctx, segment.ExistsSQL, tag).Scan(&n); err == nil {
+			return 0, 0, segment.AllocMiss(tag, n > 0)
 		}
 	}
 	if err == nil {
@@ -119,15 +119,15 @@ func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxID, dbSte
 	if err != nil {
 		return 0, 0, fmt.Errorf("segment store sqlite: allocating for %q: %w", tag, err)
 	}
-	return maxID, dbStep, nil
+	return maxId, dbStep, nil
 }
 
-// CreateTag inserts a row, or returns segstore.ErrTagExists.
-func (s *Store) CreateTag(ctx context.Context, t segstore.TagInfo) error {
+// CreateTag inserts a row, or returns segment.ErrTagExists.
+func (s *Store) CreateTag(ctx context.Context, t segment.TagInfo) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, segstore.CreateTagSQL, t.Tag, t.MaxID, t.Step, t.Description)
+	res, err := s.db.ExecContext(ctx, segment.CreateTagSQL, t.Tag, t.MaxId, t.Step, t.Description)
 	if err != nil {
 		return fmt.Errorf("segment store sqlite: creating tag %q: %w", t.Tag, err)
 	}
@@ -135,7 +135,7 @@ func (s *Store) CreateTag(ctx context.Context, t segstore.TagInfo) error {
 		if err != nil {
 			return fmt.Errorf("segment store sqlite: creating tag %q: %w", t.Tag, err)
 		}
-		return fmt.Errorf("segment tag %q: %w", t.Tag, segstore.ErrTagExists)
+		return fmt.Errorf("segment tag %q: %w", t.Tag, segment.ErrTagExists)
 	}
 	return nil
 }

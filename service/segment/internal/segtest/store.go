@@ -14,7 +14,7 @@ var ErrDown = errors.New("segtest: store down")
 
 // Alloc records one successful Store.Alloc call.
 type Alloc struct {
-	Asked, MaxID, DBStep int64
+	Asked, MaxId, DBStep int64
 }
 
 // Store wraps a segment.Store: it counts and records allocations, and while
@@ -54,13 +54,13 @@ func (s *Store) Alloc(ctx context.Context, tag string, step int64) (int64, int64
 	if s.down.Load() {
 		return 0, 0, ErrDown
 	}
-	maxID, dbStep, err := s.Store.Alloc(ctx, tag, step)
+	maxId, dbStep, err := s.Store.Alloc(ctx, tag, step)
 	if err == nil {
 		s.mu.Lock()
-		s.allocs = append(s.allocs, Alloc{Asked: step, MaxID: maxID, DBStep: dbStep})
+		s.allocs = append(s.allocs, Alloc{Asked: step, MaxId: maxId, DBStep: dbStep})
 		s.mu.Unlock()
 	}
-	return maxID, dbStep, err
+	return maxId, dbStep, err
 }
 
 // Tags implements segment.Store.

@@ -1,4 +1,4 @@
-package segstore
+package segment
 
 import (
 	"math"
@@ -13,20 +13,20 @@ import (
 
 func TestValidate(t *testing.T) {
 	ok := []TagInfo{
-		{Tag: "order", MaxID: 0, Step: 1},
-		{Tag: "order", MaxID: math.MaxInt64 - 10, Step: 10},
-		{Tag: "order", MaxID: 1, Step: MaxDBStep, Description: strings.Repeat("é", MaxDescriptionLen)},
+		{Tag: "order", MaxId: 0, Step: 1},
+		{Tag: "order", MaxId: math.MaxInt64 - 10, Step: 10},
+		{Tag: "order", MaxId: 1, Step: MaxDBStep, Description: strings.Repeat("é", MaxDescriptionLen)},
 	}
 	for _, ti := range ok {
 		assert.NoError(t, ti.Validate(), "%+v", ti)
 	}
 	bad := map[string]TagInfo{
-		"tag":           {Tag: "a b", MaxID: 1, Step: 1},
-		"step":          {Tag: "a", MaxID: 1, Step: 0},
-		"step ":         {Tag: "a", MaxID: 1, Step: MaxDBStep + 1},
-		"initialMaxId":  {Tag: "a", MaxID: -1, Step: 1},
-		"initialMaxId ": {Tag: "a", MaxID: math.MaxInt64 - 9, Step: 10},
-		"description":   {Tag: "a", MaxID: 1, Step: 1, Description: strings.Repeat("x", MaxDescriptionLen+1)},
+		"tag":           {Tag: "a b", MaxId: 1, Step: 1},
+		"step":          {Tag: "a", MaxId: 1, Step: 0},
+		"step ":         {Tag: "a", MaxId: 1, Step: MaxDBStep + 1},
+		"initialMaxId":  {Tag: "a", MaxId: -1, Step: 1},
+		"initialMaxId ": {Tag: "a", MaxId: math.MaxInt64 - 9, Step: 10},
+		"description":   {Tag: "a", MaxId: 1, Step: 1, Description: strings.Repeat("x", MaxDescriptionLen+1)},
 	}
 	for field, ti := range bad {
 		err := ti.Validate()
@@ -47,6 +47,6 @@ func TestAllocQuery(t *testing.T) {
 
 func TestAllocMiss(t *testing.T) {
 	assert.ErrorIs(t, AllocMiss("a", false), intf.ErrUnknownTag)
-	assert.ErrorIs(t, AllocMiss("a", true), ErrMaxIDOverflow)
+	assert.ErrorIs(t, AllocMiss("a", true), ErrMaxIdOverflow)
 	assert.NotErrorIs(t, AllocMiss("a", true), intf.ErrUnknownTag)
 }

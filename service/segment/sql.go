@@ -1,4 +1,4 @@
-package segstore
+package segment
 
 // SQL shared by the PostgreSQL and SQLite stores. Both accept $n
 // placeholders, CURRENT_TIMESTAMP, ON CONFLICT and UPDATE ... RETURNING

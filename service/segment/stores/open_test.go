@@ -1,4 +1,4 @@
-package segment_test
+package stores_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/internal/pgtest"
 	"github.com/vesta-go/vesta/service/segment/sqlitestore"
+	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 func quiet() segment.Settings {
@@ -30,9 +31,9 @@ func TestOpenSQLiteInDataDirSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	tags, err := segment.ParseTags("order,invoice:1000:500")
 	require.NoError(t, err)
-	cfg := segment.Config{DataDir: dir, Tags: tags, Settings: quiet()}
+	cfg := stores.Config{DataDir: dir, Tags: tags, Settings: quiet()}
 
-	g, err := segment.Open(ctx, cfg)
+	g, err := stores.Open(ctx, cfg)
 	require.NoError(t, err)
 	assert.FileExists(t, filepath.Join(dir, sqlitestore.FileName))
 	assert.Equal(t, []string{"invoice", "order"}, g.Tags())
@@ -41,8 +42,8 @@ func TestOpenSQLiteInDataDirSurvivesRestart(t *testing.T) {
 	assert.Equal(t, []int64{1000, 1001, 1002}, first)
 	require.NoError(t, g.Close())
 
-	cfg.Tags = []segment.TagInfo{{Tag: "invoice", MaxID: 1, Step: 1}} // existing rows are kept
-	g, err = segment.Open(ctx, cfg)
+	cfg.Tags = []segment.TagInfo{{Tag: "invoice", MaxId: 1, Step: 1}} // existing rows are kept
+	g, err = stores.Open(ctx, cfg)
 	require.NoError(t, err)
 	defer g.Close()
 	next, err := g.NextId(ctx, "invoice")
@@ -52,7 +53,7 @@ func TestOpenSQLiteInDataDirSurvivesRestart(t *testing.T) {
 
 func TestOpenSQLiteAtDSNPath(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "ids.db")
-	g, err := segment.Open(context.Background(), segment.Config{Store: segment.StoreSQLite, DSN: path, Settings: quiet()})
+	g, err := stores.Open(context.Background(), stores.Config{Store: stores.SQLite, DSN: path, Settings: quiet()})
 	require.NoError(t, err)
 	defer g.Close()
 	assert.FileExists(t, path)
@@ -62,8 +63,8 @@ func TestOpenSQLiteAtDSNPath(t *testing.T) {
 func TestOpenPostgres(t *testing.T) {
 	dsn, err := pgtest.Shared(t).NewDatabase(context.Background())
 	require.NoError(t, err)
-	cfg := segment.Config{Store: segment.StorePostgres, DSN: dsn, Tags: []segment.TagInfo{{Tag: "order", MaxID: 1, Step: 10}}, Settings: quiet()}
-	g, err := segment.Open(context.Background(), cfg)
+	cfg := stores.Config{Store: stores.Postgres, DSN: dsn, Tags: []segment.TagInfo{{Tag: "order", MaxId: 1, Step: 10}}, Settings: quiet()}
+	g, err := stores.Open(context.Background(), cfg)
 	require.NoError(t, err)
 	defer g.Close()
 	id, err := g.NextId(context.Background(), "order")
@@ -73,35 +74,35 @@ func TestOpenPostgres(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
-	_, err := segment.Open(ctx, segment.Config{Store: segment.StoreOff})
-	assert.ErrorIs(t, err, segment.ErrDisabled)
-	assert.False(t, segment.Config{Store: segment.StoreOff}.Enabled())
-	assert.True(t, segment.Config{}.Enabled(), "sqlite is the default")
+	_, err := stores.Open(ctx, stores.Config{Store: stores.Off})
+	assert.ErrorIs(t, err, stores.ErrDisabled)
+	assert.False(t, stores.Config{Store: stores.Off}.Enabled())
+	assert.True(t, stores.Config{}.Enabled(), "sqlite is the default")
 
-	_, err = segment.Open(ctx, segment.Config{Store: "mysql"})
+	_, err = stores.Open(ctx, stores.Config{Store: "mysql"})
 	assert.ErrorIs(t, err, intf.ErrInvalidArgument)
 
-	_, err = segment.Open(ctx, segment.Config{Store: segment.StorePostgres, DSN: "postgres://127.0.0.1:1/none?connect_timeout=2"})
+	_, err = stores.Open(ctx, stores.Config{Store: stores.Postgres, DSN: "postgres://127.0.0.1:1/none?connect_timeout=2"})
 	assert.Error(t, err, "an unreachable database fails at start")
 
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "file"), nil, 0o600))
-	_, err = segment.Open(ctx, segment.Config{DSN: filepath.Join(dir, "file", "x.db")})
+	_, err = stores.Open(ctx, stores.Config{DSN: filepath.Join(dir, "file", "x.db")})
 	assert.Error(t, err, "a path under a file")
 
-	_, err = segment.Open(ctx, segment.Config{DataDir: t.TempDir(), Tags: []segment.TagInfo{{Tag: "x", Step: 0}}})
+	_, err = stores.Open(ctx, stores.Config{DataDir: t.TempDir(), Tags: []segment.TagInfo{{Tag: "x", Step: 0}}})
 	assert.ErrorIs(t, err, intf.ErrInvalidArgument, "a bad tag spec")
 }
 
 func TestSQLitePathDefault(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", "/state")
-	p, err := segment.Config{}.SQLitePath()
+	p, err := stores.Config{}.SQLitePath()
 	require.NoError(t, err)
 	assert.Equal(t, "/state/vesta-go/segments.db", p)
-	p, err = segment.Config{DataDir: "/d"}.SQLitePath()
+	p, err = stores.Config{DataDir: "/d"}.SQLitePath()
 	require.NoError(t, err)
 	assert.Equal(t, "/d/segments.db", p)
-	p, err = segment.Config{DataDir: "/d", DSN: "/x.db"}.SQLitePath()
+	p, err = stores.Config{DataDir: "/d", DSN: "/x.db"}.SQLitePath()
 	require.NoError(t, err)
 	assert.Equal(t, "/x.db", p)
 }
@@ -112,9 +113,9 @@ func TestOpenGivesUpOnASilentDatabase(t *testing.T) {
 	addr := nettest.Silent(t)
 	s := quiet()
 	s.LoadTimeout = 200 * time.Millisecond
-	cfg := segment.Config{Store: segment.StorePostgres, DSN: "postgres://u@" + addr + "/db?sslmode=disable", Settings: s}
+	cfg := stores.Config{Store: stores.Postgres, DSN: "postgres://u@" + addr + "/db?sslmode=disable", Settings: s}
 	start := time.Now()
-	_, err := segment.Open(context.Background(), cfg) // no deadline of the caller's
+	_, err := stores.Open(context.Background(), cfg) // no deadline of the caller's
 	require.Error(t, err)
 	assert.Less(t, time.Since(start), 2*time.Second, "gave up by itself: %v", err)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)

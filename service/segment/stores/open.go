@@ -1,26 +1,29 @@
-package segment
+package stores
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/pgstore"
 	"github.com/vesta-go/vesta/service/segment/sqlitestore"
 )
 
 // Store kinds, the values of the segmentStore configuration key.
 const (
-	StoreSQLite   = "sqlite"
-	StorePostgres = "postgres"
-	StoreOff      = "off"
+	SQLite   = "sqlite"
+	Postgres = "postgres"
+	Off      = "off"
 )
 
-// StoreKinds lists the valid Config.Store values.
-func StoreKinds() []string { return []string{StoreSQLite, StorePostgres, StoreOff} }
+// Kinds lists the valid Config.Store values.
+func Kinds() []string { return []string{SQLite, Postgres, Off} }
 
 // ErrDisabled: Open was asked for segment mode while the configuration
 // turns it off (segmentStore off).
@@ -30,7 +33,7 @@ var ErrDisabled = errors.New("segment mode is off (segmentStore off)")
 // Segment field): which store, where, the tags to create at start, and the
 // Generator's tuning.
 type Config struct {
-	// Store is StoreSQLite (also for ""), StorePostgres or StoreOff.
+	// Store is SQLite (also for ""), Postgres or Off.
 	Store string
 	// DSN is the PostgreSQL connection string, or for SQLite an optional
 	// file path (default DataDir/segments.db).
@@ -40,13 +43,13 @@ type Config struct {
 	DataDir string
 	// Tags are created at start when missing (existing rows are left as
 	// they are).
-	Tags []TagInfo
+	Tags []segment.TagInfo
 	// Settings tunes the Generator; its Store field is ignored (Open sets it).
-	Settings Settings
+	Settings segment.Settings
 }
 
 // Enabled reports whether segment mode is on.
-func (c Config) Enabled() bool { return c.Store != StoreOff }
+func (c Config) Enabled() bool { return c.Store != Off }
 
 // SQLitePath is the SQLite file Open uses: DSN, else DataDir/segments.db.
 func (c Config) SQLitePath() (string, error) {
@@ -65,23 +68,23 @@ func (c Config) SQLitePath() (string, error) {
 }
 
 // OpenStore opens the configured store and creates the table if needed.
-func OpenStore(ctx context.Context, c Config) (Store, error) {
+func OpenStore(ctx context.Context, c Config) (segment.Store, error) {
 	var (
-		st  Store
+		st  segment.Store
 		err error
 	)
 	switch c.Store {
-	case StoreSQLite, "":
+	case SQLite, "":
 		var path string
 		if path, err = c.SQLitePath(); err == nil {
 			st, err = sqlitestore.Open(ctx, path)
 		}
-	case StorePostgres:
+	case Postgres:
 		st, err = pgstore.Open(ctx, c.DSN)
-	case StoreOff:
+	case Off:
 		return nil, ErrDisabled
 	default:
-		return nil, fmt.Errorf("%w: segment store %q: want one of %v", intf.ErrInvalidArgument, c.Store, StoreKinds())
+		return nil, fmt.Errorf("%w: segment store %q: want one of %v", intf.ErrInvalidArgument, c.Store, Kinds())
 	}
 	if err != nil {
 		return nil, err
@@ -103,10 +106,10 @@ const openTimeoutLoads = 3
 // answers fails the start instead of hanging it. It returns ErrDisabled
 // when the configuration turns segment mode off. Close the Generator when
 // done (it closes the store).
-func Open(ctx context.Context, c Config) (*Generator, error) {
+func Open(ctx context.Context, c Config) (*segment.Generator, error) {
 	timeout := c.Settings.LoadTimeout
 	if timeout <= 0 {
-		timeout = DefaultLoadTimeout
+		timeout = segment.DefaultLoadTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, openTimeoutLoads*timeout)
 	defer cancel()
@@ -114,20 +117,20 @@ func Open(ctx context.Context, c Config) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	created, err := EnsureTags(ctx, st, c.Tags)
+	created, err := segment.EnsureTags(ctx, st, c.Tags)
 	if err != nil {
 		_ = st.Close()
 		return nil, err
 	}
 	s := c.Settings
 	s.Store = st
-	g, err := New(ctx, s)
+	g, err := segment.New(ctx, s)
 	if err != nil {
 		_ = st.Close()
 		return nil, err
 	}
 	if len(created) > 0 {
-		g.s.Logger.Info("segment: created tags", "tags", created)
+		cmp.Or(s.Logger, slog.Default()).Info("segment: created tags", "tags", created)
 	}
 	return g, nil
 }

@@ -1,0 +1,53 @@
+// Package restapp builds the REST server of a configuration: the ID
+// service and segment mode from internal/app, served by restserver with
+// the configured batch cap, type and logger. server-rest runs it; tests and
+// samples that need a real server-rest in-process use it too, so the
+// composition is written once.
+package restapp
+
+import (
+	"context"
+
+	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/server-rest/restserver"
+	"github.com/vesta-go/vesta/service/config"
+)
+
+// New returns the server of cfg; opts come after the configured ones and
+// may replace them (tests replace segment mode, say).
+func New(cfg config.Config, opts ...restserver.Option) *restserver.Server {
+	return restserver.New(Start(cfg), append(Options(cfg), opts...)...)
+}
+
+// Start is the StartFunc of cfg: app.StartService.
+func Start(cfg config.Config) restserver.StartFunc {
+	return func(ctx context.Context) (restserver.Service, error) {
+		svc, err := app.StartService(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return svc, nil
+	}
+}
+
+// Options are the restserver options of cfg: segment mode as configured,
+// the batch cap, the ID type and the logger.
+func Options(cfg config.Config) []restserver.Option {
+	return []restserver.Option{
+		restserver.WithSegments(OpenSegments(cfg)),
+		restserver.WithMaxBatch(cfg.MaxBatch),
+		restserver.WithType(cfg.Service.Type),
+		restserver.WithLogger(cfg.Service.Logger),
+	}
+}
+
+// OpenSegments is the OpenSegmentsFunc of cfg: app.OpenSegments.
+func OpenSegments(cfg config.Config) restserver.OpenSegmentsFunc {
+	return func(ctx context.Context) (restserver.Segments, error) {
+		g, err := app.OpenSegments(ctx, cfg)
+		if err != nil || g == nil { // a nil *Generator must stay a nil Segments
+			return nil, err
+		}
+		return g, nil
+	}
+}
