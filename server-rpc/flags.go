@@ -14,6 +14,10 @@ import (
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
 )
 
+// DefaultShutdownTimeout is how long SIGINT/SIGTERM waits for calls in
+// flight (--shutdown-timeout); the limits' defaults are rpcserver's.
+const DefaultShutdownTimeout = 10 * time.Second
+
 // flags are server-rpc's own flags, beyond the shared configuration.
 type flags struct {
 	plugin          bool
@@ -39,7 +43,7 @@ func (f *flags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.message, "message-timeout", rpcserver.DefaultMessageTimeout,
 		"how long a call may take to arrive once its first byte has")
 	fs.DurationVar(&f.write, "write-timeout", rpcserver.DefaultWriteTimeout, "how long writing one reply may take")
-	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, how long to wait for calls in flight")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "on SIGINT/SIGTERM, how long to wait for calls in flight")
 }
 
 func (f *flags) check() error {

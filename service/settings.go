@@ -35,7 +35,8 @@ type Settings struct {
 	// Populator names the strategy: lock (default), sync, atomic or packed.
 	Populator string
 	// EpochMillis is the time origin in Unix milliseconds; 0 means Vesta's
-	// intf.DefaultEpochMillis. Never change it for a running fleet.
+	// intf.DefaultEpochMillis. It must not lie after the Clock's now
+	// (CheckEpoch). Never change it for a running fleet.
 	EpochMillis int64
 	// DataDir holds the time high-water mark and a lock file; "" means
 	// DefaultDataDir().
@@ -65,6 +66,22 @@ func DefaultDataDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "vesta-go"), nil
 }
 
+// CheckEpoch is the one rule for an epoch, which New applies with its
+// Clock and the configuration loader with the system clock the programs
+// run: Unix milliseconds from 1 up to the clock's now. Before 1 is out of
+// range; after now the service would have no time to issue at. The error
+// is an *intf.FieldError naming "epoch" (intf.ErrInvalidArgument); an
+// epoch after now also matches intf.ErrTimeOverflow.
+func CheckEpoch(epochMillis int64, clock Clock) error {
+	nowMs := clock.NowNanos() / int64(time.Millisecond)
+	err := intf.CheckRange("epoch", epochMillis, 1, nowMs)
+	if err == nil || epochMillis < 1 {
+		return err
+	}
+	return fmt.Errorf("%w: the clock (%s) is before the epoch (%s): %w", intf.ErrTimeOverflow,
+		time.UnixMilli(nowMs).UTC(), time.UnixMilli(epochMillis).UTC(), err)
+}
+
 // withDefaults fills zero fields and validates every field, naming the
 // first wrong one.
 func (s Settings) withDefaults() (Settings, error) {
@@ -90,7 +107,7 @@ func (s Settings) withDefaults() (Settings, error) {
 		intf.CheckRange("machine", s.Machine, 0, intf.MaxMachine),
 		intf.CheckRange("genMethod", s.GenMethod, 0, intf.MaxGenMethod),
 		intf.CheckRange("version", s.Version, 0, intf.MaxVersion),
-		intf.CheckRange("epoch", s.EpochMillis, 0, time.Now().UnixMilli()+365*24*3600*1000),
+		CheckEpoch(s.EpochMillis, s.Clock),
 		intf.CheckRange("maxClockBackwardWait", int64(s.MaxClockBackwardWait), 1, int64(24*time.Hour)),
 	}
 	for _, err := range checks {

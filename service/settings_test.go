@@ -148,3 +148,32 @@ func TestSettingsEveryValidCombination(t *testing.T) {
 		}
 	}
 }
+
+// The epoch is checked against the service's own Clock, not the wall
+// clock: one rule (CheckEpoch), 1..the clock's now.
+func TestEpochCheckedAgainstTheInjectedClock(t *testing.T) {
+	later := time.Date(2090, 1, 1, 0, 0, 0, 0, time.UTC) // far past the wall clock
+	svc, err := service.New(bg, service.Settings{EpochMillis: time.Date(2080, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli(),
+		NoDataDir: true, Clock: newFakeClock(later), Logger: discardLog})
+	require.NoError(t, err, "an epoch before the injected clock's now is valid")
+	require.NoError(t, svc.Close())
+
+	clk := newFakeClock(testStart)
+	now := testStart.UnixMilli()
+	require.NoError(t, service.CheckEpoch(now, clk), "now itself is valid")
+	require.NoError(t, service.CheckEpoch(1, clk))
+	for _, bad := range []int64{0, -1, now + 1} {
+		err := service.CheckEpoch(bad, clk)
+		var fe *intf.FieldError
+		require.ErrorAs(t, err, &fe, "%d", bad)
+		assert.Equal(t, intf.FieldError{Field: "epoch", Value: bad, Min: 1, Max: now}, *fe)
+		assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+		assert.Equal(t, bad > now, errors.Is(err, intf.ErrTimeOverflow), "only an epoch after now is a time overflow")
+	}
+	_, err = service.New(bg, service.Settings{EpochMillis: now + 1, NoDataDir: true, Clock: clk, Logger: discardLog})
+	var fe *intf.FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "epoch", fe.Field)
+	assert.ErrorIs(t, err, intf.ErrTimeOverflow)
+	assert.Contains(t, err.Error(), "before the epoch")
+}

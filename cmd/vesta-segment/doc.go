@@ -1,7 +1,9 @@
 // Command vesta-segment manages the tags of segment mode in the store the
-// vesta-go servers use. It reads the same configuration (file, VESTA_*
-// environment, flags) as the servers, so --data-dir, --segment-store and
-// --segment-dsn select the store.
+// vesta-go servers use. It reads the servers' configuration (file, VESTA_*
+// environment, flags), but only the keys it uses: --data-dir,
+// --no-data-dir, --segment-store and --segment-dsn select the store. A
+// config file shared with the servers may hold their other keys; they are
+// ignored.
 //
 //	vesta-segment [flags] create-tag TAG [--step N] [--initial N] [--description TEXT]
 //	vesta-segment [flags] list
@@ -10,6 +12,7 @@
 // step is --step (default 1000; Leaf's advice: about 600 times the peak IDs
 // per second). A running server picks a new tag up on the first request
 // for it (an unknown tag rereads the tag list, at most once a second), and
-// every other tag change within a minute (the periodic refresh). list prints every tag with its max_id (the next ID no server
-// holds yet) and step.
+// every other tag change within a minute (the periodic refresh).
+// list prints every tag with its max_id (the next ID no server holds yet)
+// and step.
 package main

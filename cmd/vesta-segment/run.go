@@ -22,6 +22,12 @@ const usage = `usage:
 flags:
 `
 
+// groups are the configuration keys vesta-segment reads: which store and
+// where (the SQLite file lives in the data dir). It starts no ID service,
+// no server, creates no tags at start and logs nothing, so it lists none
+// of their keys; a shared config file may still hold them.
+var groups = []config.Group{config.GroupDataDir, config.GroupSegment}
+
 // Exit codes.
 const (
 	exitOK    = 0
@@ -42,7 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("vesta-segment", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
-	loader := config.Register(fs, config.Defaults{Listen: ":0"})
+	loader := config.Register(fs, config.Defaults{}, groups...)
 	loader.Stderr = stderr
 	var cmd command
 	fs.Int64Var(&cmd.step, "step", segment.DefaultTagStep, "create-tag: the tag's step (ids per range; about 600 x peak ids/s)")

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -88,4 +90,38 @@ func TestHelp(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, errOut, "create-tag TAG")
 	assert.Contains(t, errOut, "--segment-store")
+}
+
+// --help lists the keys vesta-segment reads (the file, the data dir, the
+// segment store) and its own flags: nothing of the ID service, etcd, the
+// servers or logging.
+func TestHelpListsOnlyWhatItReads(t *testing.T) {
+	_, _, errOut := vs(t, "--help")
+	var flags []string
+	for _, line := range strings.Split(errOut, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], "--") {
+			flags = append(flags, f[0])
+		}
+	}
+	assert.Equal(t, []string{"--config", "--data-dir", "--description", "--initial", "--no-data-dir",
+		"--segment-dsn", "--segment-store", "--step"}, flags)
+}
+
+// A config file shared with the servers may hold their keys: vesta-segment
+// ignores them (and their variables), but refuses an unknown key.
+func TestSharedConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "vesta.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("machine: 7\nmachineProvider: etcd\netcdEndpoints: etcd-0:2379\n"+
+		"listen: :8080\nlogLevel: debug\nsegmentTags: order\nsegmentStore: sqlite\ndataDir: "+dir+"\n"), 0o600))
+	t.Setenv("VESTA_MACHINE", "not-a-number")
+	code, out, errOut := vs(t, "--config", file, "create-tag", "invoice")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "created tag invoice")
+	assert.FileExists(t, filepath.Join(dir, "segments.db"), "the data dir comes from the file")
+
+	require.NoError(t, os.WriteFile(file, []byte("segmentStroe: off\n"), 0o600))
+	code, _, errOut = vs(t, "--config", file, "list")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "unknown key(s) segmentstroe")
 }

@@ -30,6 +30,9 @@ import (
 type Program struct {
 	Name     string
 	Defaults config.Defaults
+	// Groups are the configuration keys the program reads, and so lists in
+	// --help; nil means config.ServerGroups (every key).
+	Groups []config.Group
 	// Flags adds the program's own flags; may be nil.
 	Flags func(fs *pflag.FlagSet)
 	// Stdout and Stderr default to os.Stdout and os.Stderr.
@@ -51,7 +54,7 @@ func (p Program) Setup(args []string) (config.Config, *pflag.FlagSet, error) {
 	}
 	fs := pflag.NewFlagSet(p.Name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	loader := config.Register(fs, p.Defaults)
+	loader := config.Register(fs, p.Defaults, p.Groups...)
 	loader.Stderr = stderr
 	version := fs.Bool("version", false, "print the version and exit")
 	if p.Flags != nil {

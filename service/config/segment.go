@@ -16,17 +16,21 @@ const (
 	KeySegmentTags  = "segmentTags"
 )
 
+// segmentKeys are the keys of GroupSegment and GroupSegmentTags.
 func segmentKeys() []Key {
 	return []Key{
-		{KeySegmentStore, "segment-store", "VESTA_SEGMENT_STORE", "", stores.SQLite, "segment mode's store: sqlite, postgres or off (default sqlite; off with noDataDir and no segmentDSN)"},
-		{KeySegmentDSN, "segment-dsn", "VESTA_SEGMENT_DSN", "", "", "postgres: the DSN (required); sqlite: the file path (default <dataDir>/segments.db)"},
-		{KeySegmentTags, "segment-tags", "VESTA_SEGMENT_TAGS", "", "", "segment tags created at start when missing: tag[:initialMaxId[:step]],... e.g. order,invoice:1000:500"},
+		{Name: KeySegmentStore, Flag: "segment-store", Env: "VESTA_SEGMENT_STORE", Group: GroupSegment, Default: stores.SQLite,
+			Usage: "segment mode's store: sqlite, postgres or off (off when noDataDir is set and segmentDSN is not)"},
+		{Name: KeySegmentDSN, Flag: "segment-dsn", Env: "VESTA_SEGMENT_DSN", Group: GroupSegment, Varies: true,
+			Usage: "postgres: the DSN (required); sqlite: the file path (default <dataDir>/segments.db)"},
+		{Name: KeySegmentTags, Flag: "segment-tags", Env: "VESTA_SEGMENT_TAGS", Group: GroupSegmentTags,
+			Usage: "segment tags created at start when missing: tag[:initialMaxId[:step]],... e.g. order,invoice:1000:500"},
 	}
 }
 
-// segment reads the segment keys into a stores.Config; s carries the
-// data dir already read.
-func (r *reader) segment(s *service.Settings) stores.Config {
+// segment reads the segment keys into a stores.Config, segmentTags only
+// when withTags; s carries the data dir already read.
+func (r *reader) segment(s *service.Settings, withTags bool) stores.Config {
 	c := stores.Config{DataDir: s.DataDir, DSN: r.str(KeySegmentDSN, "")}
 	def := stores.SQLite
 	if s.NoDataDir && c.DSN == "" {
@@ -47,6 +51,9 @@ func (r *reader) segment(s *service.Settings) stores.Config {
 		if strings.ContainsAny(c.DSN, "?#") {
 			r.fail(KeySegmentDSN, c.DSN, "a file path without '?' or '#' (segmentStore sqlite)")
 		}
+	}
+	if !withTags {
+		return c
 	}
 	tags := r.str(KeySegmentTags, "")
 	if tags != "" && c.Store == stores.Off {

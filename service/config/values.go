@@ -103,38 +103,47 @@ func (r *reader) given(key, alias, want string) string {
 
 func (r *reader) int(key, alias string, def, min, max int64) int64 {
 	want := fmt.Sprintf("an integer %d..%d", min, max)
-	if r.failEmptyEnv(key, want) {
-		return def
-	}
-	v, name, ok := r.raw(key, alias)
+	n, name, ok := r.integer(key, alias, want)
 	if !ok {
 		return def
-	}
-	var n int64
-	switch x := v.(type) {
-	case int:
-		n = int64(x)
-	case int64:
-		n = x
-	case float64:
-		if x != math.Trunc(x) || math.Abs(x) > 1<<62 {
-			r.fail(name, x, want)
-			return def
-		}
-		n = int64(x)
-	default:
-		s := strings.TrimSpace(fmt.Sprint(v))
-		var err error
-		if n, err = strconv.ParseInt(s, 10, 64); err != nil {
-			r.fail(name, s, want)
-			return def
-		}
 	}
 	if n < min || n > max {
 		r.fail(name, n, want)
 		return def
 	}
 	return n
+}
+
+// integer parses the integer value of key, or of its alias, and returns it
+// with the name it was found under; ok is false when the key is not set or
+// its value is no integer (then it fails with want).
+func (r *reader) integer(key, alias, want string) (n int64, name string, ok bool) {
+	if r.failEmptyEnv(key, want) {
+		return 0, key, false
+	}
+	v, name, set := r.raw(key, alias)
+	if !set {
+		return 0, name, false
+	}
+	switch x := v.(type) {
+	case int:
+		return int64(x), name, true
+	case int64:
+		return x, name, true
+	case float64:
+		if x != math.Trunc(x) || math.Abs(x) > 1<<62 {
+			r.fail(name, x, want)
+			return 0, name, false
+		}
+		return int64(x), name, true
+	}
+	s := strings.TrimSpace(fmt.Sprint(v))
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		r.fail(name, s, want)
+		return 0, name, false
+	}
+	return n, name, true
 }
 
 func (r *reader) bool(key, alias string, def bool) bool {

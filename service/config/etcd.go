@@ -1,0 +1,87 @@
+package config
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/vesta-go/vesta/service/etcdlease"
+)
+
+// etcdKeys are the keys of GroupEtcd; their defaults are etcdlease's.
+func etcdKeys() []Key {
+	return []Key{
+		{Name: KeyEtcdEndpoints, Flag: "etcd-endpoints", Env: "VESTA_ETCD_ENDPOINTS", Group: GroupEtcd,
+			Usage: "comma-separated etcd endpoints, host:port or https://host:port (provider etcd)"},
+		{Name: KeyEtcdPrefix, Flag: "etcd-prefix", Env: "VESTA_ETCD_PREFIX", Group: GroupEtcd, Default: etcdlease.DefaultPrefix,
+			Usage: "etcd key prefix; nodes sharing machine ids share it"},
+		{Name: KeyEtcdLeaseTTL, Flag: "etcd-lease-ttl", Env: "VESTA_ETCD_LEASE_TTL", Group: GroupEtcd, Default: dur(etcdlease.DefaultTTL),
+			Usage: "etcd lease TTL, whole seconds 2s..1h: a cut-off node stops issuing within it, a crashed node's id is free after it"},
+		{Name: KeyEtcdDialTimeout, Flag: "etcd-dial-timeout", Env: "VESTA_ETCD_DIAL_TIMEOUT", Group: GroupEtcd, Default: dur(etcdlease.DefaultDialTimeout),
+			Usage: "timeout of connecting to etcd and of each etcd request"},
+		{Name: KeyEtcdUsername, Flag: "etcd-username", Env: "VESTA_ETCD_USERNAME", Group: GroupEtcd,
+			Usage: "etcd user (with etcdPassword)"},
+		{Name: KeyEtcdPassword, Flag: "etcd-password", Env: "VESTA_ETCD_PASSWORD", Group: GroupEtcd,
+			Usage: "etcd password; prefer the environment or a file to the flag"},
+		{Name: KeyEtcdCACert, Flag: "etcd-ca-cert", Env: "VESTA_ETCD_CA_CERT", Group: GroupEtcd,
+			Usage: "PEM CA file that verifies the etcd servers (TLS)"},
+		{Name: KeyEtcdCert, Flag: "etcd-cert", Env: "VESTA_ETCD_CERT", Group: GroupEtcd,
+			Usage: "PEM client certificate for etcd (with etcdKey)"},
+		{Name: KeyEtcdKey, Flag: "etcd-key", Env: "VESTA_ETCD_KEY", Group: GroupEtcd,
+			Usage: "PEM client key for etcd (with etcdCert)"},
+		{Name: KeyEtcdNodeName, Flag: "etcd-node-name", Env: "VESTA_ETCD_NODE_NAME", Group: GroupEtcd, Varies: true,
+			Usage: "this node's name in etcd (default hostname-pid)"},
+		{Name: KeyMaxClockSkew, Flag: "max-clock-skew", Env: "VESTA_MAX_CLOCK_SKEW", Group: GroupEtcd, Default: dur(etcdlease.DefaultMaxClockSkew),
+			Usage: "largest difference from the other live nodes' clocks (provider etcd) before refusing to start"},
+	}
+}
+
+// etcd reads the etcd keys, which are validated whatever the provider;
+// provider etcd requires endpoints.
+func (r *reader) etcd(provider string) etcdlease.Options {
+	o := etcdlease.Options{
+		Prefix:       r.given(KeyEtcdPrefix, "", "a key prefix such as /vesta"),
+		TTL:          r.duration(KeyEtcdLeaseTTL, etcdlease.DefaultTTL, etcdlease.MinTTL, etcdlease.MaxTTL),
+		DialTimeout:  r.duration(KeyEtcdDialTimeout, etcdlease.DefaultDialTimeout, etcdlease.MinDialTimeout, etcdlease.MaxDialTimeout),
+		Username:     r.str(KeyEtcdUsername, ""),
+		Password:     r.str(KeyEtcdPassword, ""),
+		CACertFile:   r.str(KeyEtcdCACert, ""),
+		CertFile:     r.str(KeyEtcdCert, ""),
+		KeyFile:      r.str(KeyEtcdKey, ""),
+		NodeName:     r.str(KeyEtcdNodeName, ""),
+		MaxClockSkew: r.duration(KeyMaxClockSkew, etcdlease.DefaultMaxClockSkew, etcdlease.MinMaxClockSkew, etcdlease.MaxMaxClockSkew),
+	}
+	for _, ep := range strings.Split(r.str(KeyEtcdEndpoints, ""), ",") {
+		if ep = strings.TrimSpace(ep); ep != "" {
+			o.Endpoints = append(o.Endpoints, ep)
+		}
+	}
+	if provider == ProviderEtcd && len(o.Endpoints) == 0 {
+		r.fail(KeyEtcdEndpoints, "", "a comma-separated list of etcd endpoints (required by machineProvider etcd)")
+	}
+	return o
+}
+
+// etcdOptionKeys maps an etcdlease option to its config key.
+var etcdOptionKeys = map[string]string{
+	"Endpoints": KeyEtcdEndpoints, "Prefix": KeyEtcdPrefix, "TTL": KeyEtcdLeaseTTL,
+	"DialTimeout": KeyEtcdDialTimeout, "Username": KeyEtcdUsername, "Password": KeyEtcdPassword,
+	"CACertFile": KeyEtcdCACert, "CertFile": KeyEtcdCert, "KeyFile": KeyEtcdKey,
+	"NodeName": KeyEtcdNodeName, "MaxClockSkew": KeyMaxClockSkew,
+}
+
+// checkEtcd validates the options of provider etcd; a wrong option fails
+// naming its config key.
+func (r *reader) checkEtcd(o etcdlease.Options) {
+	err := o.Validate()
+	var oe *etcdlease.OptionError
+	switch {
+	case errors.As(err, &oe):
+		want := oe.Want
+		if oe.Err != nil {
+			want += " (" + oe.Err.Error() + ")"
+		}
+		r.fail(etcdOptionKeys[oe.Option], oe.Value, want)
+	case err != nil:
+		r.err = err
+	}
+}
