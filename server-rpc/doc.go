@@ -4,11 +4,12 @@
 // runs inside its host; logs as JSON lines on stderr for the host).
 //
 // It reads the configuration every vesta-go main reads (see
-// docs/configuration.md) plus its own flags:
+// docs/configuration.md: among them --max-conns-per-ip, the most TCP
+// connections from one remote IP, and --call-timeout, the bound of every
+// call) plus its own flags:
 //
 //	--plugin               serve as a go-plugin plugin (also implied when the plugin handshake cookie is set)
 //	--max-conns N          the most TCP connections served at once (default 1024); a newcomer evicts the longest-idle one
-//	--max-conns-per-ip N   the most TCP connections from one remote IP (default 64)
 //	--max-message-bytes N  the largest message read (default 65536)
 //	--first-byte-timeout D how long a new connection may send nothing (default 10s)
 //	--idle-timeout D       how long a connection may wait between calls (default 5m)

@@ -22,7 +22,7 @@ const DefaultShutdownTimeout = 10 * time.Second
 type flags struct {
 	plugin          bool
 	maxConns        int
-	maxConnsPerIP   int
+	maxConnsPerIP   int // from the configuration (maxConnsPerIP)
 	maxMessageBytes int
 	firstByte       time.Duration
 	idle            time.Duration
@@ -35,7 +35,9 @@ func (f *flags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.plugin, "plugin", false, "serve as a hashicorp/go-plugin plugin (genMethod 0 by default)")
 	fs.IntVar(&f.maxConns, "max-conns", rpcserver.DefaultMaxConns,
 		"the most TCP connections served at once; a newcomer evicts the longest-idle one, or is closed when none is idle")
-	fs.IntVar(&f.maxConnsPerIP, "max-conns-per-ip", rpcserver.DefaultMaxConnsPerIP, "the most TCP connections from one remote IP; more are closed")
+	// --max-conns-per-ip is a configuration key (maxConnsPerIP), shared
+	// with server-rest: runTCP takes it from the loaded configuration.
+	f.maxConnsPerIP = rpcserver.DefaultMaxConnsPerIP
 	fs.IntVar(&f.maxMessageBytes, "max-message-bytes", rpcserver.DefaultMaxMessageBytes,
 		"the largest message read; a connection sending a bigger one is closed")
 	fs.DurationVar(&f.firstByte, "first-byte-timeout", rpcserver.DefaultFirstByteTimeout, "how long a new connection may send nothing")

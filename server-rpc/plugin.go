@@ -73,7 +73,7 @@ func runPlugin(cfg config.Config) error {
 
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: rpcplugin.Handshake,
-		Plugins:         rpcplugin.PluginSet(rpcapi.NewReceiver(svc, cfg.MaxBatch, seg.receiverOptions()...)),
+		Plugins:         rpcplugin.PluginSet(rpcapi.NewReceiver(svc, cfg.MaxBatch, receiverOptions(cfg, seg)...)),
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name: "server-rpc", Output: os.Stderr, JSONFormat: true,
 			Level: hclog.LevelFromString(cfg.LogLevel.String()),

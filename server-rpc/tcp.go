@@ -17,6 +17,7 @@ import (
 // segment mode.
 func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	log := cfg.Service.Logger
+	f.maxConnsPerIP = cfg.MaxConnsPerIP // a configuration key, shared with server-rest
 	seg, err := openSegments(ctx, cfg)
 	if err != nil {
 		return err
@@ -33,7 +34,7 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 			log.Info("vesta rpc: id service closed; high-water mark stored")
 		}
 	}()
-	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, cfg.MaxBatch, seg.receiverOptions()...),
+	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, cfg.MaxBatch, receiverOptions(cfg, seg)...),
 		f.options(log))
 	if err != nil {
 		return err
@@ -45,7 +46,7 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	}
 	log.Info("vesta rpc: listening", "addr", ln.Addr().String(), "service", rpcapi.ServiceName,
 		"maxBatch", cfg.MaxBatch, "maxConns", f.maxConns, "maxConnsPerIP", f.maxConnsPerIP,
-		"maxMessageBytes", f.maxMessageBytes)
+		"maxMessageBytes", f.maxMessageBytes, "callTimeout", cfg.CallTimeout)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 

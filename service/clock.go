@@ -17,9 +17,22 @@ type Clock interface {
 	WaitUntil(ctx context.Context, t int64) error
 }
 
-// spinWindow is how much of a wait is spun rather than slept: timers wake
-// late by tens of microseconds, which would waste a millisecond unit's budget.
-const spinWindow = 2 * time.Millisecond
+// fineWindow is the end of a wait that is not slept on a Go timer: Go's
+// timers wake up to a millisecond late on these machines (the netpoller
+// waits in whole milliseconds), which would lose most of a millisecond
+// unit. It is slept with finePause (nanosleep), waking early by the
+// oversleep measured so far, and the last few microseconds are spun.
+const fineWindow = 2 * time.Millisecond
+
+// oversleep tracks how late finePause wakes (a moving average, in
+// nanoseconds), so that the next one is asked to wake that much earlier.
+var oversleep atomic.Int64
+
+func init() { oversleep.Store(int64(100 * time.Microsecond)) }
+
+// spinTail is the part of a wait spun rather than slept: about the
+// variation of finePause's oversleep.
+const spinTail = 20 * time.Microsecond
 
 // SystemClock is the wall time read once at start plus Go's monotonic clock
 // since then, so stepping the wall clock back (NTP, an operator) cannot make
@@ -41,23 +54,34 @@ func NewSystemClock() *SystemClock {
 // NowNanos implements Clock.
 func (c *SystemClock) NowNanos() int64 { return c.offset.Load() + int64(time.Since(c.mono0)) }
 
-// WaitUntil sleeps most of the wait and spins the last spinWindow of it.
+// WaitUntil sleeps on a Go timer until fineWindow before t, then with
+// finePause, asked to wake early by the oversleep measured so far, and
+// spins only the last spinTail: idle, and on time. (One waiter per unit
+// waits here: see unitGate.) The precise sleeps are short and not
+// interruptible, so ctx is looked at between them.
 func (c *SystemClock) WaitUntil(ctx context.Context, t int64) error {
 	for {
-		d := time.Duration(t - c.NowNanos())
+		now := c.NowNanos()
+		d := time.Duration(t - now)
 		if d <= 0 {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if d > spinWindow {
-			if err := ctxtime.Sleep(ctx, d-spinWindow); err != nil {
+		switch early := time.Duration(oversleep.Load()); {
+		case d > fineWindow:
+			if err := ctxtime.Sleep(ctx, d-fineWindow); err != nil {
 				return err
 			}
-			continue
+		case d > early+spinTail:
+			want := d - early - spinTail
+			finePause(want)
+			late := time.Duration(c.NowNanos()-now) - want
+			oversleep.Store(int64(min(max(early+(late-early)/8, 0), fineWindow/2))) // a moving average
+		default:
+			runtime.Gosched()
 		}
-		runtime.Gosched()
 	}
 }
 

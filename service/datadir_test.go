@@ -147,13 +147,16 @@ func TestRestartAfterCloseIssuesAbove(t *testing.T) {
 				svc := startDir(t, dir, clk, s)
 				first := genN(t, svc, 100)
 				require.NoError(t, svc.Close())
-				waitsBefore := clk.waits.Load()
-				// Same dir at once, the clock still in the same unit.
+				waitsBefore, before := clk.waits.Load(), clk.Now()
+				// Same dir at once, the clock still in the same unit: the
+				// next unit is handed out at once, a little ahead of the clock.
 				svc = startDir(t, dir, clk, s)
 				defer svc.Close()
-				assert.Equal(t, waitsBefore+1, clk.waits.Load(), "New waited for the next unit")
+				assert.Equal(t, waitsBefore, clk.waits.Load(), "New did not wait")
+				assert.Equal(t, before, clk.Now())
 				second := genN(t, svc, 100)
 				assert.Greater(t, minUnit(l, second), maxUnit(l, first), "every ID after the restart is later in time")
+				assert.Equal(t, maxUnit(l, first)+1, minUnit(l, second), "the unit right after the last one issued")
 				n, err := checkUnique(l, [][]int64{first, second})
 				require.NoError(t, err)
 				assert.Equal(t, 200, n)
@@ -172,16 +175,33 @@ func TestRestartClockBehindWithinBound(t *testing.T) {
 			first := genN(t, svc, 50)
 			require.NoError(t, svc.Close())
 			mark := readMark(t, dir)
-			// The clock is 2 s behind when the service starts again.
+			// The clock is 2 s behind when the service starts again: the
+			// unit after the mark begins within the marks' 3 s lead, so it
+			// is handed out at once.
 			clk.Advance(-2 * time.Second)
+			before := clk.Now()
 			logs := &logBuffer{}
 			svc = startDir(t, dir, clk, service.Settings{Type: typ, MaxClockBackwardWait: 3 * time.Second, Logger: logs.logger()})
-			defer svc.Close()
-			assert.GreaterOrEqual(t, clk.Now().UnixMilli(), mark+l.Unit.Milliseconds(), "New waited for the clock to pass the mark's unit")
-			assert.Contains(t, logs.String(), "waiting for the clock to pass the high-water mark")
 			second := genN(t, svc, 50)
+			assert.Equal(t, before, clk.Now(), "no wait")
 			assert.Greater(t, minUnit(l, second), maxUnit(l, first))
+			assert.Equal(t, maxUnit(l, first)+1, minUnit(l, second))
 			_, err := checkUnique(l, [][]int64{first, second})
+			require.NoError(t, err)
+			require.NoError(t, svc.Close())
+
+			// 5 s behind (within the bound), the unit after the mark is
+			// beyond the lead (3 s, plus the unit itself): New waits until
+			// it is within it.
+			clk.Set(time.UnixMilli(mark).Add(-5 * time.Second))
+			svc = startDir(t, dir, clk, service.Settings{Type: typ, MaxClockBackwardWait: 6 * time.Second, Logger: logs.logger()})
+			defer svc.Close()
+			assert.Contains(t, logs.String(), "waiting for the clock to pass the high-water mark")
+			third := genN(t, svc, 50)
+			lastUnitStart := unitStartMs(l, maxUnit(l, second)+1)
+			assert.GreaterOrEqual(t, clk.Now().UnixMilli(), lastUnitStart-3000-l.Unit.Milliseconds(), "waited until the next unit is within the lead and a unit")
+			assert.Less(t, clk.Now().UnixMilli(), lastUnitStart-2000, "and not longer")
+			_, err = checkUnique(l, [][]int64{first, second, third})
 			require.NoError(t, err)
 		})
 	}
@@ -236,12 +256,17 @@ func TestRestartAfterCrash(t *testing.T) {
 			require.Less(t, readMark(t, dir), aheadMs)
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "highwater"), ahead, 0o600))
 
+			// The restart serves at once (no stall of up to the 3 s lead):
+			// its IDs carry a time at most the lead ahead.
+			before := clk.Now()
 			svc = startDir(t, dir, clk, service.Settings{Type: typ})
 			defer svc.Close()
 			second := genN(t, svc, 50)
 			floor := (aheadMs - intf.DefaultEpochMillis) / l.Unit.Milliseconds()
 			assert.Greater(t, minUnit(l, second), floor, "the new service starts above the crashed one's mark")
-			assert.GreaterOrEqual(t, clk.Now().UnixMilli(), aheadMs)
+			assert.Equal(t, floor+1, minUnit(l, second))
+			assert.Equal(t, before, clk.Now(), "no wait")
+			assert.LessOrEqual(t, unitStartMs(l, floor+1)-clk.Now().UnixMilli(), int64(3000), "at most the lead ahead")
 			_, err = checkUnique(l, [][]int64{first, second})
 			require.NoError(t, err)
 		})

@@ -20,6 +20,8 @@ type issuance struct {
 	err   error
 	// fence is the last unit the lease is surely valid for (see bounds).
 	fence int64
+	// tenure counts the holds of a machine id (see bounds.tenure).
+	tenure uint64
 }
 
 // held tells whether a machine id is held (always true without a lease).
@@ -41,6 +43,10 @@ type bounds struct {
 	// dirLost: the data dir was removed or replaced while held; issuing
 	// stops for good (a restart takes the directory found then).
 	dirLost bool
+	// tenure counts the holds of a machine id: each raises the populator
+	// above the previous holder's mark, so a unit reserved under an
+	// earlier tenure is only valid under that one.
+	tenure uint64
 }
 
 // held tells whether a machine id is held (always true without a lease).
@@ -59,9 +65,10 @@ func (s *Service) publishLocked() {
 		machine: b.machine,
 		fixed: uint64(b.machine) | uint64(s.settings.GenMethod)<<s.layout.GenMethod.Shift |
 			uint64(s.settings.Type)<<s.layout.TypeBit.Shift | uint64(s.settings.Version)<<s.layout.Version.Shift,
-		limit: s.maxUnit,
-		fence: b.fence,
-		err:   fmt.Errorf("%w: the %s time field ends at unit %d", intf.ErrTimeOverflow, s.settings.Type, s.maxUnit),
+		limit:  s.maxUnit,
+		fence:  b.fence,
+		tenure: b.tenure,
+		err:    fmt.Errorf("%w: the %s time field ends at unit %d", intf.ErrTimeOverflow, s.settings.Type, s.maxUnit),
 	}
 	switch {
 	case b.closed:

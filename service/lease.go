@@ -72,7 +72,7 @@ func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs i
 	if prevMarkMs > 0 {
 		floor = s.floorOf(prevMarkMs)
 	}
-	if err := s.waitPast(ctx, floor, prevMarkMs, fmt.Sprintf("the previous holder of machine %d", machine)); err != nil {
+	if err := s.waitNear(ctx, floor, prevMarkMs, fmt.Sprintf("the previous holder of machine %d", machine), 0); err != nil {
 		return err
 	}
 	s.pop.raise(floor)
@@ -90,6 +90,7 @@ func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs i
 			return
 		}
 		b.machine = machine
+		b.tenure++
 		b.leaseMark = s.unitOf(ahead)
 		b.fence = s.fenceUnit(validUntil)
 		s.leaseMarkMs.Store(ahead)

@@ -78,7 +78,9 @@ func (m IPListMachine) MachineId(context.Context) (int64, error) {
 }
 
 // HostnameMachine takes the machine id from the trailing number of the
-// host name, as StatefulSet pods are named: "ids-3" is machine 3.
+// host name, as StatefulSet pods are named: "ids-3" is machine 3. A
+// trailing number with a leading zero ("web-01") is refused: it is
+// ambiguous with "web-1".
 type HostnameMachine struct {
 	// Hostname overrides os.Hostname.
 	Hostname string
@@ -101,7 +103,15 @@ func (m HostnameMachine) MachineId(context.Context) (int64, error) {
 	if digits == len(short) {
 		return 0, fmt.Errorf("%w: hostname %q does not end in a number (like ids-3)", intf.ErrInvalidArgument, name)
 	}
-	n, err := strconv.ParseInt(short[digits:], 10, 64)
+	num := short[digits:]
+	// "web-01" and "web-1" would both be machine 1: two nodes named in
+	// two styles would share an id. A leading zero makes the name
+	// ambiguous, so it is refused rather than read.
+	if len(num) > 1 && num[0] == '0' {
+		return 0, fmt.Errorf("%w: hostname %q: its trailing number %q has a leading zero, so it names the same machine id as %q: rename the hosts without leading zeros, or lease machine ids from etcd (machineProvider etcd)",
+			intf.ErrInvalidArgument, name, num, short[:digits]+strings.TrimLeft(num[:len(num)-1], "0")+num[len(num)-1:])
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n > intf.MaxMachine {
 		return 0, fmt.Errorf("%w: hostname %q: trailing number out of machine range 0..%d", intf.ErrInvalidArgument, name, intf.MaxMachine)
 	}

@@ -120,13 +120,15 @@ func TestIPListMachineSystemAddrs(t *testing.T) {
 
 func TestHostnameMachine(t *testing.T) {
 	good := map[string]int64{
-		"ids-3":             3,
-		"web03.example.com": 3,
-		"ids-0":             0,
-		"ids-1023":          1023,
-		"node7":             7,
-		"007":               7,
-		"ids-12.svc.local":  12,
+		"ids-3":            3,
+		"web3.example.com": 3,
+		"ids-0":            0,
+		"ids-1023":         1023,
+		"node7":            7,
+		"7":                7,
+		"web-10":           10,
+		"ids-100":          100,
+		"ids-12.svc.local": 12,
 	}
 	for name, want := range good {
 		got, err := service.HostnameMachine{Hostname: name}.MachineId(bg)
@@ -143,6 +145,13 @@ func TestHostnameMachine(t *testing.T) {
 		"ids-3a":                      "does not end in a number",
 		".3":                          "does not end in a number",
 		"ids-100000000000000000000.x": "out of machine range",
+		// A leading zero is ambiguous: web-01 and web-1 would share id 1.
+		"web-01":            "leading zero",
+		"ids-007":           "leading zero",
+		"web03.example.com": `same machine id as "web3"`,
+		"007":               `same machine id as "7"`,
+		"ids-00":            `same machine id as "ids-0"`,
+		"x-0001024":         "leading zero",
 	}
 	for name, msg := range bad {
 		_, err := service.HostnameMachine{Hostname: name}.MachineId(bg)
@@ -152,4 +161,17 @@ func TestHostnameMachine(t *testing.T) {
 			assert.Contains(t, err.Error(), name, "the error quotes the host name")
 		}
 	}
+}
+
+// "web-01" and "web-1" must not both become machine 1: the error says why
+// and what to do.
+func TestHostnameMachineRefusesLeadingZeros(t *testing.T) {
+	_, err := service.HostnameMachine{Hostname: "web-01.example.com"}.MachineId(bg)
+	require.ErrorIs(t, err, intf.ErrInvalidArgument)
+	for _, want := range []string{`"web-01.example.com"`, `trailing number "01"`, `"web-1"`, "rename the hosts", "etcd"} {
+		assert.Contains(t, err.Error(), want)
+	}
+	got, err := service.HostnameMachine{Hostname: "web-1.example.com"}.MachineId(bg)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), got)
 }

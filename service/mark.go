@@ -10,8 +10,8 @@ import (
 )
 
 // Timing of the high-water marks: every markInterval the marks are stored
-// at now+markLead, so the hot path finds them ahead of the clock as long as
-// writes keep succeeding.
+// at now+markLead (plus MaxBorrow: see lead), so the hot path finds them
+// ahead of the clock as long as writes keep succeeding.
 const (
 	markInterval = time.Second
 	markLead     = 3 * time.Second
@@ -22,7 +22,8 @@ const (
 
 // openMark locks the data dir, makes sure the clock is past the stored
 // mark, and stores a mark ahead of the clock. It returns the unit the
-// populator must start above.
+// populator must start above. A dir used before without a readable mark
+// is refused unless Settings.ResetDataDir (see dataDir.readMark).
 func (s *Service) openMark(ctx context.Context) (floor int64, err error) {
 	if s.dir, err = openDataDir(s.settings.DataDir); err != nil {
 		return 0, err
@@ -32,20 +33,26 @@ func (s *Service) openMark(ctx context.Context) (floor int64, err error) {
 			s.closeDir()
 		}
 	}()
-	mark, ok, err := s.dir.readMark()
+	m, err := s.dir.readMark(s.settings.ResetDataDir)
 	if err != nil {
 		return 0, err
 	}
+	if m.warn != "" {
+		s.settings.Logger.Warn(m.warn)
+	}
 	floor = -1
-	if ok {
-		if err := s.checkMark(mark); err != nil {
-			return 0, fmt.Errorf("%w: %s: %w", ErrCorruptMark, s.dir.markPath(), err)
+	if m.ok {
+		if err := s.checkMark(m.ms); err != nil {
+			return 0, fmt.Errorf("%w: %s: %w", ErrCorruptMark, m.where, err)
 		}
-		floor = s.floorOf(mark)
-		if err := s.waitPast(ctx, floor, mark, s.dir.markPath()); err != nil {
+		floor = s.floorOf(m.ms)
+		if err := s.waitPast(ctx, floor, m.ms, m.where); err != nil {
 			return 0, err
 		}
 	}
+	// What a run that issues nothing leaves behind (removeMark): never
+	// below the mark found, nor the time reached now.
+	s.dir.keepMs = max(m.ms, s.settings.Clock.NowNanos()/int64(time.Millisecond))
 	return floor, s.persistFileMark(0)
 }
 
@@ -72,21 +79,45 @@ func (s *Service) checkMark(ms int64) error {
 // populators start from -1 at the lowest).
 func (s *Service) floorOf(ms int64) int64 { return max(s.unitOf(ms), -1) }
 
-// waitPast waits for the clock to reach the unit after floor, the unit of
-// mark (Unix ms, stored in where), or refuses when that is further away
-// than MaxClockBackwardWait.
+// lead is how far ahead of the clock the marks are stored: markLead, plus
+// MaxBorrow so that borrowed units stay below them. A start or a takeover
+// may hand out the unit after a mark at once when it begins within lead.
+func (s *Service) lead() time.Duration { return markLead + s.settings.MaxBorrow }
+
+// waitPast waits until the unit after floor, the unit of mark (Unix ms,
+// stored in where), begins within the lead (see lead), or refuses when the
+// clock is behind mark by more than MaxClockBackwardWait.
 func (s *Service) waitPast(ctx context.Context, floor, mark int64, where string) error {
+	return s.waitNear(ctx, floor, mark, where, s.lead()+time.Duration(s.units.unitNanos))
+}
+
+// waitNear is waitPast that may return up to ahead before the unit after
+// floor begins (the data dir's mark: a restart serves at once); a takeover
+// passes 0, as the lease's fence would refuse a unit beyond its validity.
+func (s *Service) waitNear(ctx context.Context, floor, mark int64, where string, ahead time.Duration) error {
 	resume := s.units.epochNanos + (floor+1)*s.units.unitNanos
-	gap := time.Duration(resume - s.settings.Clock.NowNanos())
-	if gap > s.settings.MaxClockBackwardWait {
+	now := s.settings.Clock.NowNanos()
+	// The clock is judged against the mark itself, less the lead it may
+	// have been stored ahead by: the rest of the mark's own unit (a whole
+	// second of max-peak after a graceful Close) and the lead a crash
+	// leaves are not the clock being behind.
+	gap := time.Duration(resume - now)
+	if behind := time.Duration(mark*int64(time.Millisecond) - now); behind-ahead > s.settings.MaxClockBackwardWait {
 		return fmt.Errorf("%w: the clock is %s behind the last time IDs may have been issued at (%s, stored in %s), more than maxClockBackwardWait %s: fix the clock, or raise maxClockBackwardWait to wait it out",
 			intf.ErrClockBehind, gap.Round(time.Millisecond), time.UnixMilli(mark).UTC(), where, s.settings.MaxClockBackwardWait)
 	}
-	if gap <= 0 {
+	// The unit after the mark may be handed out at once when it begins
+	// within the lead (a crash leaves the mark that far ahead): the IDs
+	// carry a time a little ahead until the clock catches up. Further
+	// away, wait until it is within the lead.
+	// Every mark stored from now on covers the unit after floor, which
+	// may be handed out before the clock reaches it.
+	s.coverMillis(s.settings.EpochMillis + (floor+1)*s.unitMilli)
+	if gap <= ahead {
 		return nil
 	}
-	s.settings.Logger.Info("vesta: waiting for the clock to pass the high-water mark", "wait", gap, "mark", where)
-	return s.settings.Clock.WaitUntil(ctx, resume)
+	s.settings.Logger.Info("vesta: waiting for the clock to pass the high-water mark", "wait", gap-ahead, "mark", where)
+	return s.settings.Clock.WaitUntil(ctx, resume-int64(ahead))
 }
 
 // unitOf is the time unit containing Unix millisecond ms (floored).
@@ -99,10 +130,22 @@ func (s *Service) unitOf(ms int64) int64 {
 	return u
 }
 
-// aheadMillis is the mark to store now: markLead ahead of the clock, or of
-// the wall clock when that is ahead and the clock is about to follow it.
+// aheadMillis is the mark to store now: the lead ahead of the clock, or of
+// the wall clock when that is ahead and the clock is about to follow it,
+// and never below a unit that may be handed out ahead of the clock (see
+// coverMillis).
 func (s *Service) aheadMillis(wallNanos int64) int64 {
-	return (max(s.settings.Clock.NowNanos(), wallNanos) + int64(markLead)) / int64(time.Millisecond)
+	return max((max(s.settings.Clock.NowNanos(), wallNanos)+int64(s.lead()))/int64(time.Millisecond), s.minMarkMs.Load())
+}
+
+// coverMillis makes every mark stored from now on at least ms.
+func (s *Service) coverMillis(ms int64) {
+	for {
+		cur := s.minMarkMs.Load()
+		if cur >= ms || s.minMarkMs.CompareAndSwap(cur, ms) {
+			return
+		}
+	}
 }
 
 // persistFileMark stores a mark ahead in the data dir, then lets the hot

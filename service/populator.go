@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"sync/atomic"
@@ -23,8 +22,18 @@ type populator interface {
 	raise(floor int64)
 }
 
-// state is the last unit handed out and the last sequence used in it.
+// state is the last unit handed out and the last sequence used in it. A
+// seq of -1 means none of last is used yet: the state a start or a raise
+// leaves, so that the next unit is handed out at once (see raised).
 type state struct{ last, seq int64 }
+
+// issued is the last unit an ID was handed out in.
+func (st state) issued() int64 {
+	if st.seq < 0 {
+		return st.last - 1
+	}
+	return st.last
+}
 
 // units converts clock time to time units and implements the populate rule.
 type units struct {
@@ -32,9 +41,13 @@ type units struct {
 	epochNanos int64
 	unitNanos  int64
 	maxSeq     int64
-	waits      atomic.Uint64 // times a unit's sequence ran out
+	// borrow is how many units the populator may run ahead of the clock
+	// when a unit is used up (Settings.MaxBorrow); 0 waits for the clock.
+	borrow int64
+	waits  atomic.Uint64 // times a unit's sequence ran out
 	// closing, when set, is done once the service closes: it ends waits.
 	closing context.Context
+	gate    unitGate
 }
 
 func (u *units) now() int64 { return (u.clock.NowNanos() - u.epochNanos) / u.unitNanos }
@@ -42,50 +55,68 @@ func (u *units) now() int64 { return (u.clock.NowNanos() - u.epochNanos) / u.uni
 // step is the populate rule. A unit after last starts at sequence 0. In the
 // same unit, or a unit before last (a goroutine that read the clock before
 // another one advanced last: the clock itself never runs back), the sequence
-// continues from last. got == 0 means last's sequence is used up: wait.
+// continues from last. When last's sequence is used up, the next unit is
+// borrowed if it is at most borrow units ahead of the clock; else got == 0:
+// wait (waitAfter).
 func (u *units) step(st state, now, n int64) (next state, first, got int64) {
 	if now > st.last {
 		got = min(n, u.maxSeq+1)
 		return state{last: now, seq: got - 1}, 0, got
 	}
 	if st.seq >= u.maxSeq {
+		if st.last+1 <= now+u.borrow {
+			got = min(n, u.maxSeq+1)
+			return state{last: st.last + 1, seq: got - 1}, 0, got
+		}
 		return st, 0, 0
 	}
 	got = min(n, u.maxSeq-st.seq)
 	return state{last: st.last, seq: st.seq + got}, st.seq + 1, got
 }
 
-// raised is st moved up to floor with its sequence used up, so the next
-// unit handed out is above floor.
+// raised is st moved above floor: when st is not past floor, the next unit
+// handed out is floor+1, at once, even if the clock has not reached it yet
+// (its IDs then carry a time at most the marks' lead ahead: the marks are
+// stored that far ahead, and the limit check refuses anything above them).
+// A restart after a crash or a takeover so serves without waiting.
 func (u *units) raised(st state, floor int64) state {
-	if st.last >= floor {
+	if st.last > floor { // the next unit handed out is st.last or later
 		return st
 	}
-	return state{last: floor, seq: u.maxSeq}
+	return state{last: floor + 1, seq: -1}
 }
 
 // waitAfter blocks until the clock is in a unit after last, ctx is done
-// or the service closes. A waiter may hold the populator's lock, and Close
-// needs that lock to read the last unit: closing must end every wait.
+// or the service closes (then intf.ErrClosed). Waiters share one sleeper
+// per unit (unitGate); none holds a populator's lock while it waits.
 func (u *units) waitAfter(ctx context.Context, last int64) error {
 	u.waits.Add(1)
-	t := u.epochNanos + (last+1)*u.unitNanos
-	if u.closing == nil {
+	t := u.epochNanos + (last+1-u.borrow)*u.unitNanos // last+1 may be borrowed from then on
+	if u.clock.NowNanos() >= t {
+		return nil
+	}
+	stop := u.closing
+	if stop == nil {
+		stop = context.Background()
+	}
+	if stop.Err() != nil {
+		return intf.ErrClosed
+	}
+	open := u.gate.channel(t, u.clock, stop)
+	if open == nil {
 		return u.clock.WaitUntil(ctx, t)
 	}
-	if u.closing.Err() != nil {
+	select {
+	case <-open:
+		if stop.Err() != nil {
+			return intf.ErrClosed
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-stop.Done():
 		return intf.ErrClosed
 	}
-	wctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(u.closing, func() { cancel(intf.ErrClosed) })
-	err := u.clock.WaitUntil(wctx, t)
-	stop()
-	cause := context.Cause(wctx)
-	cancel(nil)
-	if err != nil && errors.Is(cause, intf.ErrClosed) {
-		return intf.ErrClosed
-	}
-	return err
 }
 
 // Populator names accepted in Settings.Populator.

@@ -45,4 +45,4 @@ func (p *atomicPopulator) raise(floor int64) {
 	}
 }
 
-func (p *atomicPopulator) lastUnit() int64 { return p.st.Load().last }
+func (p *atomicPopulator) lastUnit() int64 { return p.st.Load().issued() }

@@ -9,9 +9,10 @@ import (
 )
 
 // lockedPopulator guards the state with a lock; the "lock" and "sync"
-// populators are this one code over two locks. A goroutine that finds the
-// unit used up waits for the next unit while holding the lock: the others
-// could not issue anything in the meantime anyway.
+// populators are this one code over two locks. The lock is held only to
+// step the state: a goroutine that finds the unit used up lets it go and
+// waits for the next unit with the others (units.waitAfter), so a caller's
+// deadline is never spent queueing behind a waiter.
 type lockedPopulator struct {
 	*units
 	mu sync.Locker
@@ -31,15 +32,17 @@ func newSpinPopulator(u *units, start state) populator {
 }
 
 func (p *lockedPopulator) reserve(ctx context.Context, n int64) (unit, first, got int64, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	for {
+		p.mu.Lock()
 		next, first, got := p.step(p.st, p.now(), n)
 		if got > 0 {
 			p.st = next
+			p.mu.Unlock()
 			return next.last, first, got, nil
 		}
-		if err := p.waitAfter(ctx, p.st.last); err != nil {
+		last := p.st.last
+		p.mu.Unlock()
+		if err := p.waitAfter(ctx, last); err != nil {
 			return 0, 0, 0, err
 		}
 	}
@@ -54,7 +57,7 @@ func (p *lockedPopulator) raise(floor int64) {
 func (p *lockedPopulator) lastUnit() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.st.last
+	return p.st.issued()
 }
 
 // spinLock is a lock on an atomic flag. Waiters spin briefly, then yield,

@@ -6,19 +6,20 @@ import (
 )
 
 // packedPopulator keeps the state in one atomic.Uint64 — last unit + 1 in
-// the high 43 bits, the sequence in the low 21 — and advances it with CAS:
-// lock-free like atomicPopulator, without its allocation.
+// the high 43 bits, the sequence + 1 in the low 21 (a sequence of -1, none
+// used, is 0) — and advances it with CAS: lock-free like atomicPopulator,
+// without its allocation.
 type packedPopulator struct {
 	*units
 	st atomic.Uint64
 }
 
-const packedSeqBits = 21 // holds the widest sequence (20 bits) plus one
+const packedSeqBits = 21 // holds the widest sequence (20 bits), plus one
 
-func pack(st state) uint64 { return uint64(st.last+1)<<packedSeqBits | uint64(st.seq) }
+func pack(st state) uint64 { return uint64(st.last+1)<<packedSeqBits | uint64(st.seq+1) }
 
 func unpack(v uint64) state {
-	return state{last: int64(v>>packedSeqBits) - 1, seq: int64(v & (1<<packedSeqBits - 1))}
+	return state{last: int64(v>>packedSeqBits) - 1, seq: int64(v&(1<<packedSeqBits-1)) - 1}
 }
 
 func newPackedPopulator(u *units, start state) populator {
@@ -54,4 +55,4 @@ func (p *packedPopulator) raise(floor int64) {
 	}
 }
 
-func (p *packedPopulator) lastUnit() int64 { return unpack(p.st.Load()).last }
+func (p *packedPopulator) lastUnit() int64 { return unpack(p.st.Load()).issued() }

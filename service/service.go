@@ -27,6 +27,7 @@ type Service struct {
 
 	dir         *dataDir
 	markMs      atomic.Int64
+	minMarkMs   atomic.Int64 // no mark is stored below it (coverMillis)
 	leaseMarkMs atomic.Int64
 	validUntil  atomic.Int64 // the lease's latest validity (clock nanos), 0 when lost
 	fences      atomic.Uint64
@@ -72,6 +73,7 @@ func New(ctx context.Context, s Settings) (*Service, error) {
 			epochNanos: s.EpochMillis * int64(time.Millisecond),
 			unitNanos:  int64(layout.Unit),
 			maxSeq:     layout.Seq.Max(),
+			borrow:     int64(s.MaxBorrow / layout.Unit),
 			closing:    closingCtx,
 		},
 		closing:   closing,
@@ -90,12 +92,13 @@ func New(ctx context.Context, s Settings) (*Service, error) {
 	if err := svc.checkLifetime(); err != nil {
 		return nil, err
 	}
-	start := state{last: -1, seq: svc.units.maxSeq}
+	floor := int64(-1)
 	if s.NoDataDir {
 		s.Logger.Warn("vesta: running without a data dir: a restart with the clock behind the previous run can repeat IDs")
-	} else if start.last, err = svc.openMark(ctx); err != nil {
+	} else if floor, err = svc.openMark(ctx); err != nil {
 		return nil, err
 	}
+	start := svc.units.raised(state{last: -1, seq: svc.units.maxSeq}, floor)
 	if svc.pop, err = newPopulator(s.Populator, svc.units, start); err != nil {
 		svc.closeDir()
 		return nil, err
@@ -142,23 +145,54 @@ func (s *Service) checkLifetime() error {
 }
 
 // GenId issues one ID. It allocates nothing beyond what the populator
-// strategy needs and does no I/O.
+// strategy needs and does no I/O. It never returns an ID once ctx is done.
 func (s *Service) GenId(ctx context.Context) (int64, error) {
 	is := s.cur.Load()
 	unit, seq, _, err := s.pop.reserve(ctx, 1)
 	if err != nil {
 		return 0, err
 	}
-	if unit > is.limit {
-		return 0, is.errAt(unit, s)
-	}
 	// Close stores the last unit the populator handed out as the exact
-	// mark: a unit reserved after Close read it must fail, so check the
-	// limit in force now as well (if it was raised meanwhile, this passes).
-	if now := s.cur.Load(); unit > now.limit {
-		return 0, now.errAt(unit, s)
+	// mark: a unit reserved after Close read it must fail, so the limit in
+	// force now counts as well as the one loaded before reserving.
+	if now := s.cur.Load(); unit > is.limit || unit > now.limit {
+		if is, err = s.admit(is, now, unit); err != nil {
+			return 0, err
+		}
+	}
+	if err := doneErr(ctx); err != nil {
+		return 0, err
 	}
 	return int64(is.fixed | uint64(unit)<<s.layout.Time.Shift | uint64(seq)<<s.layout.Seq.Shift), nil
+}
+
+// admit decides a unit reserved under snapshot is that is above is's limit
+// or the current one's (now). A caller that waited long may hold a
+// snapshot whose limit was raised since (the marks move every second):
+// when no hold began in between (same tenure: same machine id, and no
+// raise of the populator since), the current limit is the one that counts,
+// so the caller is not refused for a limit the present state no longer
+// has. Otherwise the present state's error is returned.
+func (s *Service) admit(is, now *issuance, unit int64) (*issuance, error) {
+	if now.tenure == is.tenure && unit <= now.limit {
+		return now, nil
+	}
+	if unit > now.limit {
+		return nil, now.errAt(unit, s)
+	}
+	// A new hold began after this unit was reserved under the previous
+	// one: the unit may lie below the new holder's floor. Refuse it; a
+	// retry takes a unit above the floor.
+	return nil, fmt.Errorf("%w: the machine id changed hands while the call waited: retry", intf.ErrUnavailable)
+}
+
+// doneErr is ctx's error once it is done; a context that can never be done
+// costs nothing.
+func doneErr(ctx context.Context) error {
+	if ctx.Done() == nil {
+		return nil
+	}
+	return ctx.Err()
 }
 
 // GenIds issues n IDs, 1 <= n <= intf.MaxBatch, in increasing order. It
@@ -168,25 +202,35 @@ func (s *Service) GenIds(ctx context.Context, n int) ([]int64, error) {
 		return nil, err
 	}
 	ids := make([]int64, 0, n)
-	is := s.cur.Load()
 	for len(ids) < n {
+		is := s.cur.Load()
 		unit, first, got, err := s.pop.reserve(ctx, int64(n-len(ids)))
 		if err != nil {
 			return nil, err
 		}
-		if unit > is.limit {
-			return nil, is.errAt(unit, s)
+		if now := s.cur.Load(); unit > is.limit || unit > now.limit { // see GenId
+			if is, err = s.admit(is, now, unit); err != nil {
+				return nil, err
+			}
 		}
-		if now := s.cur.Load(); unit > now.limit { // see GenId
-			return nil, now.errAt(unit, s)
+		if len(ids) > 0 && is.fixed != uint64(ids[0])&^s.varBits() {
+			// The machine id changed between two runs of this batch.
+			return nil, fmt.Errorf("%w: the machine id changed hands during the batch: retry", intf.ErrUnavailable)
 		}
 		base := is.fixed | uint64(unit)<<s.layout.Time.Shift
 		for seq := first; seq < first+got; seq++ {
 			ids = append(ids, int64(base|uint64(seq)<<s.layout.Seq.Shift))
 		}
 	}
+	if err := doneErr(ctx); err != nil {
+		return nil, err
+	}
 	return ids, nil
 }
+
+// varBits are the bits of the time and sequence fields: what differs
+// between two IDs of one machine id.
+func (s *Service) varBits() uint64 { return s.layout.Time.Mask() | s.layout.Seq.Mask() }
 
 // ExpId splits an ID into its fields by the layout its type bit names.
 func (s *Service) ExpId(_ context.Context, id int64) (intf.Id, error) { return intf.Decode(id), nil }

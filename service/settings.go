@@ -14,6 +14,9 @@ import (
 const (
 	DefaultPopulator            = PopulatorLock
 	DefaultMaxClockBackwardWait = 5 * time.Second
+	// MaxMaxBorrow bounds Settings.MaxBorrow: IDs never run more than an
+	// hour ahead of the clock.
+	MaxMaxBorrow = time.Hour
 )
 
 // Settings configures a Service. The zero value is valid apart from the data
@@ -44,9 +47,23 @@ type Settings struct {
 	// NoDataDir skips the high-water mark: a restart with the clock behind
 	// the previous run can then repeat IDs. For those who accept that risk.
 	NoDataDir bool
+	// ResetDataDir accepts, once, a data dir that was used before but
+	// holds no readable high-water mark (removed, emptied, a dangling
+	// symlink), which New otherwise refuses (ErrMarkMissing,
+	// ErrCorruptMark). Set it only once the clock is surely past the last
+	// IDs issued from that dir. New refuses it when there is nothing to
+	// reset (a readable mark, or a dir never used), so that it is never
+	// left on to hide a later loss. Ignored with NoDataDir.
+	ResetDataDir bool
 	// MaxClockBackwardWait bounds how long New waits for the clock to pass
 	// the high-water mark; a larger gap refuses to start. 0 means 5s.
 	MaxClockBackwardWait time.Duration
+	// MaxBorrow lets a burst run ahead of the clock: when a time unit's
+	// sequence is used up, the next unit is handed out at once if it
+	// starts at most MaxBorrow after now (IDs then carry a future time;
+	// the marks are stored ahead of the furthest unit). 0, the default,
+	// waits for the clock. At most MaxMaxBorrow.
+	MaxBorrow time.Duration
 	// Clock is the time source; nil means NewSystemClock().
 	Clock Clock
 	// Logger receives start-up warnings and background events; nil means
@@ -109,6 +126,7 @@ func (s Settings) withDefaults() (Settings, error) {
 		intf.CheckRange("version", s.Version, 0, intf.MaxVersion),
 		CheckEpoch(s.EpochMillis, s.Clock),
 		intf.CheckRange("maxClockBackwardWait", int64(s.MaxClockBackwardWait), 1, int64(24*time.Hour)),
+		intf.CheckRange("maxBorrow", int64(s.MaxBorrow), 0, int64(MaxMaxBorrow)),
 	}
 	for _, err := range checks {
 		if err != nil {

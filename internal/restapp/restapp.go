@@ -31,17 +31,22 @@ func Start(cfg config.Config) restserver.StartFunc {
 }
 
 // Options are the restserver options of cfg: segment mode as configured,
-// the batch cap, the ID type and the logger.
+// the batch cap, the call timeout, the per-address connection cap, the ID
+// type and the logger.
 func Options(cfg config.Config) []restserver.Option {
 	return []restserver.Option{
 		restserver.WithSegments(OpenSegments(cfg)),
 		restserver.WithMaxBatch(cfg.MaxBatch),
+		restserver.WithCallTimeout(cfg.CallTimeout),
+		restserver.WithMaxConnsPerIP(cfg.MaxConnsPerIP),
 		restserver.WithType(cfg.Service.Type),
 		restserver.WithLogger(cfg.Service.Logger),
 	}
 }
 
-// OpenSegments is the OpenSegmentsFunc of cfg: app.OpenSegments.
+// OpenSegments is the OpenSegmentsFunc of cfg: app.OpenSegments, whose
+// errors for a store that cannot be reached match intf.ErrUnavailable, so
+// that restserver retries them in the background.
 func OpenSegments(cfg config.Config) restserver.OpenSegmentsFunc {
 	return func(ctx context.Context) (restserver.Segments, error) {
 		g, err := app.OpenSegments(ctx, cfg)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -49,6 +50,15 @@ var (
 	errSegmentsOff = &apiError{Status: http.StatusNotFound, Err: ErrSegmentsOff,
 		Msg: "segment mode is off (segmentStore: off)"}
 )
+
+// errCallTimeout is the cause of a request context that reached the
+// server's callTimeout; callTimeoutError is its answer.
+var errCallTimeout = errors.New("callTimeout reached")
+
+func callTimeoutError(d time.Duration) *apiError {
+	return &apiError{Status: http.StatusServiceUnavailable, Err: context.DeadlineExceeded,
+		Msg: fmt.Sprintf("request timed out: no IDs within the server's callTimeout of %s; retry", d)}
+}
 
 // classify maps any error a handler returns to the status and message the
 // client sees. A client's mistake is a 4xx, never a 500.

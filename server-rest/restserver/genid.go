@@ -2,6 +2,7 @@ package restserver
 
 import (
 	"context"
+	"errors"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,7 +20,7 @@ func (s *Server) genId(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return serveIds(c, vestaIds{svc, s.metrics.issued}, n)
+	return serveIds(s, c, vestaIds{svc, s.metrics.issued}, n)
 }
 
 // batchSize reads ?count=N (1..maxBatch) of /genid and /segment/{tag}; 0
@@ -63,23 +64,37 @@ func (v vestaIds) one(ctx context.Context) (int64, error)            { return v.
 func (v vestaIds) batch(ctx context.Context, n int) ([]int64, error) { return v.svc.GenIds(ctx, n) }
 func (v vestaIds) issued(n int)                                      { v.counter.Add(float64(n)) }
 
-// serveIds answers one ID from src (n == 0) or a batch of n. It is generic
-// rather than taking an interface so that src is not boxed: the single-ID
-// path allocates nothing.
-func serveIds[S idSource](c echo.Context, src S, n int) error {
+// serveIds answers one ID from src (n == 0) or a batch of n, its call
+// bounded by the server's callTimeout. It is generic rather than taking an
+// interface so that src is not boxed.
+func serveIds[S idSource](s *Server, c echo.Context, src S, n int) error {
 	r := c.Request()
+	ctx := r.Context()
+	if s.callTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, s.callTimeout, errCallTimeout)
+		defer cancel()
+	}
 	if n == 0 {
-		id, err := src.one(r.Context())
+		id, err := src.one(ctx)
 		if err != nil {
-			return err
+			return s.callError(ctx, err)
 		}
 		src.issued(1)
 		return writeId(c, id, wantsJSON(r))
 	}
-	ids, err := src.batch(r.Context(), n)
+	ids, err := src.batch(ctx, n)
 	if err != nil {
-		return err
+		return s.callError(ctx, err)
 	}
 	src.issued(len(ids))
 	return writeIds(c, ids, wantsJSON(r))
+}
+
+// callError names the callTimeout when it ended the call.
+func (s *Server) callError(ctx context.Context, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) && context.Cause(ctx) == errCallTimeout {
+		return s.errCallTimeout
+	}
+	return err
 }

@@ -38,9 +38,11 @@ func (s *Server) readiness() (string, *apiError) {
 	if s.draining.Load() {
 		return statusStopping, errStopping
 	}
-	if s.seg.Load() == nil && !s.segmentsOff.Load() {
+	if s.seg.Load() == nil && !s.segmentsOff.Load() && s.segDown.Load() == nil {
 		return statusStarting, errSegmentsStarting // opened first, before the ID service
 	}
+	// A segment store being retried (segDown) does not make the server
+	// unready: readiness is about the Vesta IDs; /segment says 503.
 	r := s.svc.Load()
 	if r == nil {
 		return statusStarting, errStarting

@@ -22,8 +22,10 @@ const unmatchedRoute = "unmatched"
 type metrics struct {
 	reg    *prometheus.Registry
 	issued prometheus.Counter
-	routes map[string]*routeMetrics
-	prom   http.Handler
+	// connsRefused counts connections closed at accept (maxConnsPerIP).
+	connsRefused prometheus.Counter
+	routes       map[string]*routeMetrics
+	prom         http.Handler
 
 	// segmentIssuedVec counts segment IDs by tag. Only tags that issued
 	// IDs, so tags of the database, become labels; their counters are
@@ -53,7 +55,10 @@ func newMetrics(s *Server) *metrics {
 			ok: requests.WithLabelValues(path, "200"), requests: requests}
 	}
 	m.routes[unmatchedRoute] = &routeMetrics{name: unmatchedRoute, latency: latency.WithLabelValues(unmatchedRoute), requests: requests}
-	m.reg.MustRegister(issued, requests, latency, m.segmentIssuedVec, segmentCollector{s},
+	m.connsRefused = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "vesta_http_conns_refused_total", Help: "Connections closed at accept: their remote IP already held maxConnsPerIP.",
+	})
+	m.reg.MustRegister(issued, requests, latency, m.segmentIssuedVec, segmentCollector{s}, m.connsRefused,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "vesta_ready", Help: "1 when /readyz says ready: the ID service is up, its machine id held, and the server not shutting down.",
 		}, func() float64 {

@@ -11,7 +11,8 @@ import (
 )
 
 // HTTP server limits: a slow or oversized client cannot hold a connection
-// or memory for long.
+// or memory for long. Headers beyond maxHeaderBytes (net/http reads at
+// most 4 KB more) are answered 431, as JSON (plainToJSON).
 const (
 	readHeaderTimeout = 5 * time.Second
 	readTimeout       = 10 * time.Second
@@ -37,7 +38,8 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 // A cancelled ctx is a clean exit: Serve returns nil.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := s.httpServer()
-	s.log.Info("rest: listening", "addr", ln.Addr().String())
+	s.log.Info("rest: listening", "addr", ln.Addr().String(), "maxConnsPerIP", s.maxConnsPerIP, "callTimeout", s.callTimeout)
+	ln = newLimitListener(ln, s.maxConnsPerIP, s.log, s.metrics.connsRefused.Inc)
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()

@@ -52,7 +52,7 @@ func (s *Server) nextSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return serveIds(c, segmentIds{seg, tag, s.metrics}, n)
+	return serveIds(s, c, segmentIds{seg, tag, s.metrics}, n)
 }
 
 // pathParam returns a path parameter unescaped exactly once. Echo routes

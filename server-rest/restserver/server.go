@@ -53,6 +53,22 @@ type OpenSegmentsFunc func(ctx context.Context) (Segments, error)
 // requests once shutdown begins.
 const DefaultShutdownTimeout = 15 * time.Second
 
+// DefaultCallTimeout bounds the service call of one /genid or
+// /segment/{tag} request (the configuration's callTimeout).
+const DefaultCallTimeout = 5 * time.Second
+
+// DefaultMaxConnsPerIP caps the connections Serve holds from one remote IP
+// (the configuration's maxConnsPerIP).
+const DefaultMaxConnsPerIP = 64
+
+// The back-off of reopening a segment store that could not be reached at
+// start: the first retry after DefaultSegmentRetryMin, each next one
+// after twice the wait before, at most DefaultSegmentRetryMax.
+const (
+	DefaultSegmentRetryMin = time.Second
+	DefaultSegmentRetryMax = 30 * time.Second
+)
+
 // Option changes a Server built by New.
 type Option func(*Server)
 
@@ -63,6 +79,24 @@ func WithSegments(f OpenSegmentsFunc) Option { return func(s *Server) { s.openSe
 // WithShutdownTimeout sets how long Serve waits for in-flight requests
 // (default DefaultShutdownTimeout).
 func WithShutdownTimeout(d time.Duration) Option { return func(s *Server) { s.shutdownTimeout = d } }
+
+// WithCallTimeout bounds the service call of each /genid and
+// /segment/{tag} request (default DefaultCallTimeout): a call still
+// waiting after d answers 503 with Retry-After, naming the bound. d <= 0
+// means no bound but the client's own (its connection closing).
+func WithCallTimeout(d time.Duration) Option { return func(s *Server) { s.callTimeout = d } }
+
+// WithMaxConnsPerIP caps the connections Serve holds from one remote IP
+// (default DefaultMaxConnsPerIP); one more is closed at accept. n < 1
+// means the default.
+func WithMaxConnsPerIP(n int) Option { return func(s *Server) { s.maxConnsPerIP = n } }
+
+// WithSegmentRetry sets the back-off of reopening a segment store that
+// could not be reached at start: first after min, doubling up to max
+// (defaults DefaultSegmentRetryMin, DefaultSegmentRetryMax).
+func WithSegmentRetry(min, max time.Duration) Option {
+	return func(s *Server) { s.retryMin, s.retryMax = min, max }
+}
 
 // WithMaxBatch caps ?count of /genid and /segment/{tag} (the configuration's
 // maxBatch); outside 1..intf.MaxBatch it means intf.MaxBatch.
@@ -86,6 +120,11 @@ type Server struct {
 	startFn         StartFunc
 	openSegmentsFn  OpenSegmentsFunc
 	shutdownTimeout time.Duration
+	callTimeout     time.Duration
+	errCallTimeout  *apiError // the answer of a call that reached callTimeout
+	maxConnsPerIP   int
+	retryMin        time.Duration
+	retryMax        time.Duration
 	maxBatch        int
 	idType          intf.IdType
 	countWant       string // what ?count allows, for error messages
@@ -95,12 +134,17 @@ type Server struct {
 	svc         atomic.Pointer[serviceRef]  // nil until Start succeeds
 	seg         atomic.Pointer[segmentsRef] // nil until segment mode is open, and when it is off
 	segmentsOff atomic.Bool                 // segment mode is off
+	segDown     atomic.Pointer[apiError]    // why the store is not open yet, while retrying
 	draining    atomic.Bool                 // set when shutdown begins
 	ready       chan struct{}               // closed when Start succeeds
 
 	mu      sync.Mutex // orders Start's hand-over against Close
 	started bool
 	closed  bool
+
+	bg     context.Context // ends at Close: the segment store's retries
+	stopBg context.CancelFunc
+	retry  sync.WaitGroup // the retry goroutine, which Close waits for
 }
 
 // serviceRef and segmentsRef box the interfaces for atomic.Pointer.
@@ -115,11 +159,24 @@ func New(start StartFunc, opts ...Option) *Server {
 	s := &Server{
 		startFn:         start,
 		shutdownTimeout: DefaultShutdownTimeout,
+		callTimeout:     DefaultCallTimeout,
+		maxConnsPerIP:   DefaultMaxConnsPerIP,
+		retryMin:        DefaultSegmentRetryMin,
+		retryMax:        DefaultSegmentRetryMax,
 		ready:           make(chan struct{}),
 	}
+	s.bg, s.stopBg = context.WithCancel(context.Background())
 	for _, o := range opts {
 		o(s)
 	}
+	if s.maxConnsPerIP < 1 {
+		s.maxConnsPerIP = DefaultMaxConnsPerIP
+	}
+	if s.retryMin <= 0 {
+		s.retryMin = DefaultSegmentRetryMin
+	}
+	s.retryMax = max(s.retryMax, s.retryMin)
+	s.errCallTimeout = callTimeoutError(s.callTimeout)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -145,7 +202,10 @@ func (s *Server) Ready() <-chan struct{} { return s.ready }
 // Start opens segment mode, then constructs the ID service, making each
 // one's endpoints available as soon as it is there. It blocks while the
 // service waits for the clock; cancel ctx to give up. Either failing fails
-// Start (segment mode needs its database at start); Close releases what
+// Start, but for a segment store that cannot be reached (an
+// OpenSegmentsFunc error matching intf.ErrUnavailable): Start then goes on
+// to the ID service, and segment mode is retried in the background until
+// it opens or Close (/segment answers 503 meanwhile). Close releases what
 // Start opened. Serve calls it; call it yourself only when serving Handler
 // another way.
 func (s *Server) Start(ctx context.Context) error {
@@ -177,31 +237,6 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
-// openSegments opens segment mode and publishes it; off is not an error.
-func (s *Server) openSegments(ctx context.Context) error {
-	var seg Segments
-	var err error
-	if s.openSegmentsFn != nil {
-		seg, err = s.openSegmentsFn(ctx)
-	}
-	if err != nil {
-		return fmt.Errorf("segment mode: %w", err)
-	}
-	if seg == nil {
-		s.segmentsOff.Store(true)
-		s.log.Info("rest: segment mode off: /segment answers 404")
-		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errors.Join(intf.ErrClosed, seg.Close())
-	}
-	s.seg.Store(&segmentsRef{seg})
-	s.log.Info("rest: segment mode on", "tags", seg.Tags())
-	return nil
-}
-
 // service returns the ID service, or a 503 error while it is starting.
 func (s *Server) service() (Service, error) {
 	if r := s.svc.Load(); r != nil {
@@ -225,21 +260,27 @@ func (s *Server) segments() (Segments, error) {
 	case s.segmentsOff.Load():
 		return nil, errSegmentsOff
 	}
+	if down := s.segDown.Load(); down != nil {
+		return nil, down
+	}
 	return nil, errSegmentsStarting
 }
 
-// Close marks the server as stopping (/readyz answers 503), closes the ID
-// service, which stores the exact time high-water mark, and closes segment
-// mode. Serve calls it after the last in-flight request has finished.
-// Later calls return nil.
+// Close marks the server as stopping (/readyz answers 503), stops
+// retrying segment mode, closes the ID service, which stores the exact
+// time high-water mark, and closes segment mode. Serve calls it after the
+// last in-flight request has finished. Later calls return nil.
 func (s *Server) Close() error {
 	s.draining.Store(true)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
-	s.closed = true
+	s.closed = true // from here nothing is published (Start, the retries)
+	s.mu.Unlock()
+	s.stopBg()
+	s.retry.Wait()
 	var err error
 	if r := s.svc.Load(); r != nil {
 		if cerr := r.Close(); cerr != nil {

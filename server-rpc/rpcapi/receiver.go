@@ -2,6 +2,7 @@ package rpcapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -18,6 +19,9 @@ type Receiver struct {
 	svc      intf.IdService
 	seg      intf.SegmentService // nil: segment mode off
 	maxBatch int
+	// bound caps every call's time on the server; 0: only the caller's
+	// Timeout, if it sent one.
+	bound time.Duration
 }
 
 // ReceiverOption adds to a Receiver built by NewReceiver.
@@ -27,6 +31,14 @@ type ReceiverOption func(*Receiver)
 // or with a nil seg, SegmentNextIds answers ErrSegmentOff.
 func WithSegments(seg intf.SegmentService) ReceiverOption {
 	return func(r *Receiver) { r.seg = seg }
+}
+
+// WithCallTimeout bounds every call on the server: it runs with the
+// sooner of d and the caller's own Timeout (which may be 0, none), and a
+// call that reaches d fails with context.DeadlineExceeded (code 7), its
+// message naming the server's bound. d <= 0 means no bound of the server's.
+func WithCallTimeout(d time.Duration) ReceiverOption {
+	return func(r *Receiver) { r.bound = max(d, 0) }
 }
 
 // NewReceiver returns the receiver of svc. maxBatch caps GenIds and
@@ -50,16 +62,27 @@ func (r *Receiver) checkCount(n int) error {
 
 func noCancel() {}
 
+// ErrCallTimeout is in the error of a call that reached the server's bound
+// (WithCallTimeout), which matches context.DeadlineExceeded too and so
+// travels as code 7.
+var ErrCallTimeout = errors.New("the call reached the server's callTimeout")
+
 // callContext is the context a call runs with: the caller's remaining time,
-// if it sent one. A call whose time had already run out when the client
-// sent it (a negative Timeout) or when it was read gets
-// context.DeadlineExceeded and is not run: its IDs would only be lost.
-func callContext(timeout time.Duration) (context.Context, context.CancelFunc, error) {
-	if timeout == 0 {
-		return context.Background(), noCancel, nil
-	}
+// if it sent one, capped by the server's bound. A call whose time had
+// already run out when the client sent it (a negative Timeout) or when it
+// was read gets context.DeadlineExceeded and is not run: its IDs would
+// only be lost.
+func (r *Receiver) callContext(timeout time.Duration) (context.Context, context.CancelFunc, error) {
 	if timeout < 0 {
 		return nil, noCancel, errPastDeadline
+	}
+	if r.bound > 0 && (timeout == 0 || r.bound < timeout) {
+		ctx, cancel := context.WithTimeoutCause(context.Background(), r.bound,
+			fmt.Errorf("%w of %s: %w", ErrCallTimeout, r.bound, context.DeadlineExceeded))
+		return ctx, cancel, nil
+	}
+	if timeout == 0 {
+		return context.Background(), noCancel, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	if ctx.Err() != nil {
@@ -72,21 +95,28 @@ func callContext(timeout time.Duration) (context.Context, context.CancelFunc, er
 var errPastDeadline = fmt.Errorf("the call's deadline had passed when the server read it: %w", context.DeadlineExceeded)
 
 // call runs f under the call's context and returns its result and wire
-// error; a call already past its deadline is refused without running f.
-func call[T any](timeout time.Duration, f func(context.Context) (T, error)) (T, *Error) {
-	ctx, cancel, err := callContext(timeout)
+// error; a call already past its deadline is refused without running f. A
+// call ended by the server's bound says so (the cause), not just
+// "context deadline exceeded".
+func call[T any](r *Receiver, timeout time.Duration, f func(context.Context) (T, error)) (T, *Error) {
+	ctx, cancel, err := r.callContext(timeout)
 	if err != nil {
 		var zero T
 		return zero, ToWire(err)
 	}
 	defer cancel()
 	v, err := f(ctx)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrCallTimeout) {
+			err = cause
+		}
+	}
 	return v, ToWire(err)
 }
 
 // GenId issues one ID.
 func (r *Receiver) GenId(args GenIdArgs, reply *GenIdReply) error {
-	reply.Id, reply.Err = call(args.Timeout, r.svc.GenId)
+	reply.Id, reply.Err = call(r, args.Timeout, r.svc.GenId)
 	return nil
 }
 
@@ -96,7 +126,7 @@ func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	reply.Ids, reply.Err = call(args.Timeout, func(ctx context.Context) ([]int64, error) {
+	reply.Ids, reply.Err = call(r, args.Timeout, func(ctx context.Context) ([]int64, error) {
 		return r.svc.GenIds(ctx, args.Count)
 	})
 	return nil
@@ -104,7 +134,7 @@ func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
 
 // ExpId splits args.Id into its fields.
 func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
-	reply.Id, reply.Err = call(args.Timeout, func(ctx context.Context) (intf.Id, error) {
+	reply.Id, reply.Err = call(r, args.Timeout, func(ctx context.Context) (intf.Id, error) {
 		return r.svc.ExpId(ctx, args.Id)
 	})
 	return nil
@@ -117,7 +147,7 @@ func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	reply.Id, reply.Err = call(args.Timeout, func(ctx context.Context) (int64, error) {
+	reply.Id, reply.Err = call(r, args.Timeout, func(ctx context.Context) (int64, error) {
 		return r.svc.MakeId(ctx, args.Request())
 	})
 	return nil
@@ -125,7 +155,7 @@ func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
 
 // TransTime turns a time field into a time.
 func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
-	reply.Time, reply.Err = call(args.Timeout, func(ctx context.Context) (time.Time, error) {
+	reply.Time, reply.Err = call(r, args.Timeout, func(ctx context.Context) (time.Time, error) {
 		return r.svc.TransTime(ctx, args.Time, args.Type)
 	})
 	return nil
@@ -142,7 +172,7 @@ func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
 		reply.Err = ToWire(ErrSegmentOff)
 		return nil
 	}
-	reply.Ids, reply.Err = call(args.Timeout, func(ctx context.Context) ([]int64, error) {
+	reply.Ids, reply.Err = call(r, args.Timeout, func(ctx context.Context) ([]int64, error) {
 		return r.seg.NextIds(ctx, args.Tag, args.Count)
 	})
 	return nil

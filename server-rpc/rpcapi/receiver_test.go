@@ -265,3 +265,77 @@ func TestUnknownSetBitsAreRefused(t *testing.T) {
 	assert.Contains(t, err.Error(), "unknown bits 0x20")
 	assert.NoError(t, NewMakeIdArgs(intf.TimeSeq(1, 1).WithMachine(1).WithGenMethod(1).WithType(0).WithVersion(0)).Check())
 }
+
+// stuck is an IdService and a SegmentService whose ID calls block until
+// their context ends: a call the server's bound must end.
+type stuck struct{ intf.IdService }
+
+func (stuck) GenId(ctx context.Context) (int64, error) { <-ctx.Done(); return 0, ctx.Err() }
+func (stuck) GenIds(ctx context.Context, _ int) ([]int64, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+func (stuck) NextIds(ctx context.Context, _ string, _ int) ([]int64, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// Every ID path ends at the server's bound, with code 7 and a message that
+// names it, whether or not the caller sent a Timeout of its own.
+func TestCallTimeoutBoundsEveryIdCall(t *testing.T) {
+	const bound = 20 * time.Millisecond
+	r := NewReceiver(stuck{}, 10, WithCallTimeout(bound), WithSegments(stuck{}))
+	for _, timeout := range []time.Duration{0, time.Hour} {
+		calls := map[string]func() *Error{
+			"GenId": func() *Error {
+				var reply GenIdReply
+				require.NoError(t, r.GenId(GenIdArgs{Timeout: timeout}, &reply))
+				return reply.Err
+			},
+			"GenIds": func() *Error {
+				var reply GenIdsReply
+				require.NoError(t, r.GenIds(GenIdsArgs{Count: 3, Timeout: timeout}, &reply))
+				return reply.Err
+			},
+			"SegmentNextIds": func() *Error {
+				var reply SegmentReply
+				require.NoError(t, r.SegmentNextIds(SegmentArgs{Tag: "order", Count: 3, Timeout: timeout}, &reply))
+				return reply.Err
+			},
+		}
+		for name, f := range calls {
+			start := time.Now()
+			werr := f()
+			require.NotNil(t, werr, "%s with Timeout %s", name, timeout)
+			assert.Equal(t, CodeDeadlineExceeded, werr.Code, "%s: %s", name, werr.Message)
+			assert.Contains(t, werr.Message, "callTimeout of 20ms", name)
+			assert.ErrorIs(t, werr, context.DeadlineExceeded, name)
+			assert.GreaterOrEqual(t, time.Since(start), bound, "%s ended at the bound, not before", name)
+		}
+	}
+}
+
+// A caller's own shorter Timeout still wins over the server's bound, and
+// its error does not blame the server.
+func TestCallerTimeoutShorterThanTheBound(t *testing.T) {
+	r := NewReceiver(stuck{}, 10, WithCallTimeout(time.Hour))
+	var reply GenIdReply
+	require.NoError(t, r.GenId(GenIdArgs{Timeout: 10 * time.Millisecond}, &reply))
+	require.NotNil(t, reply.Err)
+	assert.Equal(t, CodeDeadlineExceeded, reply.Err.Code)
+	assert.NotContains(t, reply.Err.Message, "callTimeout")
+}
+
+// Through net/rpc and the client code the bound comes back as the
+// caller's deadline error.
+func TestCallTimeoutOverTheWire(t *testing.T) {
+	srv := rpc.NewServer()
+	require.NoError(t, srv.RegisterName(ServiceName, NewReceiver(stuck{}, 10, WithCallTimeout(20*time.Millisecond))))
+	a, b := net.Pipe()
+	go srv.ServeConn(a)
+	c := NewConn(rpc.NewClient(b), ServiceName)
+	t.Cleanup(func() { c.Close() })
+	_, err := c.GenIds(context.Background(), 5) // no deadline of the caller's
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "callTimeout")
+}

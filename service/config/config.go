@@ -23,11 +23,15 @@ import (
 // Config is the validated configuration of a vesta-go program.
 type Config struct {
 	// Service is ready for service.New; its Logger is set.
-	Service   service.Settings
-	Listen    string
-	MaxBatch  int
-	LogLevel  slog.Level
-	LogFormat string
+	Service  service.Settings
+	Listen   string
+	MaxBatch int
+	// CallTimeout bounds every ID and segment call on a server.
+	CallTimeout time.Duration
+	// MaxConnsPerIP caps a server's TCP connections from one remote IP.
+	MaxConnsPerIP int
+	LogLevel      slog.Level
+	LogFormat     string
 	// File is the config file read, "" if none.
 	File string
 	// MachineProvider names the provider in force.
@@ -113,6 +117,8 @@ func (l *Loader) Load() (Config, error) {
 	if has[GroupServer] {
 		c.Listen = r.listen(l.d.Listen)
 		c.MaxBatch = int(r.int(KeyMaxBatch, "", DefaultMaxBatch, 1, intf.MaxBatch))
+		c.CallTimeout = r.duration(KeyCallTimeout, DefaultCallTimeout, time.Millisecond, 10*time.Minute)
+		c.MaxConnsPerIP = int(r.int(KeyMaxConnsPerIP, "", DefaultMaxConnsPerIP, 1, 1_000_000))
 	}
 	c.LogLevel, c.LogFormat = slog.LevelInfo, DefaultLogFormat
 	if has[GroupLog] {
@@ -134,6 +140,7 @@ func (l *Loader) Load() (Config, error) {
 	}
 	if has[GroupService] {
 		s.MaxClockBackwardWait = r.duration(KeyMaxClockBackwardWait, service.DefaultMaxClockBackwardWait, time.Millisecond, 24*time.Hour)
+		s.ResetDataDir = r.bool(KeyResetDataDir, "", false)
 	}
 	if has[GroupSegment] {
 		c.Segment = r.segment(s, has[GroupSegmentTags])

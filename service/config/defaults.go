@@ -13,6 +13,16 @@ const (
 	DefaultMaxBatch  = 10_000
 	DefaultLogLevel  = "info"
 	DefaultLogFormat = "text"
+	// DefaultCallTimeout bounds an ID or segment call on the server. A
+	// healthy call waits at most one time unit (a second, max-peak) for
+	// the sequence to refill, and a segment call at most one range load;
+	// 5 s is several times that, yet below the servers' shutdown timeouts
+	// and in the range of the clients' own deadlines (the Go client's is
+	// 2 s), so a stuck call is ended long before anyone would wait on it.
+	DefaultCallTimeout = 5 * time.Second
+	// DefaultMaxConnsPerIP is the servers' cap on TCP connections from one
+	// remote IP (rpcserver.DefaultMaxConnsPerIP too).
+	DefaultMaxConnsPerIP = 64
 )
 
 // Defaults are the per-program defaults of the keys whose default varies

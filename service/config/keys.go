@@ -22,8 +22,11 @@ const (
 	KeyDataDir              = "dataDir"
 	KeyNoDataDir            = "noDataDir"
 	KeyMaxClockBackwardWait = "maxClockBackwardWait"
+	KeyResetDataDir         = "resetDataDir"
 	KeyListen               = "listen"
 	KeyMaxBatch             = "maxBatch"
+	KeyCallTimeout          = "callTimeout"
+	KeyMaxConnsPerIP        = "maxConnsPerIP"
 	KeyLogLevel             = "logLevel"
 	KeyLogFormat            = "logFormat"
 
@@ -104,6 +107,8 @@ func Keys() []Key {
 		{Name: KeyMaxClockBackwardWait, Flag: "max-clock-backward-wait", Env: "VESTA_MAX_CLOCK_BACKWARD_WAIT", Group: GroupService,
 			Default: dur(service.DefaultMaxClockBackwardWait),
 			Usage:   "longest wait at start for the clock to pass the high-water mark; more refuses to start"},
+		{Name: KeyResetDataDir, Flag: "reset-data-dir", Env: "VESTA_RESET_DATA_DIR", Group: GroupService, Default: boolean(false),
+			Usage: "start once on a data dir used before whose high-water mark is lost; only once the clock is surely past its last IDs"},
 
 		{Name: KeyDataDir, Flag: "data-dir", Env: "VESTA_DATA_DIR", Group: GroupDataDir, Varies: true,
 			Usage: "directory for the time high-water mark and segments.db (default $XDG_STATE_HOME/vesta-go or ~/.local/state/vesta-go)"},
@@ -114,6 +119,10 @@ func Keys() []Key {
 			Usage: "listen address host:port; default per program"},
 		{Name: KeyMaxBatch, Flag: "max-batch", Env: "VESTA_MAX_BATCH", Group: GroupServer, Default: num(DefaultMaxBatch),
 			Usage: "largest batch one request may ask for, 1..100000"},
+		{Name: KeyCallTimeout, Flag: "call-timeout", Env: "VESTA_CALL_TIMEOUT", Group: GroupServer, Default: dur(DefaultCallTimeout),
+			Usage: "the longest an ID or segment call may wait on the server (1ms..10m); then it fails with a timeout error"},
+		{Name: KeyMaxConnsPerIP, Flag: "max-conns-per-ip", Env: "VESTA_MAX_CONNS_PER_IP", Group: GroupServer, Default: num(DefaultMaxConnsPerIP),
+			Usage: "the most TCP connections from one remote IP (1..1000000); more are closed at accept"},
 
 		{Name: KeyLogLevel, Flag: "log-level", Env: "VESTA_LOG_LEVEL", Group: GroupLog, Default: DefaultLogLevel,
 			Usage: "debug, info, warn or error"},

@@ -28,8 +28,8 @@ func (l *Lease) claim(ctx context.Context, s *session, c choice) (machine, prevM
 			taken[id] = true
 		}
 	}
-	if c.skip >= 0 {
-		taken[c.skip] = true
+	for id := range c.skip {
+		taken[id] = true
 	}
 	for _, id := range candidates(c.prefer, taken) {
 		ok, mark, err := l.tryClaim(ctx, s, id)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -29,7 +30,26 @@ type Lease struct {
 	mu  sync.Mutex
 	cli *clientv3.Client // set by Run
 	cur *session         // the session whose id the service holds or is taking
+
+	markRefusals atomic.Uint64 // ids given back because their mark was too far ahead
 }
+
+// MaxMarkRefusals bounds how many claimed ids one attempt gives back
+// because the service refused their mark (too far ahead of its clock):
+// the attempt then fails with a *MarksAheadError. A running node retries,
+// skipping the ids refused so far, so that a free id beyond them is found.
+const MaxMarkRefusals = 16
+
+// Stats are the lease's counters.
+type Stats struct {
+	// MarkRefusals counts the claimed ids given back because their
+	// high-water mark was further ahead of the clock than the service
+	// waits (maxClockBackwardWait).
+	MarkRefusals uint64
+}
+
+// Stats returns the lease's counters.
+func (l *Lease) Stats() Stats { return Stats{MarkRefusals: l.markRefusals.Load()} }
 
 var _ service.MachineLease = (*Lease)(nil)
 
@@ -69,7 +89,8 @@ func (l *Lease) Keys() Keys { return l.keys }
 // Run connects to etcd, claims a machine id and keeps it until ctx is done,
 // telling h of every change (see the package comment). A failure to claim
 // the first id (etcd unreachable within the dial timeout, every id taken,
-// the clock out of line, the id's mark too far ahead) is returned. Once
+// the clock out of line, more than MaxMarkRefusals free ids whose marks
+// are too far ahead: a *MarksAheadError) is returned. Once
 // running, every failure is retried every retryInterval while the service
 // answers ErrFenced: ending Run then would leave the process up and fenced
 // for good. After ctx is done it revokes the lease, which frees the id, and
@@ -93,18 +114,23 @@ func (l *Lease) Run(ctx context.Context, h service.LeaseHolder) error {
 }
 
 // choice steers a claim: prefer is tried first when free (the id just
-// lost), skip is not tried (an id the service just refused); -1 for none.
-type choice struct{ prefer, skip int64 }
+// lost; -1 for none); the ids in skip are not tried (refused for their
+// marks in earlier attempts).
+type choice struct {
+	prefer int64
+	skip   map[int64]bool
+}
 
 // loop claims an id, holds it until it is lost, and claims again. Failing
 // to take the first id is fatal; later failures are retried every
-// retryInterval. An id refused for its clock or mark is skipped at the next
-// attempt, so that another free id can be taken meanwhile.
+// retryInterval. Ids refused for their marks are skipped by the next
+// attempts until every free id has been tried, so that ids far ahead
+// cannot starve a free one beyond them.
 func (l *Lease) loop(ctx context.Context, h service.LeaseHolder) error {
-	next := choice{prefer: -1, skip: -1}
+	next := choice{prefer: -1}
 	first, failing := true, false
 	for {
-		s, tried, err := l.take(ctx, h, next)
+		s, err := l.take(ctx, h, next)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -112,10 +138,18 @@ func (l *Lease) loop(ctx context.Context, h service.LeaseHolder) error {
 			if first {
 				return err
 			}
-			next = choice{prefer: -1, skip: -1}
-			if errors.Is(err, intf.ErrClockBehind) {
-				next.skip = tried
-			}
+			skip := next.skip
+			next = choice{prefer: -1}
+			var ahead *MarksAheadError
+			if errors.As(err, &ahead) && !ahead.Exhausted {
+				next.skip = map[int64]bool{}
+				for id := range skip {
+					next.skip[id] = true
+				}
+				for _, r := range ahead.Refused {
+					next.skip[r.Machine] = true
+				}
+			} // else start over: marks once ahead may be passed by now
 			if !failing {
 				l.o.Logger.Error("etcdlease: cannot claim a machine id; retrying", "every", retryInterval, "err", err)
 				failing = true
@@ -140,29 +174,84 @@ func (l *Lease) loop(ctx context.Context, h service.LeaseHolder) error {
 		l.o.Logger.Warn("etcdlease: machine id lost; claiming one again", "machine", s.machine, "why", s.why())
 		h.Lost()
 		l.release(s)
-		next = choice{prefer: s.machine, skip: -1}
+		next = choice{prefer: s.machine}
 	}
 }
 
-// take claims an id and has the service hold it. On error nothing is held;
-// tried is the id claimed and then refused, or -1.
-func (l *Lease) take(ctx context.Context, h service.LeaseHolder, c choice) (_ *session, tried int64, _ error) {
+// take claims an id and has the service hold it. An id whose mark the
+// service refuses as too far ahead (intf.ErrClockBehind) is given back
+// and the next free one claimed, up to MaxMarkRefusals times. On error
+// nothing is held.
+func (l *Lease) take(ctx context.Context, h service.LeaseHolder, c choice) (*session, error) {
 	s, err := l.acquire(ctx, h, c)
 	if err != nil {
-		return nil, -1, err
+		return nil, err
 	}
-	l.setCurrent(s) // Hold stores a mark through StoreMark
-	if err := h.Hold(ctx, s.machine, s.validUntil.Load(), s.prevMark); err != nil {
+	skip := map[int64]bool{}
+	for id := range c.skip {
+		skip[id] = true
+	}
+	var refused []MarkRefusal
+	for {
+		l.setCurrent(s) // Hold stores a mark through StoreMark
+		err := h.Hold(ctx, s.machine, s.validUntil.Load(), s.prevMark)
+		if err == nil {
+			break
+		}
 		l.setCurrent(nil)
-		l.release(s)
-		return nil, s.machine, fmt.Errorf("machine %d: %w", s.machine, err)
+		if !errors.Is(err, intf.ErrClockBehind) || ctx.Err() != nil {
+			l.release(s)
+			return nil, fmt.Errorf("machine %d: %w", s.machine, err)
+		}
+		l.markRefusals.Add(1)
+		refused = append(refused, MarkRefusal{Machine: s.machine, MarkMillis: s.prevMark,
+			Ahead: time.Duration(s.prevMark*int64(time.Millisecond) - h.Now())})
+		l.o.Logger.Warn("etcdlease: the mark of the machine id claimed is too far ahead; trying another id",
+			"machine", s.machine, "ahead", refused[len(refused)-1].Ahead.Round(time.Millisecond), "err", err)
+		skip[s.machine] = true
+		ahead := &MarksAheadError{Refused: refused, Marks: l.keys.Marks(), Err: err}
+		if gerr := l.giveBack(ctx, s); gerr != nil {
+			l.release(s)
+			return nil, gerr
+		}
+		if len(refused) >= MaxMarkRefusals {
+			l.release(s)
+			return nil, ahead
+		}
+		if s.machine, s.prevMark, err = l.claim(ctx, s, choice{prefer: -1, skip: skip}); err != nil {
+			l.release(s)
+			if errors.Is(err, ErrAllTaken) {
+				ahead.Exhausted = true
+				return nil, ahead
+			}
+			return nil, err
+		}
+		if s.isLost() {
+			l.release(s)
+			return nil, fmt.Errorf("%w: the lease was lost while claiming machine %d: %s", ErrNotHeld, s.machine, s.why())
+		}
 	}
 	// Hold may have waited for the clock while renewals went on: extend
 	// the fence to the latest one.
 	h.Renewed(s.validUntil.Load())
 	l.o.Logger.Info("etcdlease: machine id held", "machine", s.machine, "node", l.o.NodeName,
 		"lease", fmt.Sprintf("%x", int64(s.lease)), "prevMark", s.prevMark)
-	return s, -1, nil
+	return s, nil
+}
+
+// giveBack deletes the key of s's machine id, if it is still attached to
+// s's lease, and keeps the lease for the next claim.
+func (l *Lease) giveBack(ctx context.Context, s *session) error {
+	ctx, cancel := l.timeout(ctx)
+	defer cancel()
+	key := l.keys.Machine(s.machine)
+	if _, err := l.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.LeaseValue(key), "=", s.lease)).
+		Then(clientv3.OpDelete(key)).
+		Commit(); err != nil {
+		return l.unavailable(ctx, "giving machine "+strconv.FormatInt(s.machine, 10)+" back", err)
+	}
+	return nil
 }
 
 func (l *Lease) setCurrent(s *session) {

@@ -93,7 +93,13 @@ func (b *buffer) acceptLocked(asked, maxId, dbStep int64, err error, now time.Ti
 	if applied <= 0 {
 		applied = dbStep
 	}
-	if err == nil && (applied <= 0 || dbStep <= 0 || maxId-applied < b.highest) {
+	if err == nil && (applied <= 0 || dbStep <= 0 || maxId < applied) {
+		// maxId-applied would be negative or wrap around: never hand
+		// out such IDs.
+		err = fmt.Errorf("segment tag %q: the store returned max_id %d for a range of %d IDs (row step %d), which would start below 0: "+
+			"was leaf_alloc edited? refusing it", b.tag, maxId, applied, dbStep)
+	}
+	if err == nil && maxId-applied < b.highest {
 		err = fmt.Errorf("segment tag %q: the store returned the range [%d, %d) (row step %d) below the last one, which ended at %d: "+
 			"was leaf_alloc restored or edited? refusing it to avoid duplicates", b.tag, maxId-applied, maxId, dbStep, b.highest)
 	}
@@ -117,7 +123,9 @@ func (b *buffer) exhaustedError(cause error, wait time.Duration) error {
 	switch {
 	case cause == nil:
 		return fmt.Errorf("segment tag %q: both buffers used up and the next range did not load within %s: %w", b.tag, wait, intf.ErrUnavailable)
-	case errors.Is(cause, intf.ErrUnknownTag), errors.Is(cause, ErrMaxIdOverflow):
+	case errors.Is(cause, ErrMaxIdOverflow):
+		return fmt.Errorf("segment tag %q has handed out its last ID: no range of its step fits below 2^63-1 (%w): move its users to a new tag", b.tag, cause)
+	case errors.Is(cause, intf.ErrUnknownTag):
 		return cause
 	default:
 		return fmt.Errorf("segment tag %q: both buffers used up and the database cannot be reached (%v): %w", b.tag, cause, intf.ErrUnavailable)

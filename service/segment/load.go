@@ -1,6 +1,9 @@
 package segment
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // track counts a background task that Close waits for (call g.wg.Done
 // when it ends), and returns true; after Close it returns false.
@@ -43,6 +46,13 @@ func (g *Generator) startLoadLocked(b *buffer) bool {
 func (g *Generator) load(b *buffer, step int64, done chan struct{}) {
 	ctx, cancel := context.WithTimeout(g.bg, g.s.LoadTimeout)
 	maxId, dbStep, err := g.s.Store.Alloc(ctx, b.tag, step)
+	if errors.Is(err, ErrMaxIdOverflow) && step > 0 {
+		// Near 2^63-1 a dynamic step may no longer fit where the row's
+		// own step still does: take that, so the tag hands out every ID
+		// it can before it ends.
+		step = 0
+		maxId, dbStep, err = g.s.Store.Alloc(ctx, b.tag, step)
+	}
 	cancel()
 	now := g.s.Clock.Now()
 

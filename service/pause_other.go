@@ -1,0 +1,8 @@
+//go:build !unix
+
+package service
+
+import "time"
+
+// finePause sleeps d on a Go timer where nanosleep is not available.
+func finePause(d time.Duration) { time.Sleep(d) }
