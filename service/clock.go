@@ -28,11 +28,15 @@ const fineWindow = 2 * time.Millisecond
 // nanoseconds), so that the next one is asked to wake that much earlier.
 var oversleep atomic.Int64
 
-func init() { oversleep.Store(int64(100 * time.Microsecond)) }
+func init() { oversleep.Store(int64(20 * time.Microsecond)) }
 
 // spinTail is the part of a wait spun rather than slept: about the
 // variation of finePause's oversleep.
-const spinTail = 20 * time.Microsecond
+const spinTail = 10 * time.Microsecond
+
+// maxOversleep caps the estimate: a thread descheduled once must not make
+// every later wait spin long.
+const maxOversleep = 200 * time.Microsecond
 
 // SystemClock is the wall time read once at start plus Go's monotonic clock
 // since then, so stepping the wall clock back (NTP, an operator) cannot make
@@ -78,7 +82,7 @@ func (c *SystemClock) WaitUntil(ctx context.Context, t int64) error {
 			want := d - early - spinTail
 			finePause(want)
 			late := time.Duration(c.NowNanos()-now) - want
-			oversleep.Store(int64(min(max(early+(late-early)/8, 0), fineWindow/2))) // a moving average
+			oversleep.Store(int64(min(max(early+(late-early)/8, 0), maxOversleep))) // a moving average
 		default:
 			runtime.Gosched()
 		}

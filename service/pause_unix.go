@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && !linux
 
 package service
 
@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// finePause sleeps d with nanosleep, which wakes within about 0.1 ms here
-// (a Go timer may wake a whole millisecond late). It blocks its thread; the
+// finePause sleeps d with nanosleep, which wakes within about 0.1 ms (a Go
+// timer may wake a whole millisecond late). It blocks its thread; the
 // runtime hands the thread's work to another.
 func finePause(d time.Duration) {
 	ts := syscall.NsecToTimespec(int64(d))

@@ -102,6 +102,9 @@ func (u *units) waitAfter(ctx context.Context, last int64) error {
 	if stop.Err() != nil {
 		return intf.ErrClosed
 	}
+	if err := ctx.Err(); err != nil { // no sleeper for a caller that cannot wait
+		return err
+	}
 	open := u.gate.channel(t, u.clock, stop)
 	if open == nil {
 		return u.clock.WaitUntil(ctx, t)

@@ -141,6 +141,7 @@ func (l *Loader) Load() (Config, error) {
 	if has[GroupService] {
 		s.MaxClockBackwardWait = r.duration(KeyMaxClockBackwardWait, service.DefaultMaxClockBackwardWait, time.Millisecond, 24*time.Hour)
 		s.ResetDataDir = r.bool(KeyResetDataDir, "", false)
+		s.MaxBorrow = r.duration(KeyMaxBorrow, 0, 0, service.MaxMaxBorrow)
 	}
 	if has[GroupSegment] {
 		c.Segment = r.segment(s, has[GroupSegmentTags])

@@ -23,6 +23,7 @@ const (
 	KeyNoDataDir            = "noDataDir"
 	KeyMaxClockBackwardWait = "maxClockBackwardWait"
 	KeyResetDataDir         = "resetDataDir"
+	KeyMaxBorrow            = "maxBorrow"
 	KeyListen               = "listen"
 	KeyMaxBatch             = "maxBatch"
 	KeyCallTimeout          = "callTimeout"
@@ -107,6 +108,8 @@ func Keys() []Key {
 		{Name: KeyMaxClockBackwardWait, Flag: "max-clock-backward-wait", Env: "VESTA_MAX_CLOCK_BACKWARD_WAIT", Group: GroupService,
 			Default: dur(service.DefaultMaxClockBackwardWait),
 			Usage:   "longest wait at start for the clock to pass the high-water mark; more refuses to start"},
+		{Name: KeyMaxBorrow, Flag: "max-borrow", Env: "VESTA_MAX_BORROW", Group: GroupService, Default: dur(0), // Settings' zero value: off
+			Usage: "how far a burst may run ahead of the clock when a time unit is used up (0 waits for the clock)"},
 		{Name: KeyResetDataDir, Flag: "reset-data-dir", Env: "VESTA_RESET_DATA_DIR", Group: GroupService, Default: boolean(false),
 			Usage: "start once on a data dir used before whose high-water mark is lost; only once the clock is surely past its last IDs"},
 
