@@ -2,6 +2,7 @@ package etcdlease
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,7 +93,7 @@ func (l *Lease) readClocks(ctx context.Context, s *session) (map[string]clockRep
 			continue
 		}
 		ms, err := strconv.ParseInt(strings.TrimSpace(string(kv.Value)), 10, 64)
-		if err != nil {
+		if err != nil || ms <= 0 || ms > maxReportMs { // out of range would overflow the skew arithmetic
 			l.o.Logger.Warn("etcdlease: ignoring a malformed clock report", "key", string(kv.Key), "value", string(kv.Value))
 			continue
 		}
@@ -100,6 +101,10 @@ func (l *Lease) readClocks(ctx context.Context, s *session) (map[string]clockRep
 	}
 	return reports, nil
 }
+
+// maxReportMs is the largest clock report taken (Unix ms): in nanoseconds,
+// with a report's age added, it still fits an int64 (about year 2262).
+const maxReportMs = (math.MaxInt64 - int64(MaxTTL) - int64(MaxMaxClockSkew)) / int64(time.Millisecond)
 
 func reportValues(m map[string]clockReport) []int64 {
 	v := make([]int64, 0, len(m))

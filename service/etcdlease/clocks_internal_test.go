@@ -59,3 +59,13 @@ func TestFenceComesBeforeExpiry(t *testing.T) {
 		assert.Less(t, l.validity(int64(ttl/time.Second)-1), v, "a shorter TTL granted shortens the validity")
 	}
 }
+
+// The largest clock report taken leaves room for a report's age in
+// nanoseconds: the skew arithmetic cannot overflow (a report past it, such
+// as 9223372036854775807, is ignored as malformed).
+func TestMaxReportFitsTheSkewArithmetic(t *testing.T) {
+	hi := maxReportMs*int64(time.Millisecond) + int64(MaxTTL) + int64(MaxMaxClockSkew)
+	assert.Greater(t, hi, maxReportMs*int64(time.Millisecond), "no overflow")
+	now := int64(1_800_000_000) * int64(time.Second)
+	assert.Less(t, medianSkew(now, []int64{maxReportMs}, time.Hour), time.Duration(0), "a report far ahead reads as this clock behind")
+}

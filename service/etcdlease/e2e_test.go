@@ -21,6 +21,7 @@ import (
 // TestServerRestWithEtcd builds the real server-rest and runs it with
 // provider etcd, configured by flags alone.
 func TestServerRestWithEtcd(t *testing.T) {
+	t.Parallel()
 	bin := buildServerRest(t)
 	listen := freeURL().Host
 	keys := etcdlease.Keys{Prefix: prefixOf(t)}
@@ -116,6 +117,7 @@ func metricValue(page, name string) string {
 // /readyz, vesta_ready and vesta_machine_lease_held say fenced whenever
 // /genid is refused for want of a lease, and ready again once it issues.
 func TestServerRestFencedIsNotReady(t *testing.T) {
+	t.Parallel()
 	bin := buildServerRest(t)
 	px := newProxy(t, etcdEndpoint)
 	listen := freeURL().Host
@@ -163,4 +165,48 @@ func TestServerRestFencedIsNotReady(t *testing.T) {
 
 	px.Restore()
 	eventually(t, 30*time.Second, "issuing and ready again after etcd is back", serving)
+}
+
+// TestServerRestSkipsAnIdWhoseMarkIsFarAhead runs the real server-rest
+// against etcd where machine 0's stored mark is an hour ahead of the clock
+// (a clock that once ran fast, say): the node gives 0 back and takes 1,
+// rather than refusing to start or waiting an hour.
+func TestServerRestSkipsAnIdWhoseMarkIsFarAhead(t *testing.T) {
+	t.Parallel()
+	bin := buildServerRest(t)
+	keys := etcdlease.Keys{Prefix: prefixOf(t)}
+	c := etcdClient(t)
+	_, err := c.Put(bg, keys.Mark(0), strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10))
+	require.NoError(t, err)
+	listen := freeURL().Host
+	var log testWriter
+	log.t = t
+	srv := exec.Command(bin, "--machine-provider", "etcd", "--etcd-endpoints", etcdEndpoint,
+		"--etcd-prefix", keys.Prefix, "--etcd-lease-ttl", "2s", "--etcd-node-name", "rest-ahead",
+		"--listen", listen, "--no-data-dir=true", "--segment-store", "off", "--log-level", "warn")
+	srv.Stdout, srv.Stderr = io.Discard, &log
+	require.NoError(t, srv.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- srv.Wait() }()
+	t.Cleanup(func() {
+		_ = srv.Process.Kill()
+		<-exited
+	})
+	var id int64
+	eventually(t, 30*time.Second, "/genid answers 200", func() bool {
+		select {
+		case err := <-exited:
+			t.Fatalf("server-rest exited: %v", err)
+		default:
+		}
+		code, body := httpStatus("http://" + listen + "/genid")
+		if code != http.StatusOK {
+			return false
+		}
+		id, err = strconv.ParseInt(strings.TrimSpace(body), 10, 64)
+		return err == nil
+	})
+	assert.Equal(t, int64(1), machineOf(id), "machine 0 was skipped for its mark")
+	_, _, held := get(t, c, keys.Machine(0))
+	assert.False(t, held, "machine 0 was given back")
 }

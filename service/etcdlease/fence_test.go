@@ -31,6 +31,7 @@ func untilStopped(t *testing.T, svc *service.Service, limit time.Duration) (last
 }
 
 func TestRevokedHolderIsFencedAndTakenOver(t *testing.T) {
+	t.Parallel()
 	c := etcdClient(t)
 	aLease := newLease(t, "a")
 	keys := aLease.Keys()
@@ -69,6 +70,7 @@ func TestRevokedHolderIsFencedAndTakenOver(t *testing.T) {
 }
 
 func TestCutHolderIsFencedBeforeItsLeaseExpires(t *testing.T) {
+	t.Parallel()
 	// TTL 2s: the fence (at most TTL − margin = 1.88s after the last
 	// renewal) comes before the 3s-ahead lease mark runs out (2s after the
 	// last mark stored), so the fence is what stops the holder.
@@ -117,6 +119,7 @@ func TestCutHolderIsFencedBeforeItsLeaseExpires(t *testing.T) {
 }
 
 func TestBriefOutageDoesNotInterrupt(t *testing.T) {
+	t.Parallel()
 	c := etcdClient(t)
 	p := newProxy(t, etcdEndpoint)
 	a := startNode(t, "a", withEndpoint(p.Addr()))

@@ -80,6 +80,7 @@ func TestCloseReleasesIdAndStoresExactMark(t *testing.T) {
 // A mark stored with the lease never goes below the mark the id had when
 // it was claimed: the previous holder may have issued up to it.
 func TestStoreMarkKeepsThePreviousHoldersMark(t *testing.T) {
+	t.Parallel()
 	c := etcdClient(t)
 	prefix := prefixOf(t)
 	keys := etcdlease.Keys{Prefix: prefix}

@@ -83,6 +83,7 @@ func TestStartRefusedAfterTooManyMarksAhead(t *testing.T) {
 // attempt tries: the next attempts skip those already refused, so it
 // reaches the free id beyond them instead of trying the same ones forever.
 func TestReclaimPastManyIdsFarAhead(t *testing.T) {
+	t.Parallel()
 	c := etcdClient(t)
 	lease := newLease(t, "a")
 	keys := lease.Keys()

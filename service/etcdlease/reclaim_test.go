@@ -17,6 +17,7 @@ import (
 // mark is far ahead (a former holder's clock was) must not stay fenced for
 // good: it skips that id and holds another.
 func TestReclaimSkipsAnIdWhoseMarkIsFarAhead(t *testing.T) {
+	t.Parallel()
 	c := etcdClient(t)
 	lease := newLease(t, "a")
 	keys := lease.Keys()
@@ -48,6 +49,7 @@ func TestReclaimSkipsAnIdWhoseMarkIsFarAhead(t *testing.T) {
 // to a TTL; a node starting meanwhile with a clock in line must not be
 // refused as "ahead" of that stale report.
 func TestAStaleClockReportRefusesNobody(t *testing.T) {
+	t.Parallel()
 	c := etcdClient(t)
 	p := newProxy(t, etcdEndpoint)
 	// b's long TTL keeps its lease, and its aging report, alive well past

@@ -18,6 +18,7 @@ import (
 )
 
 func TestEtcdDownAtStart(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	dead := ln.Addr().String()
@@ -41,6 +42,7 @@ func TestEtcdDownAtStart(t *testing.T) {
 }
 
 func TestClockSkewRefusesToStart(t *testing.T) {
+	t.Parallel()
 	startNode(t, "a")
 	startNode(t, "b")
 	c := etcdClient(t)
