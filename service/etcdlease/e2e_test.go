@@ -25,17 +25,9 @@ func TestServerRestWithEtcd(t *testing.T) {
 	bin := buildServerRest(t)
 	listen := freeURL().Host
 	keys := etcdlease.Keys{Prefix: prefixOf(t)}
-	srv := exec.Command(bin, "--machine-provider", "etcd", "--etcd-endpoints", etcdEndpoint,
+	srv, exited := startServerRest(t, bin, "--machine-provider", "etcd", "--etcd-endpoints", etcdEndpoint,
 		"--etcd-prefix", keys.Prefix, "--etcd-lease-ttl", "2s", "--etcd-node-name", "rest-e2e",
 		"--listen", listen, "--no-data-dir=true", "--log-level", "warn")
-	srv.Stdout, srv.Stderr = io.Discard, &testWriter{t: t}
-	require.NoError(t, srv.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- srv.Wait() }()
-	t.Cleanup(func() {
-		_ = srv.Process.Kill()
-		<-exited
-	})
 
 	var id int64
 	eventually(t, 30*time.Second, "/genid answers 200", func() bool {
@@ -121,17 +113,9 @@ func TestServerRestFencedIsNotReady(t *testing.T) {
 	bin := buildServerRest(t)
 	px := newProxy(t, etcdEndpoint)
 	listen := freeURL().Host
-	srv := exec.Command(bin, "--machine-provider", "etcd", "--etcd-endpoints", px.Addr(),
+	startServerRest(t, bin, "--machine-provider", "etcd", "--etcd-endpoints", px.Addr(),
 		"--etcd-prefix", prefixOf(t), "--etcd-lease-ttl", "2s", "--etcd-node-name", "rest-fenced",
 		"--listen", listen, "--no-data-dir=true", "--log-level", "warn")
-	srv.Stdout, srv.Stderr = io.Discard, &testWriter{t: t}
-	require.NoError(t, srv.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- srv.Wait() }()
-	t.Cleanup(func() {
-		_ = srv.Process.Kill()
-		<-exited
-	})
 	base := "http://" + listen
 	state := func() (genid, readyz int, ready, held string) {
 		genid, _ = httpStatus(base + "/genid")
@@ -179,19 +163,9 @@ func TestServerRestSkipsAnIdWhoseMarkIsFarAhead(t *testing.T) {
 	_, err := c.Put(bg, keys.Mark(0), strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10))
 	require.NoError(t, err)
 	listen := freeURL().Host
-	var log testWriter
-	log.t = t
-	srv := exec.Command(bin, "--machine-provider", "etcd", "--etcd-endpoints", etcdEndpoint,
+	_, exited := startServerRest(t, bin, "--machine-provider", "etcd", "--etcd-endpoints", etcdEndpoint,
 		"--etcd-prefix", keys.Prefix, "--etcd-lease-ttl", "2s", "--etcd-node-name", "rest-ahead",
 		"--listen", listen, "--no-data-dir=true", "--segment-store", "off", "--log-level", "warn")
-	srv.Stdout, srv.Stderr = io.Discard, &log
-	require.NoError(t, srv.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- srv.Wait() }()
-	t.Cleanup(func() {
-		_ = srv.Process.Kill()
-		<-exited
-	})
 	var id int64
 	eventually(t, 30*time.Second, "/genid answers 200", func() bool {
 		select {
@@ -209,4 +183,21 @@ func TestServerRestSkipsAnIdWhoseMarkIsFarAhead(t *testing.T) {
 	assert.Equal(t, int64(1), machineOf(id), "machine 0 was skipped for its mark")
 	_, _, held := get(t, c, keys.Machine(0))
 	assert.False(t, held, "machine 0 was given back")
+}
+
+// startServerRest starts the real server-rest with args, its log going to
+// the test's log, and kills it at the end of the test. exited receives
+// its exit (send it back after reading, for the cleanup).
+func startServerRest(t *testing.T, bin string, args ...string) (*exec.Cmd, chan error) {
+	t.Helper()
+	srv := exec.Command(bin, args...)
+	srv.Stdout, srv.Stderr = io.Discard, &testWriter{t: t}
+	require.NoError(t, srv.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- srv.Wait() }()
+	t.Cleanup(func() {
+		_ = srv.Process.Kill()
+		<-exited
+	})
+	return srv, exited
 }
