@@ -35,6 +35,9 @@ func TestBorrowRunsAheadWithoutWaiting(t *testing.T) {
 			nowUnit := (clk.Now().UnixMilli() - intf.DefaultEpochMillis) / 1000
 			assert.GreaterOrEqual(t, maxUnit(l, all), nowUnit+7, "ran ahead of the clock")
 			assert.LessOrEqual(t, maxUnit(l, all), nowUnit+30, "at most MaxBorrow ahead")
+			ahead := svc.Stats().AheadMillis
+			assert.GreaterOrEqual(t, ahead, int64(6000), "Stats tells how far ahead it runs")
+			assert.LessOrEqual(t, ahead, int64(30000))
 		})
 	}
 }

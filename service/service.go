@@ -301,6 +301,10 @@ type Stats struct {
 	Fences    uint64
 	// LeaseMarkMillis is the mark stored with the lease (0 without one).
 	LeaseMarkMillis int64
+	// AheadMillis is how far the last time unit handed out begins after
+	// the clock (0 when it does not): a restart's first unit, or a burst
+	// borrowing with MaxBorrow.
+	AheadMillis int64
 }
 
 // Stats returns the current counters.
@@ -313,7 +317,17 @@ func (s *Service) Stats() Stats {
 		LeaseHeld:       s.leaseValidNow(),
 		Fences:          s.fences.Load(),
 		LeaseMarkMillis: s.leaseMarkMs.Load(),
+		AheadMillis:     s.aheadOfClock(),
 	}
+}
+
+// aheadOfClock is Stats.AheadMillis.
+func (s *Service) aheadOfClock() int64 {
+	if s.pop == nil {
+		return 0
+	}
+	start := s.units.epochNanos + s.pop.lastUnit()*s.units.unitNanos
+	return max(0, start-s.settings.Clock.NowNanos()) / int64(time.Millisecond)
 }
 
 // leaseValidNow tells whether the machine id lease lets the current time

@@ -107,6 +107,8 @@ var statMetrics = []struct {
 		func(st service.Stats) float64 { return float64(st.Machine) }},
 	{"vesta_machine_lease_held", "1 while a machine id lease is held (without a lease: 1 once the service has started).", false,
 		func(st service.Stats) float64 { return boolFloat(st.LeaseHeld) }},
+	{"vesta_time_ahead_seconds", "How far the last time unit handed out begins after the clock (a restart's first unit, or borrowing with maxBorrow); 0 normally.", false,
+		func(st service.Stats) float64 { return float64(st.AheadMillis) / 1e3 }},
 	{"vesta_machine_lease_fences_total", "Times a held machine id lease was lost; IDs stop until it is held again.", true,
 		func(st service.Stats) float64 { return float64(st.Fences) }},
 }
