@@ -1,12 +1,14 @@
 package etcdlease_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -68,17 +70,32 @@ func TestServerRestWithEtcd(t *testing.T) {
 	assert.GreaterOrEqual(t, markOf(t, c, keys, 0), intf.DefaultEpochMillis+timeUnit(id)*1000, "the mark covers the IDs issued")
 }
 
-// buildServerRest builds the real server-rest into the test's temp dir.
+// buildServerRest builds the real server-rest once for the package (in
+// the etcd run's temp dir) and returns its path.
 func buildServerRest(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), "server-rest")
-	build := exec.Command("go", "build", "-o", bin, "./server-rest")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build ./server-rest: %s", out)
-	return bin
+	serverRest.once.Do(func() {
+		root, err := filepath.Abs("../..")
+		if err != nil {
+			serverRest.err = err
+			return
+		}
+		serverRest.bin = filepath.Join(binDir, "server-rest")
+		build := exec.Command("go", "build", "-o", serverRest.bin, "./server-rest")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			serverRest.err = fmt.Errorf("go build ./server-rest: %w: %s", err, out)
+		}
+	})
+	require.NoError(t, serverRest.err)
+	return serverRest.bin
+}
+
+// serverRest is the binary buildServerRest built, shared by the tests.
+var serverRest struct {
+	once sync.Once
+	bin  string
+	err  error
 }
 
 // httpStatus is the status code of GET url and the body, or 0 when the

@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	os.Exit(runWithEtcd(m))
 }
 
+// binDir holds the binaries built by the tests (buildServerRest).
+var binDir string
+
 func runWithEtcd(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "vesta-etcd-")
 	if err != nil {
@@ -33,6 +36,7 @@ func runWithEtcd(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	binDir = dir // the binaries the tests build live as long as the run
 	e, err := startEtcd(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "embedded etcd:", err)
