@@ -301,6 +301,10 @@ type Stats struct {
 	Fences    uint64
 	// LeaseMarkMillis is the mark stored with the lease (0 without one).
 	LeaseMarkMillis int64
+	// LeaseMarkRefusals counts the machine ids a lease claimed and gave
+	// back because their mark was too far ahead of the clock (when the
+	// lease counts them: etcdlease does).
+	LeaseMarkRefusals uint64
 	// AheadMillis is how far the last time unit handed out begins after
 	// the clock (0 when it does not): a restart's first unit, or a burst
 	// borrowing with MaxBorrow.
@@ -309,7 +313,7 @@ type Stats struct {
 
 // Stats returns the current counters.
 func (s *Service) Stats() Stats {
-	return Stats{
+	st := Stats{
 		ExhaustionWaits: s.units.waits.Load(),
 		ClockBackEvents: s.clockBack.Load(),
 		HighWaterMillis: s.markMs.Load(),
@@ -319,6 +323,10 @@ func (s *Service) Stats() Stats {
 		LeaseMarkMillis: s.leaseMarkMs.Load(),
 		AheadMillis:     s.aheadOfClock(),
 	}
+	if r, ok := s.settings.Lease.(interface{ MarkRefusals() uint64 }); ok {
+		st.LeaseMarkRefusals = r.MarkRefusals()
+	}
+	return st
 }
 
 // aheadOfClock is Stats.AheadMillis.

@@ -51,6 +51,10 @@ type Stats struct {
 // Stats returns the lease's counters.
 func (l *Lease) Stats() Stats { return Stats{MarkRefusals: l.markRefusals.Load()} }
 
+// MarkRefusals is Stats().MarkRefusals, for service.Stats (which cannot
+// import this package).
+func (l *Lease) MarkRefusals() uint64 { return l.markRefusals.Load() }
+
 var _ service.MachineLease = (*Lease)(nil)
 
 // New validates o (an *OptionError names the wrong field) and loads the TLS
