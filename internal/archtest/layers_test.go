@@ -93,7 +93,7 @@ func matches(name, p string) bool {
 // ignored are helpers below every layer (or outside the product).
 func ignored(p string) bool {
 	rel := strings.TrimPrefix(p, module+"/")
-	for _, prefix := range []string{"scripts/", "internal/ctxtime", "internal/buildinfo", "internal/nettest",
+	for _, prefix := range []string{"scripts/", "internal/ctxtime", "internal/buildinfo", "internal/nettest", "internal/pgtest",
 		"internal/syncbuf", "internal/archtest"} {
 		if strings.HasPrefix(rel, prefix) {
 			return true

@@ -42,7 +42,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"os/user"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -54,6 +53,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/internal/pgtest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 )
@@ -150,16 +150,16 @@ func run(ctx context.Context, o opts) (int, error) {
 	logf("etcd up on %s (pid %d)", etcdURL, etcd.cmd.Process.Pid)
 
 	// PostgreSQL.
-	pg, err := startPostgres(ctx, o.dir)
-	if errors.Is(err, errNoPostgres) {
+	pg, err := pgtest.Start(ctx, pgtest.Options{Fsync: true})
+	if errors.Is(err, pgtest.ErrNoPostgres) {
 		fmt.Println("!!! SKIPPING the PostgreSQL faults and the segment load: " + err.Error())
 		fmt.Println("!!! the nodes run with segment mode off")
 		pg = nil
 	} else if err != nil {
 		return 1, err
 	} else {
-		cleanups = append(cleanups, pg.destroy)
-		logf("PostgreSQL up on 127.0.0.1:%d (%s)", pg.port, pg.bin)
+		cleanups = append(cleanups, func() { _ = pg.Destroy() })
+		logf("PostgreSQL up: %s", pg.DSN("postgres"))
 	}
 
 	// The fleet.
@@ -178,7 +178,7 @@ func run(ctx context.Context, o opts) (int, error) {
 		n.args = []string{"--listen", n.addr, "--data-dir", n.dataDir, "--machine-provider", "etcd",
 			"--etcd-endpoints", etcdURL, "--etcd-lease-ttl", o.leaseTTL.String(), "--log-level", "warn"}
 		if pg != nil {
-			n.args = append(n.args, "--segment-store", "postgres", "--segment-dsn", pg.dsn(), "--segment-tags", "soak")
+			n.args = append(n.args, "--segment-store", "postgres", "--segment-dsn", pg.DSN("postgres"), "--segment-tags", "soak")
 		} else {
 			n.args = append(n.args, "--segment-store", "off")
 		}
@@ -507,102 +507,6 @@ func freePortPair() (int, error) {
 	return 0, errors.New("no two consecutive free ports")
 }
 
-// ---- PostgreSQL ----
-
-var errNoPostgres = errors.New("no PostgreSQL binaries (initdb, pg_ctl) in /usr/lib/postgresql/*/bin")
-
-type postgres struct {
-	bin, dir, data, sock, logFile, runAs, serverOpts string
-	port                                             int
-}
-
-func startPostgres(ctx context.Context, workDir string) (*postgres, error) {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
-	var bin string
-	for _, d := range dirs {
-		if isFile(filepath.Join(d, "initdb")) && isFile(filepath.Join(d, "pg_ctl")) {
-			bin = d
-			break
-		}
-	}
-	if bin == "" {
-		return nil, errNoPostgres
-	}
-	p := &postgres{bin: bin, dir: filepath.Join(workDir, "pg")}
-	p.data, p.sock, p.logFile = filepath.Join(p.dir, "data"), filepath.Join(p.dir, "sock"), filepath.Join(p.dir, "server.log")
-	if err := os.MkdirAll(p.sock, 0o700); err != nil {
-		return nil, err
-	}
-	if os.Geteuid() == 0 { // initdb refuses to run as root
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			return nil, fmt.Errorf("running as root needs a postgres user for PostgreSQL: %w", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		for _, d := range []string{workDir, p.dir, p.sock} {
-			if d == workDir {
-				_ = os.Chmod(d, 0o755) // let postgres traverse it
-				continue
-			}
-			if err := os.Chown(d, uid, gid); err != nil {
-				return nil, err
-			}
-		}
-		p.runAs = u.Username
-	}
-	var err error
-	if p.port, err = freePort(); err != nil {
-		return nil, err
-	}
-	p.serverOpts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200", p.port, p.sock)
-	if _, err := p.run(ctx, "initdb", "-D", p.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"); err != nil {
-		return nil, err
-	}
-	if _, err := p.run(ctx, "pg_ctl", "-D", p.data, "-l", p.logFile, "-w", "-t", "60", "-o", p.serverOpts, "start"); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-func isFile(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
-}
-
-func (p *postgres) run(ctx context.Context, name string, args ...string) (string, error) {
-	argv := append([]string{filepath.Join(p.bin, name)}, args...)
-	if p.runAs != "" {
-		argv = append([]string{"runuser", "-u", p.runAs, "--"}, argv...)
-	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = p.dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s: %w\n%s", strings.Join(argv, " "), err, out)
-	}
-	return string(out), nil
-}
-
-func (p *postgres) dsn() string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", p.port)
-}
-
-// restart is pg_ctl restart -m immediate: connections cut, no checkpoint.
-func (p *postgres) restart() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	_, err := p.run(ctx, "pg_ctl", "-D", p.data, "-l", p.logFile, "-m", "immediate", "-w", "-t", "60", "-o", p.serverOpts, "restart")
-	return err
-}
-
-func (p *postgres) destroy() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, _ = p.run(ctx, "pg_ctl", "-D", p.data, "-m", "immediate", "-w", "stop")
-}
-
 // ---- faults ----
 
 type faultLog struct {
@@ -624,7 +528,7 @@ func (f *faultLog) add(kind, format string, a ...any) {
 }
 
 // injectFaults runs the three schedules until ctx ends.
-func injectFaults(ctx context.Context, o opts, nodes []*node, etcd *etcdProc, pg *postgres, faults *faultLog) {
+func injectFaults(ctx context.Context, o opts, nodes []*node, etcd *etcdProc, pg *pgtest.Server, faults *faultLog) {
 	var wg sync.WaitGroup
 	every := func(first, period time.Duration, f func()) {
 		if period <= 0 {
@@ -694,7 +598,10 @@ func injectFaults(ctx context.Context, o opts, nodes []*node, etcd *etcdProc, pg
 	if pg != nil {
 		every(o.pgFirst, o.pgRestartEvery, func() {
 			t0 := time.Now()
-			if err := pg.restart(); err != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			err := pg.CrashRestart(ctx)
+			cancel()
+			if err != nil {
 				faults.add("restart PostgreSQL", "pg_ctl restart -m immediate FAILED: %v", err)
 				return
 			}

@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/pgtest"
 	"github.com/vesta-go/vesta/service/segment"
-	"github.com/vesta-go/vesta/service/segment/internal/pgtest"
 	"github.com/vesta-go/vesta/service/segment/internal/segtest"
 	"github.com/vesta-go/vesta/service/segment/pgstore"
 	"github.com/vesta-go/vesta/service/segment/sqlitestore"

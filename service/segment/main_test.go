@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/vesta-go/vesta/service/segment/internal/pgtest"
+	"github.com/vesta-go/vesta/internal/pgtest"
 )
 
 // TestMain stops the package's one PostgreSQL server (started by the

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/nettest"
+	"github.com/vesta-go/vesta/internal/pgtest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
-	"github.com/vesta-go/vesta/service/segment/internal/pgtest"
 	"github.com/vesta-go/vesta/service/segment/sqlitestore"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )

@@ -158,6 +158,13 @@ func (s *Server) Restart(ctx context.Context) error {
 	return err
 }
 
+// CrashRestart restarts the server as after a crash (pg_ctl restart -m
+// immediate: connections cut, no checkpoint), on the same port.
+func (s *Server) CrashRestart(ctx context.Context) error {
+	_, err := s.run(ctx, "pg_ctl", "-D", s.data, "-l", s.logFile, "-m", "immediate", "-w", "-t", "60", "-o", s.serverOpts, "restart")
+	return err
+}
+
 // Stop stops the server quickly (open connections are cut), keeping the
 // data for Restart.
 func (s *Server) Stop(ctx context.Context) error {
