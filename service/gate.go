@@ -6,28 +6,50 @@ import (
 )
 
 // unitGate is how callers wait for the next time unit: the first caller to
-// wait for a unit starts one sleeper on the clock, which opens the gate (a
-// closed channel) when the unit begins; every other caller waits on that
-// channel, or for its own context. So a saturated service has one thread
-// asleep on the clock per unit instead of one waiting per caller, all
-// waiters wake together when the unit opens (none is left behind for
-// several units), and a waiter's deadline or the service's Close ends its
-// wait at once.
+// wait for a unit starts one sleeper on the clock; every other caller
+// joins its queue. When the unit begins, the sleeper reserves IDs for the
+// queued callers itself, in the order they came (a FIFO hand-off), hands
+// each its reservation, then opens the gate (a closed channel) for the
+// rest. So a saturated service has one thread asleep on the clock per unit
+// instead of one waiting per caller, the callers that waited get their IDs
+// without a race against fresh callers (none waits more than about a unit,
+// however many goroutines compete), and a waiter's deadline or the
+// service's Close ends its wait at once.
 type unitGate struct {
-	mu     sync.Mutex
-	target int64         // clock nanos the current gate opens at
-	open   chan struct{} // closed when the clock reached target
+	mu      sync.Mutex
+	target  int64         // clock nanos the current gate opens at
+	open    chan struct{} // closed when the clock reached target and the queue was served
+	queue   []*gateWaiter // callers to serve when the gate opens, in order
+	handing bool          // the sleeper is serving the queue: no more joins
 }
 
-// channel returns the gate that opens at t (clock nanos), starting its
-// sleeper if none waits for t yet; nil when a gate for a later time is
-// pending (a caller that read a state already passed: it waits alone).
-// stop ends the sleeper early (the service closing); the gate opens then.
-func (g *unitGate) channel(t int64, clock Clock, stop context.Context) <-chan struct{} {
+// gateWaiter is one queued caller: it wants n IDs, and receives what the
+// sleeper reserved for it (got 0: nothing left; it tries again).
+type gateWaiter struct {
+	n int64
+	r chan reservation // buffered: the sleeper never blocks on a caller gone
+}
+
+// reservation is what a populator's attempt took: got IDs (maybe 0)
+// first..first+got-1 of unit.
+type reservation struct{ unit, first, got int64 }
+
+// join queues w (when not nil) for the gate that opens at t (clock
+// nanos), starting its sleeper if none waits for t yet, and returns the
+// gate. It returns nil when a gate for a later time is pending (a caller
+// that read a state already passed: it waits alone). A w that comes while
+// the queue is being served is not queued: the unit has begun, and the
+// caller tries again when the gate opens. try reserves for the queued
+// callers; stop ends the sleeper early (the service closing), and the gate
+// opens then without serving anyone.
+func (g *unitGate) join(t int64, w *gateWaiter, clock Clock, stop context.Context, try func(n int64) (reservation, int64)) <-chan struct{} {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
 	case g.open != nil && g.target == t:
+		if !g.handing && w != nil {
+			g.queue = append(g.queue, w)
+		}
 		return g.open
 	case g.open != nil && g.target > t:
 		select {
@@ -37,10 +59,27 @@ func (g *unitGate) channel(t int64, clock Clock, stop context.Context) <-chan st
 		}
 	}
 	open := make(chan struct{})
-	g.target, g.open = t, open
-	go func() {
-		_ = clock.WaitUntil(stop, t) // an error is stop: the waiters then see the service closed
-		close(open)
-	}()
+	g.target, g.open, g.queue, g.handing = t, open, nil, false
+	if w != nil {
+		g.queue = append(g.queue, w)
+	}
+	go g.sleep(t, open, clock, stop, try)
 	return open
+}
+
+// sleep waits for t, serves the queue in order and opens the gate.
+func (g *unitGate) sleep(t int64, open chan struct{}, clock Clock, stop context.Context, try func(n int64) (reservation, int64)) {
+	err := clock.WaitUntil(stop, t) // an error is stop: the waiters then see the service closed
+	g.mu.Lock()
+	queue := g.queue
+	g.queue, g.handing = nil, true
+	g.mu.Unlock()
+	for _, w := range queue {
+		var r reservation
+		if err == nil {
+			r, _ = try(w.n)
+		}
+		w.r <- r
+	}
+	close(open)
 }

@@ -14,7 +14,8 @@ import (
 // arithmetic is step, shared by all of them.
 type populator interface {
 	// reserve takes 1..n consecutive sequence numbers first..first+got-1 in
-	// time unit unit, waiting for the next unit when this one is used up.
+	// time unit unit, waiting for the next unit when this one is used up
+	// (units.reserve, over the strategy's try).
 	reserve(ctx context.Context, n int64) (unit, first, got int64, err error)
 	// lastUnit is the latest unit handed out (or the start floor).
 	lastUnit() int64
@@ -48,6 +49,27 @@ type units struct {
 	// closing, when set, is done once the service closes: it ends waits.
 	closing context.Context
 	gate    unitGate
+	// try is the strategy's one attempt to reserve up to n IDs without
+	// waiting: got 0 when the unit is used up, with the state's last unit.
+	// Set once by the populator's constructor.
+	try func(n int64) (r reservation, last int64)
+}
+
+// reserve is every populator's reserve: try, and when the unit is used
+// up wait for the next one (waitAfter), which may hand over IDs reserved
+// for this caller at once.
+func (u *units) reserve(ctx context.Context, n int64) (unit, first, got int64, err error) {
+	for {
+		r, last := u.try(n)
+		if r.got == 0 {
+			if r, err = u.waitAfter(ctx, last, n); err != nil {
+				return 0, 0, 0, err
+			}
+		}
+		if r.got > 0 {
+			return r.unit, r.first, r.got, nil
+		}
+	}
 }
 
 func (u *units) now() int64 { return (u.clock.NowNanos() - u.epochNanos) / u.unitNanos }
@@ -88,38 +110,48 @@ func (u *units) raised(st state, floor int64) state {
 
 // waitAfter blocks until the clock is in a unit after last, ctx is done
 // or the service closes (then intf.ErrClosed). Waiters share one sleeper
-// per unit (unitGate); none holds a populator's lock while it waits.
-func (u *units) waitAfter(ctx context.Context, last int64) error {
+// per unit (unitGate), which serves them in order when the unit begins:
+// r holds the IDs reserved for this caller (got 0: none, try again). None
+// holds a populator's lock while it waits.
+func (u *units) waitAfter(ctx context.Context, last, n int64) (r reservation, err error) {
 	u.waits.Add(1)
 	t := u.epochNanos + (last+1-u.borrow)*u.unitNanos // last+1 may be borrowed from then on
 	if u.clock.NowNanos() >= t {
-		return nil
+		return reservation{}, nil
 	}
 	stop := u.closing
 	if stop == nil {
 		stop = context.Background()
 	}
 	if stop.Err() != nil {
-		return intf.ErrClosed
+		return reservation{}, intf.ErrClosed
 	}
 	if err := ctx.Err(); err != nil { // no sleeper for a caller that cannot wait
-		return err
+		return reservation{}, err
 	}
-	open := u.gate.channel(t, u.clock, stop)
+	w := &gateWaiter{n: n, r: make(chan reservation, 1)}
+	open := u.gate.join(t, w, u.clock, stop, u.try)
 	if open == nil {
-		return u.clock.WaitUntil(ctx, t)
+		return reservation{}, u.clock.WaitUntil(ctx, t)
 	}
 	select {
+	case r = <-w.r:
 	case <-open:
-		if stop.Err() != nil {
-			return intf.ErrClosed
+		// Served before the gate opened, or came while the queue was
+		// served (nothing then: try again).
+		select {
+		case r = <-w.r:
+		default:
 		}
-		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return reservation{}, ctx.Err()
 	case <-stop.Done():
-		return intf.ErrClosed
+		return reservation{}, intf.ErrClosed
 	}
+	if stop.Err() != nil {
+		return reservation{}, intf.ErrClosed
+	}
+	return r, nil
 }
 
 // Populator names accepted in Settings.Populator.

@@ -1,9 +1,6 @@
 package service
 
-import (
-	"context"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // atomicPopulator swaps an immutable state through a CAS loop on an
 // atomic.Pointer, like Vesta's AtomicReference populator. Each ID costs one
@@ -16,21 +13,19 @@ type atomicPopulator struct {
 func newAtomicPopulator(u *units, start state) populator {
 	p := &atomicPopulator{units: u}
 	p.st.Store(&start)
+	u.try = p.tryReserve
 	return p
 }
 
-func (p *atomicPopulator) reserve(ctx context.Context, n int64) (unit, first, got int64, err error) {
+func (p *atomicPopulator) tryReserve(n int64) (reservation, int64) {
 	for {
 		cur := p.st.Load()
 		next, first, got := p.step(*cur, p.now(), n)
 		if got == 0 {
-			if err := p.waitAfter(ctx, cur.last); err != nil {
-				return 0, 0, 0, err
-			}
-			continue
+			return reservation{}, cur.last
 		}
 		if p.st.CompareAndSwap(cur, &next) {
-			return next.last, first, got, nil
+			return reservation{next.last, first, got}, next.last
 		}
 	}
 }

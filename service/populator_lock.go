@@ -1,7 +1,6 @@
 package service
 
 import (
-	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -22,30 +21,30 @@ type lockedPopulator struct {
 // newLockPopulator uses a sync.Mutex, like Vesta's default ReentrantLock
 // populator.
 func newLockPopulator(u *units, start state) populator {
-	return &lockedPopulator{units: u, mu: new(sync.Mutex), st: start}
+	return newLocked(u, new(sync.Mutex), start)
 }
 
 // newSpinPopulator uses a spinLock: the nearest Go counterpart of Vesta's
 // synchronized populator, whose monitor spins before it parks.
 func newSpinPopulator(u *units, start state) populator {
-	return &lockedPopulator{units: u, mu: new(spinLock), st: start}
+	return newLocked(u, new(spinLock), start)
 }
 
-func (p *lockedPopulator) reserve(ctx context.Context, n int64) (unit, first, got int64, err error) {
-	for {
-		p.mu.Lock()
-		next, first, got := p.step(p.st, p.now(), n)
-		if got > 0 {
-			p.st = next
-			p.mu.Unlock()
-			return next.last, first, got, nil
-		}
-		last := p.st.last
-		p.mu.Unlock()
-		if err := p.waitAfter(ctx, last); err != nil {
-			return 0, 0, 0, err
-		}
+func newLocked(u *units, mu sync.Locker, start state) populator {
+	p := &lockedPopulator{units: u, mu: mu, st: start}
+	u.try = p.tryReserve
+	return p
+}
+
+func (p *lockedPopulator) tryReserve(n int64) (reservation, int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	next, first, got := p.step(p.st, p.now(), n)
+	if got == 0 {
+		return reservation{}, p.st.last
 	}
+	p.st = next
+	return reservation{next.last, first, got}, next.last
 }
 
 func (p *lockedPopulator) raise(floor int64) {

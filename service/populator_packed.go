@@ -1,9 +1,6 @@
 package service
 
-import (
-	"context"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // packedPopulator keeps the state in one atomic.Uint64 — last unit + 1 in
 // the high 43 bits, the sequence + 1 in the low 21 (a sequence of -1, none
@@ -25,22 +22,20 @@ func unpack(v uint64) state {
 func newPackedPopulator(u *units, start state) populator {
 	p := &packedPopulator{units: u}
 	p.st.Store(pack(start))
+	u.try = p.tryReserve
 	return p
 }
 
-func (p *packedPopulator) reserve(ctx context.Context, n int64) (unit, first, got int64, err error) {
+func (p *packedPopulator) tryReserve(n int64) (reservation, int64) {
 	for {
 		cur := p.st.Load()
 		st := unpack(cur)
 		next, first, got := p.step(st, p.now(), n)
 		if got == 0 {
-			if err := p.waitAfter(ctx, st.last); err != nil {
-				return 0, 0, 0, err
-			}
-			continue
+			return reservation{}, st.last
 		}
 		if p.st.CompareAndSwap(cur, pack(next)) {
-			return next.last, first, got, nil
+			return reservation{next.last, first, got}, next.last
 		}
 	}
 }

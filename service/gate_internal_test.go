@@ -1,0 +1,96 @@
+package service
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// heldClock is a clock whose WaitUntil blocks until the test releases it.
+type heldClock struct {
+	now     atomic.Int64
+	waiting chan struct{} // one value per WaitUntil that began
+	release chan struct{}
+}
+
+func (c *heldClock) NowNanos() int64 { return c.now.Load() }
+
+func (c *heldClock) WaitUntil(ctx context.Context, t int64) error {
+	c.waiting <- struct{}{}
+	select {
+	case <-c.release:
+		c.now.Store(max(c.now.Load(), t))
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// The sleeper serves the queued callers in the order they joined, each
+// its own reservation, before the gate opens; a caller that joins while
+// the queue is being served is not queued (it tries again when the gate
+// opens); a caller of an earlier time while a later gate is pending waits
+// alone.
+func TestGateHandsTheUnitToItsWaitersInOrder(t *testing.T) {
+	clk := &heldClock{waiting: make(chan struct{}, 4), release: make(chan struct{})}
+	var g unitGate
+	var mu sync.Mutex
+	var order []int64
+	var late *gateWaiter
+	var lateOpen <-chan struct{}
+	try := func(n int64) (reservation, int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		order = append(order, n)
+		if len(order) == 1 { // while serving: a caller that comes now
+			late = &gateWaiter{n: 99, r: make(chan reservation, 1)}
+			lateOpen = g.join(100, late, clk, context.Background(), nil)
+		}
+		return reservation{unit: 7, first: int64(len(order)), got: n}, 7
+	}
+	waiters := []*gateWaiter{{n: 3, r: make(chan reservation, 1)}, {n: 1, r: make(chan reservation, 1)}, {n: 2, r: make(chan reservation, 1)}}
+	var open <-chan struct{}
+	for i, w := range waiters {
+		o := g.join(100, w, clk, context.Background(), try)
+		if i == 0 {
+			open = o
+			<-clk.waiting // one sleeper, started by the first
+		}
+		assert.Equal(t, open, o, "one gate per time")
+	}
+	assert.Nil(t, g.join(50, nil, clk, context.Background(), try), "an earlier time while a later gate is pending: wait alone")
+	close(clk.release)
+	<-open
+	assert.Equal(t, []int64{3, 1, 2}, order, "served in the order they joined")
+	for i, w := range waiters {
+		select {
+		case r := <-w.r:
+			assert.Equal(t, reservation{unit: 7, first: int64(i + 1), got: w.n}, r, "waiter %d got its own reservation", i)
+		default:
+			require.Failf(t, "not served", "waiter %d had nothing when the gate opened", i)
+		}
+	}
+	assert.Equal(t, open, lateOpen, "a caller that came while serving gets the gate")
+	assert.Empty(t, late.r, "and is not served from the queue")
+	assert.Len(t, clk.waiting, 0, "one sleeper for the unit")
+}
+
+// A gate whose sleeper is stopped (the service closing) opens without
+// serving anyone: the waiters see the service closed.
+func TestGateStoppedServesNobody(t *testing.T) {
+	clk := &heldClock{waiting: make(chan struct{}, 1), release: make(chan struct{})}
+	var g unitGate
+	stop, cancel := context.WithCancel(context.Background())
+	called := false
+	w := &gateWaiter{n: 1, r: make(chan reservation, 1)}
+	open := g.join(100, w, clk, stop, func(int64) (reservation, int64) { called = true; return reservation{got: 1}, 0 })
+	<-clk.waiting
+	cancel()
+	<-open
+	assert.False(t, called, "nothing reserved after stop")
+	assert.Equal(t, reservation{}, <-w.r, "the waiter gets nothing")
+}
