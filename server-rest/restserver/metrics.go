@@ -110,7 +110,7 @@ var statMetrics = []struct {
 	{"vesta_time_ahead_seconds", "How far the last time unit handed out begins after the clock (a restart's first unit, or borrowing with maxBorrow); 0 normally.", false,
 		func(st service.Stats) float64 { return float64(st.AheadMillis) / 1e3 }},
 	{"vesta_machine_lease_mark_refusals_total", "Machine ids claimed and given back because their high-water mark was too far ahead of the clock.", true,
-		func(st service.Stats) float64 { return float64(st.LeaseMarkRefusals) }},
+		func(st service.Stats) float64 { return float64(st.Lease.MarkRefusals) }},
 	{"vesta_machine_lease_fences_total", "Times a held machine id lease was lost; IDs stop until it is held again.", true,
 		func(st service.Stats) float64 { return float64(st.Fences) }},
 }

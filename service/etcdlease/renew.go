@@ -13,7 +13,7 @@ import (
 
 // renew keeps s's lease alive until ctx is done or the lease is gone. It
 // renews with KeepAliveOnce every RenewInterval (every retryInterval while
-// failing); each success extends the fence to t0 + validity, t0 being the
+// failing) — a keep-alive writes nothing to etcd's history; each success extends the fence to t0 + validity, t0 being the
 // service clock read before the request. It never calls h.Lost: a renewal
 // that fails leaves the fence to take effect by itself, and a lease known
 // to be gone closes s.lost for the Run loop.
@@ -21,6 +21,9 @@ func (l *Lease) renew(ctx context.Context, h service.LeaseHolder, s *session) {
 	defer close(s.renewDone)
 	interval := RenewInterval(l.o.TTL)
 	wait := interval
+	if s.offline.Load() {
+		wait = retryInterval
+	}
 	var failedAt int64 // service clock at the first failure; 0 while renewing
 	fenced := false
 	for {
@@ -53,7 +56,8 @@ func (l *Lease) renew(ctx context.Context, h service.LeaseHolder, s *session) {
 			continue
 		}
 		v := t0 + int64(l.validity(resp.TTL))
-		s.validUntil.Store(v)
+		s.validUntil.Store(max(v, s.validUntil.Load()))
+		s.offline.Store(false)
 		if s.isLost() {
 			return
 		}
@@ -64,8 +68,11 @@ func (l *Lease) renew(ctx context.Context, h service.LeaseHolder, s *session) {
 			failedAt, fenced = 0, false
 		}
 		wait = interval
-		if err := l.report(ctx, h, s); err != nil && ctx.Err() == nil {
-			l.o.Logger.Debug("etcdlease: cannot refresh the clock report", "err", err)
+		// The mark the service stores for this renewal reports the
+		// clock too; the state lets a restart resume this lease.
+		if s.held.Load() {
+			l.saveState(h, s)
 		}
+		l.watchHistory(ctx, h, s)
 	}
 }
