@@ -274,7 +274,7 @@ func (l *Lease) take(ctx context.Context, h service.LeaseHolder, c choice) (*ses
 func (l *Lease) held(h service.LeaseHolder, s *session) {
 	s.held.Store(true)
 	h.Renewed(s.validUntil.Load())
-	l.saveState(h, s)
+	_ = l.saveState(h, s) // logged
 }
 
 // giveBack deletes the key of s's machine id, if it is still attached to
@@ -340,7 +340,10 @@ func (l *Lease) StoreMark(ctx context.Context, machine int64, ms int64) error {
 		if errors.Is(err, rpctypes.ErrNoSpace) {
 			l.noteNoSpace(true, machine)
 		}
-		if ms <= s.storedMark.Load() {
+		// Applied or not, etcd now holds ms or the mark before: a
+		// lower bound of it is the lower of the two.
+		if known := s.storedMark.Load(); ms <= known {
+			s.storedMark.Store(ms)
 			return nil
 		}
 		return l.unavailable(ctx, "storing the mark of machine "+strconv.FormatInt(machine, 10), err)
@@ -355,7 +358,7 @@ func (l *Lease) StoreMark(ctx context.Context, machine int64, ms int64) error {
 	}
 	s.storedMark.Store(ms)
 	if s.held.Load() {
-		l.saveState(l.h, s)
+		_ = l.saveState(l.h, s) // logged
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func (l *Lease) renew(ctx context.Context, h service.LeaseHolder, s *session) {
 		// The mark the service stores for this renewal reports the
 		// clock too; the state lets a restart resume this lease.
 		if s.held.Load() {
-			l.saveState(h, s)
+			_ = l.saveState(h, s) // logged
 		}
 		l.watchHistory(ctx, h, s)
 	}

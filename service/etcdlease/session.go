@@ -115,23 +115,27 @@ func (l *Lease) acquire(ctx context.Context, h service.LeaseHolder, c choice) (_
 }
 
 // release stops renewing and revokes the lease, which deletes its keys.
-// A revoked lease is saved as such: the next start claims anew (its old
-// id preferred) instead of resuming.
+// A held lease is first saved as released, so that no restart can ever
+// resume a lease that was revoked (its id may be someone else's by then);
+// when that cannot be saved, the lease is left to expire instead.
 func (l *Lease) release(h service.LeaseHolder, s *session) {
 	s.stopRenew()
 	<-s.renewDone
+	if s.held.Load() {
+		s.stateMu.Lock()
+		s.released = true
+		s.stateMu.Unlock()
+		if err := l.saveState(h, s); err != nil {
+			l.o.Logger.Warn("etcdlease: not revoking the lease, as its release cannot be recorded in the data dir; etcd frees its machine id when it expires",
+				"machine", s.machine, "ttl", l.o.TTL, "err", err)
+			return
+		}
+	}
 	_, cli := l.current()
 	ctx, cancel := context.WithTimeout(context.Background(), l.o.DialTimeout)
 	defer cancel()
 	if _, err := cli.Revoke(ctx, s.lease); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		l.o.Logger.Warn("etcdlease: cannot revoke the lease; etcd frees its machine id when it expires",
 			"lease", fmt.Sprintf("%x", int64(s.lease)), "ttl", l.o.TTL, "err", err)
-		return
-	}
-	if s.machine >= 0 && s.held.Load() {
-		s.stateMu.Lock()
-		s.released = true
-		s.stateMu.Unlock()
-		l.saveState(h, s)
 	}
 }

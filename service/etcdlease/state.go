@@ -61,9 +61,11 @@ func (l *Lease) loadState(h service.LeaseHolder) *savedState {
 	return &st
 }
 
-// saveState stores what resumes s after a restart. A failure is logged:
-// the next start then claims an id as a new node would.
-func (l *Lease) saveState(h service.LeaseHolder, s *session) {
+// saveState stores what resumes s after a restart. A failure is logged
+// (and returned): the next start then claims an id as a new node would,
+// or resumes an older state — which is safe, as its validity and mark
+// only shrink from one save to the next but for renewals.
+func (l *Lease) saveState(h service.LeaseHolder, s *session) error {
 	s.stateMu.Lock()
 	defer s.stateMu.Unlock()
 	st := savedState{
@@ -77,7 +79,9 @@ func (l *Lease) saveState(h service.LeaseHolder, s *session) {
 	b, _ := json.Marshal(st)
 	if err := h.SaveLeaseState(b); err != nil {
 		l.o.Logger.Warn("etcdlease: cannot save the lease state in the data dir; a restart will claim an id anew", "err", err)
+		return err
 	}
+	return nil
 }
 
 // hostname is this host's name ("" when unknown).
