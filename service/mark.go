@@ -200,7 +200,11 @@ func (s *Service) background(ctx context.Context) {
 		// lease's validity, so between renewals the stored one is ahead
 		// enough, and a fleet's coordinator sees one write per renewal.
 		if ms := s.leaseMarkAhead(wall); s.settings.Lease != nil && s.cur.Load().held() && ms > s.leaseMarkMs.Load() {
-			leaseFailing = s.logTransition(leaseFailing, s.storeLeaseMark(ctx, ms), "lease")
+			err := s.storeLeaseMark(ctx, ms)
+			if ctx.Err() != nil {
+				return // Close: a store cut short is no failure to report
+			}
+			leaseFailing = s.logTransition(leaseFailing, err, "lease")
 		}
 		if resync != nil {
 			behind := resync.Resync()

@@ -26,6 +26,9 @@ const (
 // compares the current revision with the oldest one seen and still
 // readable.
 func (l *Lease) watchHistory(ctx context.Context, h service.LeaseHolder, s *session) {
+	if !s.held.Load() {
+		return // its machine key is the one read; see heldMachine
+	}
 	now := h.Now()
 	if last := l.histChecked.Load(); last != 0 && now-last < int64(l.historyEvery) {
 		return

@@ -44,13 +44,13 @@ func (l *Lease) renew(ctx context.Context, h service.LeaseHolder, s *session) {
 			now := h.Now()
 			if failedAt == 0 {
 				failedAt = now
-				l.o.Logger.Warn("etcdlease: cannot renew the machine id lease; retrying", "machine", s.machine,
+				l.o.Logger.Warn("etcdlease: cannot renew the machine id lease; retrying", "machine", s.heldMachine(),
 					"fencedIn", time.Duration(s.validUntil.Load()-now).Round(time.Millisecond), "err", err)
 			}
 			if !fenced && now >= s.validUntil.Load() {
 				fenced = true
 				l.o.Logger.Error("etcdlease: machine id fenced: the lease was not renewed in time; no IDs until it is",
-					"machine", s.machine, "failingFor", time.Duration(now-failedAt).Round(time.Millisecond))
+					"machine", s.heldMachine(), "failingFor", time.Duration(now-failedAt).Round(time.Millisecond))
 			}
 			wait = retryInterval
 			continue
@@ -63,7 +63,7 @@ func (l *Lease) renew(ctx context.Context, h service.LeaseHolder, s *session) {
 		}
 		h.Renewed(v)
 		if failedAt != 0 {
-			l.o.Logger.Info("etcdlease: machine id lease renewed again", "machine", s.machine,
+			l.o.Logger.Info("etcdlease: machine id lease renewed again", "machine", s.heldMachine(),
 				"failedFor", time.Duration(h.Now()-failedAt).Round(time.Millisecond), "wasFenced", fenced)
 			failedAt, fenced = 0, false
 		}

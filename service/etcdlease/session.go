@@ -52,6 +52,16 @@ func newSession(lease clientv3.LeaseID, h service.LeaseHolder) *session {
 	return &session{lease: lease, now: h.Now, lost: make(chan struct{}), renewDone: make(chan struct{})}
 }
 
+// heldMachine is the id the service holds, or -1 before it holds one: the
+// renewer runs while the id is claimed (and claimed again after a refused
+// mark), so it reads the id only once held has published it.
+func (s *session) heldMachine() int64 {
+	if s.held.Load() {
+		return s.machine
+	}
+	return -1
+}
+
 // lose records that the session's id is no longer held.
 func (s *session) lose(why string) {
 	s.loseOnce.Do(func() {
