@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
@@ -60,8 +62,12 @@ type dataDir struct {
 
 	// fresh: the dir held no trace of a run when it was opened.
 	fresh bool
-	// marked: the marker is known to be on disk.
-	marked bool
+	// marked: the marker is known to be on disk (read by the lease's
+	// goroutine through writeLeaseState).
+	marked atomic.Bool
+	// stateMu orders writeLeaseState and removeMark: a state written
+	// after the mark was removed would leave a trace without a mark.
+	stateMu sync.Mutex
 	// lastMs is the last mark written (or read) in this run: a lower one
 	// (Close's exact mark) writes the copy first, so that a crash never
 	// leaves the copy above the mark and a false "lowered" warning.
@@ -220,7 +226,7 @@ func (d *dataDir) readMark(reset bool) (storedMark, error) {
 // starts.
 func (d *dataDir) traces() []string {
 	var found []string
-	for _, name := range []string{markerFileName, copyFileName, markFileName + ".tmp", copyFileName + ".tmp", oldLockName} {
+	for _, name := range []string{markerFileName, copyFileName, markFileName + ".tmp", copyFileName + ".tmp", oldLockName, leaseStateFileName} {
 		if _, err := os.Lstat(filepath.Join(d.path, name)); !errors.Is(err, os.ErrNotExist) {
 			found = append(found, name)
 		}
@@ -252,7 +258,7 @@ func (d *dataDir) writeMark(ms int64) error {
 	if err := d.check(); err != nil {
 		return fmt.Errorf("high-water mark %s not written: %w", d.markPath(), err)
 	}
-	if !d.marked {
+	if !d.marked.Load() {
 		if err := d.writeMarker(); err != nil {
 			return err
 		}
@@ -290,7 +296,7 @@ func (d *dataDir) writeMarker() error {
 			return fmt.Errorf("data dir marker: %w", err)
 		}
 	}
-	d.marked = true
+	d.marked.Store(true)
 	return nil
 }
 
@@ -321,10 +327,12 @@ func writeFileSynced(path, text string) error {
 // before keeps a mark — the one found at start or the time the start
 // waited to — since removing it would make the next start refuse it.
 func (d *dataDir) removeMark() error {
+	d.stateMu.Lock()
+	defer d.stateMu.Unlock()
 	if !d.fresh {
 		return d.writeMark(d.keepMs)
 	}
-	for _, p := range []string{d.markPath(), d.copyPath(), d.markerPath()} {
+	for _, p := range []string{d.markPath(), d.copyPath(), d.markerPath(), d.leaseStatePath()} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("high-water mark: %w", err)
 		}
@@ -332,7 +340,7 @@ func (d *dataDir) removeMark() error {
 	if err := syncDir(d.path); err != nil {
 		return fmt.Errorf("high-water mark: %w", err)
 	}
-	d.marked = false
+	d.marked.Store(false)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
@@ -30,6 +31,25 @@ type MachineLease interface {
 	StoreMark(ctx context.Context, machine int64, ms int64) error
 }
 
+// LeaseStats are the counters a MachineLease may keep (Stats.Lease).
+type LeaseStats struct {
+	// MarkRefusals counts the claimed ids given back because their
+	// high-water mark was further ahead of the clock than the service
+	// waits (MaxClockBackwardWait).
+	MarkRefusals uint64
+	// Claims counts the ids claimed; ClaimTxns the transactions they
+	// took, those that lost a race to another node included.
+	Claims, ClaimTxns uint64
+	// Resumes counts the holds resumed after a restart from the state
+	// kept in the data dir (LeaseState), the same id without a new claim.
+	Resumes uint64
+	// UncompactedRevisions is how many revisions the coordinator keeps
+	// uncompacted (etcd; a lower bound, 0 when unknown).
+	UncompactedRevisions int64
+	// NoSpace: the coordinator refuses writes because its quota is full.
+	NoSpace bool
+}
+
 // LeaseHolder is the service side of a MachineLease. Call Hold and Lost
 // from one goroutine (a Lost during a Hold would be overwritten by it);
 // Renewed may come from any goroutine.
@@ -48,6 +68,16 @@ type LeaseHolder interface {
 	Renewed(validUntil int64)
 	// Lost stops issuing at once: the id is no longer surely held.
 	Lost()
+	// LeaseState returns what SaveLeaseState stored in the data dir's
+	// previous run, or nil: none saved, no data dir, or a dir whose mark
+	// was reset. A state returned is trustworthy with the mark beside it:
+	// every ID of the previous run lies below the unit this service starts
+	// above, so a lease resumed from it (the same id, still held) needs no
+	// wait for that run's marks.
+	LeaseState() []byte
+	// SaveLeaseState durably stores b in the data dir for the next run
+	// (nil removes it); without a data dir it does nothing.
+	SaveLeaseState(b []byte) error
 }
 
 // leaseHolder implements LeaseHolder for a Service.
@@ -117,6 +147,15 @@ func (h leaseHolder) Renewed(validUntil int64) {
 	case h.s.renewed <- struct{}{}:
 	default:
 	}
+}
+
+func (h leaseHolder) LeaseState() []byte { return slices.Clone(h.s.leaseState) }
+
+func (h leaseHolder) SaveLeaseState(b []byte) error {
+	if h.s.dir == nil {
+		return nil
+	}
+	return h.s.dir.writeLeaseState(b)
 }
 
 func (h leaseHolder) Lost() {

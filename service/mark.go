@@ -40,6 +40,9 @@ func (s *Service) openMark(ctx context.Context) (floor int64, err error) {
 	if m.warn != "" {
 		s.settings.Logger.Warn(m.warn)
 	}
+	if s.leaseState, err = s.dir.readLeaseState(m.ok, s.settings.ResetDataDir); err != nil {
+		return 0, err
+	}
 	floor = -1
 	if m.ok {
 		if err := s.checkMark(m.ms); err != nil {
@@ -193,8 +196,15 @@ func (s *Service) background(ctx context.Context) {
 			}
 			fileFailing = s.logTransition(fileFailing, err, "data dir")
 		}
-		if s.settings.Lease != nil && s.cur.Load().held() {
-			leaseFailing = s.logTransition(leaseFailing, s.storeLeaseMark(ctx, s.leaseMarkAhead(wall)), "lease")
+		// The lease mark is written only when it must rise: it covers the
+		// lease's validity, so between renewals the stored one is ahead
+		// enough, and a fleet's coordinator sees one write per renewal.
+		if ms := s.leaseMarkAhead(wall); s.settings.Lease != nil && s.cur.Load().held() && ms > s.leaseMarkMs.Load() {
+			err := s.storeLeaseMark(ctx, ms)
+			if ctx.Err() != nil {
+				return // Close: a store cut short is no failure to report
+			}
+			leaseFailing = s.logTransition(leaseFailing, err, "lease")
 		}
 		if resync != nil {
 			behind := resync.Resync()

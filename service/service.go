@@ -26,6 +26,7 @@ type Service struct {
 	b   bounds
 
 	dir         *dataDir
+	leaseState  []byte // the lease's state from the data dir's previous run
 	markMs      atomic.Int64
 	minMarkMs   atomic.Int64 // no mark is stored below it (coverMillis)
 	leaseMarkMs atomic.Int64
@@ -301,10 +302,9 @@ type Stats struct {
 	Fences    uint64
 	// LeaseMarkMillis is the mark stored with the lease (0 without one).
 	LeaseMarkMillis int64
-	// LeaseMarkRefusals counts the machine ids a lease claimed and gave
-	// back because their mark was too far ahead of the clock (when the
-	// lease counts them: etcdlease does).
-	LeaseMarkRefusals uint64
+	// Lease are the lease's own counters, when it keeps them (etcdlease
+	// does: it implements interface{ Stats() LeaseStats }).
+	Lease LeaseStats
 	// AheadMillis is how far the last time unit handed out begins after
 	// the clock (0 when it does not): a restart's first unit, or a burst
 	// borrowing with MaxBorrow.
@@ -323,8 +323,8 @@ func (s *Service) Stats() Stats {
 		LeaseMarkMillis: s.leaseMarkMs.Load(),
 		AheadMillis:     s.aheadOfClock(),
 	}
-	if r, ok := s.settings.Lease.(interface{ MarkRefusals() uint64 }); ok {
-		st.LeaseMarkRefusals = r.MarkRefusals()
+	if r, ok := s.settings.Lease.(interface{ Stats() LeaseStats }); ok {
+		st.Lease = r.Stats()
 	}
 	return st
 }

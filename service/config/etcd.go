@@ -32,6 +32,8 @@ func etcdKeys() []Key {
 			Usage: "this node's name in etcd (default hostname-pid)"},
 		{Name: KeyMaxClockSkew, Flag: "max-clock-skew", Env: "VESTA_MAX_CLOCK_SKEW", Group: GroupEtcd, Default: dur(etcdlease.DefaultMaxClockSkew),
 			Usage: "largest difference from the other live nodes' clocks (provider etcd) before refusing to start"},
+		{Name: KeyMachineRange, Flag: "machine-range", Env: "VESTA_MACHINE_RANGE", Group: GroupEtcd,
+			Usage: "machine ids this fleet claims, first-last (e.g. 0-511; default all, 0-1023): give fleets (datacenters) disjoint ranges"},
 	}
 }
 
@@ -50,6 +52,13 @@ func (r *reader) etcd(provider string) etcdlease.Options {
 		NodeName:     r.str(KeyEtcdNodeName, ""),
 		MaxClockSkew: r.duration(KeyMaxClockSkew, etcdlease.DefaultMaxClockSkew, etcdlease.MinMaxClockSkew, etcdlease.MaxMaxClockSkew),
 	}
+	if v := strings.TrimSpace(r.str(KeyMachineRange, "")); v != "" {
+		if mr, err := etcdlease.ParseRange(v); err != nil {
+			r.fail(KeyMachineRange, v, "first-last within 0-1023, first <= last (e.g. 0-511)")
+		} else {
+			o.MachineRange = &mr
+		}
+	}
 	for _, ep := range strings.Split(r.str(KeyEtcdEndpoints, ""), ",") {
 		if ep = strings.TrimSpace(ep); ep != "" {
 			o.Endpoints = append(o.Endpoints, ep)
@@ -66,7 +75,7 @@ var etcdOptionKeys = map[string]string{
 	"Endpoints": KeyEtcdEndpoints, "Prefix": KeyEtcdPrefix, "TTL": KeyEtcdLeaseTTL,
 	"DialTimeout": KeyEtcdDialTimeout, "Username": KeyEtcdUsername, "Password": KeyEtcdPassword,
 	"CACertFile": KeyEtcdCACert, "CertFile": KeyEtcdCert, "KeyFile": KeyEtcdKey,
-	"NodeName": KeyEtcdNodeName, "MaxClockSkew": KeyMaxClockSkew,
+	"NodeName": KeyEtcdNodeName, "MaxClockSkew": KeyMaxClockSkew, "MachineRange": KeyMachineRange,
 }
 
 // checkEtcd validates the options of provider etcd; a wrong option fails

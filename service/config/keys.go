@@ -43,6 +43,7 @@ const (
 	KeyEtcdKey         = "etcdKey"
 	KeyEtcdNodeName    = "etcdNodeName"
 	KeyMaxClockSkew    = "maxClockSkew"
+	KeyMachineRange    = "machineRange"
 )
 
 // Vesta's property names, accepted in a file so a Vesta user keeps theirs.

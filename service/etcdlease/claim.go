@@ -3,83 +3,151 @@ package etcdlease
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/vesta-go/vesta/intf"
 )
 
-// claim takes the lowest free machine id (c.prefer first, when it is free;
-// never c.skip) for s's lease and returns it with its stored high-water
-// mark (0 if none). Each attempt is one transaction that creates the id's
-// key only if it does not exist, so two nodes can never both succeed.
+// maxClaimTxns bounds the transactions of one claim: each failed one
+// returns the ids held at that moment, so only ids taken by others at
+// the same time make it fail again.
+const maxClaimTxns = 64
+
+// claim takes a free machine id in the fleet's range for s's lease and
+// returns it with its stored high-water mark (0 if none): c.prefer first
+// when it may be free, else a random id the latest listing shows free
+// (never one in c.skip). Each attempt is one transaction that creates the
+// id's key only if it does not exist — so two nodes can never both
+// succeed — and, when it exists, lists the ids held instead: a claim
+// costs one round trip while the fleet is sparse, and N nodes starting
+// at once do not all race for the lowest id.
 func (l *Lease) claim(ctx context.Context, s *session, c choice) (machine, prevMark int64, err error) {
-	gctx, cancel := l.timeout(ctx)
-	resp, err := l.cli.Get(gctx, l.keys.Machines(), clientv3.WithPrefix(), clientv3.WithKeysOnly())
-	cancel()
-	if err != nil {
-		return 0, 0, l.unavailable(gctx, "listing the machine ids held", err)
-	}
-	taken := make(map[int64]bool, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		if id, ok := l.keys.machineOf(string(kv.Key)); ok {
-			taken[id] = true
+	r := l.claimRange()
+	var taken map[int64]bool // nil until a transaction lists the ids held
+	for range maxClaimTxns {
+		id, ok := pick(r, c, taken, l.o.lowestFirst)
+		if !ok {
+			return 0, 0, l.allTaken(r, taken == nil)
 		}
-	}
-	for id := range c.skip {
-		taken[id] = true
-	}
-	for _, id := range candidates(c.prefer, taken) {
-		ok, mark, err := l.tryClaim(ctx, s, id)
+		c.prefer = -1
+		ok, mark, held, err := l.tryClaim(ctx, s, id)
 		if err != nil || ok {
 			return id, mark, err
 		}
+		taken = held
 	}
-	return 0, 0, fmt.Errorf("etcdlease: all %d machine ids under %s are held by live leases: %w", intf.MaxMachine+1, l.keys.Machines(), ErrAllTaken)
+	return 0, 0, fmt.Errorf("etcdlease: %d claims in a row lost the race for a free id of %s in %s: %w", maxClaimTxns, r, l.keys.Machines(), ErrAllTaken)
 }
 
-// candidates lists the ids to try, in order: prefer if it is free, then
-// every free id upwards.
-func candidates(prefer int64, taken map[int64]bool) []int64 {
-	ids := make([]int64, 0, intf.MaxMachine+1-len(taken))
-	if prefer >= 0 && prefer <= intf.MaxMachine && !taken[prefer] {
-		ids = append(ids, prefer)
+// allTaken is the error of a range with no free id; unlisted means the
+// only ids left were those in c.skip.
+func (l *Lease) allTaken(r Range, unlisted bool) error {
+	if unlisted {
+		return fmt.Errorf("etcdlease: every free machine id of %s was refused for its mark: %w", r, ErrAllTaken)
 	}
-	for id := int64(0); id <= intf.MaxMachine; id++ {
-		if !taken[id] && id != prefer {
+	return fmt.Errorf("etcdlease: all %d machine ids of %s under %s are held by live leases: %w", r.Size(), r, l.keys.Machines(), ErrAllTaken)
+}
+
+// claimRange is the range the fleet claims from.
+func (l *Lease) claimRange() Range {
+	if l.o.MachineRange != nil {
+		return *l.o.MachineRange
+	}
+	return FullRange
+}
+
+// pick chooses the id to try: c.prefer if it is in r and not known taken,
+// else a random id of r neither taken nor skipped. taken nil means no
+// listing yet: any id may be free. lowest picks the lowest such id
+// instead (tests).
+func pick(r Range, c choice, taken map[int64]bool, lowest bool) (int64, bool) {
+	free := func(id int64) bool { return r.Contains(id) && !taken[id] && !c.skip[id] }
+	if c.prefer >= 0 && free(c.prefer) {
+		return c.prefer, true
+	}
+	if lowest {
+		for id := r.First; id <= r.Last; id++ {
+			if free(id) {
+				return id, true
+			}
+		}
+		return 0, false
+	}
+	n := int(r.Size()) - len(c.skip) - len(taken) // a lower bound of the free ids' count
+	if n > int(r.Size())/4 {
+		// Mostly free: random draws find one in a few tries.
+		for range 16 {
+			if id := r.First + rand.Int64N(r.Size()); free(id) {
+				return id, true
+			}
+		}
+	}
+	var ids []int64
+	for id := r.First; id <= r.Last; id++ {
+		if free(id) {
 			ids = append(ids, id)
 		}
 	}
-	return ids
+	if len(ids) == 0 {
+		return 0, false
+	}
+	return ids[rand.IntN(len(ids))], true
 }
 
-// tryClaim creates id's key under s's lease if nobody holds it, and reads
-// id's mark in the same transaction.
-func (l *Lease) tryClaim(ctx context.Context, s *session, id int64) (ok bool, mark int64, err error) {
+// tryClaim creates id's key under s's lease if nobody holds it, reads
+// id's mark and reports this node's clock (and registers its range) in
+// the same transaction. When the key exists it returns the ids held.
+func (l *Lease) tryClaim(ctx context.Context, s *session, id int64) (ok bool, mark int64, held map[int64]bool, err error) {
 	ctx, cancel := l.timeout(ctx)
 	defer cancel()
 	key := l.keys.Machine(id)
+	then := append([]clientv3.Op{
+		clientv3.OpPut(key, l.o.NodeName, clientv3.WithLease(s.lease)),
+		clientv3.OpGet(l.keys.Mark(id)),
+		l.clockOp(s, time.Duration(s.now())),
+	}, l.rangeOp(s)...)
+	l.claimTxns.Add(1)
 	resp, err := l.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, l.o.NodeName, clientv3.WithLease(s.lease)), clientv3.OpGet(l.keys.Mark(id))).
+		Then(then...).
+		Else(clientv3.OpGet(l.keys.Machines(), clientv3.WithPrefix(), clientv3.WithKeysOnly())).
 		Commit()
 	if err != nil {
-		return false, 0, l.unavailable(ctx, "claiming machine "+strconv.FormatInt(id, 10), err)
+		return false, 0, nil, l.unavailable(ctx, "claiming machine "+strconv.FormatInt(id, 10), err)
 	}
+	s.cluster = resp.Header.ClusterId
 	if !resp.Succeeded {
-		return false, 0, nil
+		held = map[int64]bool{}
+		for _, kv := range resp.Responses[0].GetResponseRange().GetKvs() {
+			if h, ok := l.keys.machineOf(string(kv.Key)); ok {
+				held[h] = true
+			}
+		}
+		held[id] = true
+		return false, 0, held, nil
 	}
-	kvs := resp.Responses[1].GetResponseRange().GetKvs()
+	mark, err = l.parseMark(id, resp.Responses[1].GetResponseRange().GetKvs())
+	return true, mark, nil, err
+}
+
+// parseMark reads id's mark from the result of a Get (0 when absent).
+func (l *Lease) parseMark(id int64, kvs []*mvccKV) (int64, error) {
 	if len(kvs) == 0 {
-		return true, 0, nil
+		return 0, nil
 	}
 	v := strings.TrimSpace(string(kvs[0].Value))
-	mark, err = strconv.ParseInt(v, 10, 64)
+	mark, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || mark < 0 {
-		return true, 0, fmt.Errorf("etcdlease: the high-water mark %s is corrupt (%q): set it to a Unix ms time surely past the last IDs of machine %d, or delete it once the clocks are surely past them",
+		return 0, fmt.Errorf("etcdlease: the high-water mark %s is corrupt (%q): set it to a Unix ms time surely past the last IDs of machine %d, or delete it once the clocks are surely past them",
 			l.keys.Mark(id), v, id)
 	}
-	return true, mark, nil
+	return mark, nil
+}
+
+// clockOp reports this node's clock (now, service clock) under s's lease.
+func (l *Lease) clockOp(s *session, now time.Duration) clientv3.Op {
+	return clientv3.OpPut(l.keys.Clock(l.o.NodeName), strconv.FormatInt(int64(now/time.Millisecond), 10), clientv3.WithLease(s.lease))
 }

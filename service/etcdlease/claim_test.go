@@ -16,13 +16,16 @@ import (
 )
 
 func TestThreeNodesGetDistinctIds(t *testing.T) {
-	// Start all three at once: the claims race, and the transaction lets
-	// exactly one node win each id.
+	// Start all three at once on a range of three ids (its own: tests
+	// under other prefixes with overlapping ranges would be refused), claiming at random
+	// as in production: the claims race, and the transaction lets exactly
+	// one node win each id.
 	nodes := make([]*node, 3)
 	var wg sync.WaitGroup
 	for i := range nodes {
 		wg.Go(func() {
-			n := &node{name: fmt.Sprintf("n%d", i), lease: newLease(t, fmt.Sprintf("n%d", i))}
+			n := &node{name: fmt.Sprintf("n%d", i), lease: newLease(t, fmt.Sprintf("n%d", i),
+				etcdlease.ClaimLowestFirst(false), func(o *etcdlease.Options) { o.MachineRange = &etcdlease.Range{First: 100, Last: 102} })}
 			svc, err := service.New(bg, settings(t, n.lease, n.name))
 			if assert.NoError(t, err) {
 				t.Cleanup(func() { _ = svc.Close() })
@@ -49,7 +52,7 @@ func TestThreeNodesGetDistinctIds(t *testing.T) {
 		ids = append(ids, m)
 	}
 	slices.Sort(ids)
-	assert.Equal(t, []int64{0, 1, 2}, ids)
+	assert.Equal(t, []int64{100, 101, 102}, ids)
 }
 
 func TestAllIdsTaken(t *testing.T) {
@@ -70,7 +73,7 @@ func TestAllIdsTaken(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, etcdlease.ErrAllTaken)
 	assert.ErrorIs(t, err, intf.ErrUnavailable)
-	assert.Contains(t, err.Error(), "all 1024 machine ids under "+keys.Machines())
+	assert.Contains(t, err.Error(), "all 1024 machine ids of 0-1023 under "+keys.Machines())
 	_, _, reported := get(t, c, keys.Clock("late"))
 	assert.False(t, reported, "the refused node revoked its lease: its clock report is gone")
 }

@@ -25,8 +25,8 @@ type clockReport struct {
 // nodes (every key under Clocks but this node's own) and refuses, with a
 // *ClockSkewError, a median skew larger than MaxClockSkew.
 //
-// A node refreshes its report after every renewal, so a report is at most
-// a renew interval old, except that of a node whose renewals are failing:
+// A node refreshes its report with the mark it stores after every
+// renewal, so a report is at most a renew interval old, except that of a node whose renewals are failing:
 // it keeps its lease, and its report, until etcd expires it, up to TTL
 // later. So when the first read shows too much skew, the reports are read
 // again a renew interval later and only those rewritten meanwhile are
@@ -74,10 +74,16 @@ func (l *Lease) checkClocks(ctx context.Context, h service.LeaseHolder, s *sessi
 	return nil
 }
 
+// clockSample is how many of the latest clock reports a start reads.
+const clockSample = 63
+
 // readClocks reads the other nodes' clock reports, by key.
 func (l *Lease) readClocks(ctx context.Context, s *session) (map[string]clockReport, error) {
 	gctx, cancel := l.timeout(ctx)
-	resp, err := l.cli.Get(gctx, l.keys.Clocks(), clientv3.WithPrefix())
+	// The most recent reports are enough for a median, and a fleet of
+	// thousands then costs each start a bounded read.
+	resp, err := l.cli.Get(gctx, l.keys.Clocks(), clientv3.WithPrefix(),
+		clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortDescend), clientv3.WithLimit(clockSample))
 	cancel()
 	if err != nil {
 		return nil, l.unavailable(gctx, "reading the clock reports", err)

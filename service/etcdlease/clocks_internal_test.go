@@ -5,6 +5,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/intf"
 )
 
 func TestMedianSkew(t *testing.T) {
@@ -30,11 +33,48 @@ func TestMedianSkew(t *testing.T) {
 	}
 }
 
-func TestCandidates(t *testing.T) {
-	taken := map[int64]bool{0: true, 2: true}
-	assert.Equal(t, []int64{5, 1, 3, 4}, candidates(5, taken)[:4], "the preferred id first, then the lowest free")
-	assert.Equal(t, []int64{1, 3, 4}, candidates(2, taken)[:3], "a taken preference is skipped")
-	assert.Len(t, candidates(-1, taken), 1022)
+func TestPick(t *testing.T) {
+	r := Range{10, 19}
+	taken := map[int64]bool{10: true, 12: true}
+	id, ok := pick(r, choice{prefer: 15}, taken, false)
+	assert.True(t, ok)
+	assert.Equal(t, int64(15), id, "a free preference first")
+	for range 200 {
+		id, ok := pick(r, choice{prefer: 12, skip: map[int64]bool{11: true}}, taken, false)
+		require.True(t, ok)
+		assert.True(t, r.Contains(id) && !taken[id] && id != 11, "a taken preference is passed over for a free id of the range, never a skipped one: %d", id)
+	}
+	_, ok = pick(Range{3, 4}, choice{prefer: -1, skip: map[int64]bool{4: true}}, map[int64]bool{3: true}, false)
+	assert.False(t, ok, "nothing free")
+	id, ok = pick(Range{7, 7}, choice{prefer: -1}, nil, false)
+	assert.True(t, ok)
+	assert.Equal(t, int64(7), id, "unlisted: any id of the range may be free")
+	seen := map[int64]bool{}
+	for range 400 {
+		id, _ := pick(FullRange, choice{prefer: -1}, nil, false)
+		seen[id] = true
+	}
+	assert.Greater(t, len(seen), 200, "starters spread over the range instead of racing for the lowest id")
+	id, ok = pick(r, choice{prefer: -1, skip: map[int64]bool{11: true}}, taken, true)
+	assert.True(t, ok)
+	assert.Equal(t, int64(13), id, "lowestFirst (tests): the lowest free id")
+}
+
+func TestParseRange(t *testing.T) {
+	for in, want := range map[string]Range{"0-511": {0, 511}, " 512 - 1023 ": {512, 1023}, "7": {7, 7}} {
+		r, err := ParseRange(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, r)
+	}
+	for _, in := range []string{"", "5-4", "0-1024", "-1-3", "a-b", "1-2-3", "0x1-2"} {
+		_, err := ParseRange(in)
+		assert.ErrorIs(t, err, intf.ErrInvalidArgument, in)
+		if err != nil {
+			assert.Contains(t, err.Error(), "machine range")
+		}
+	}
+	assert.True(t, Range{0, 511}.Overlaps(Range{511, 600}))
+	assert.False(t, Range{0, 511}.Overlaps(Range{512, 1023}))
 }
 
 func TestMachineOfKey(t *testing.T) {

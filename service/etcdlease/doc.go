@@ -3,10 +3,20 @@
 // on go.etcd.io/etcd/client/v3.
 //
 // A node grants an etcd lease, checks its clock against the other live
-// nodes' reports, and claims the lowest free id with one transaction
-// (create prefix/machines/<id> under the lease if absent). It reads the id's
+// nodes' reports, and claims a random free id of its range (the one it had
+// first) with one transaction: create prefix/machines/<id> under the lease
+// if absent, else list the ids held for the next try. It reads the id's
 // time high-water mark (prefix/marks/<id>, left by earlier holders) and
 // hands both to the service, which waits past the mark or refuses to run.
+//
+// etcd is a weak dependency. The lease (default TTL 1 minute) is renewed
+// with keep-alives, which write nothing; the mark is stored up to the
+// lease's validity after each renewal, with the clock report in the same
+// transaction: one revision per node per renewal, and a node keeps issuing
+// through an etcd outage until its validity ends. The lease and id are
+// saved in the data dir (service.LeaseHolder.SaveLeaseState), so a node
+// restarted on it resumes them without a claim — also while etcd is down,
+// within the validity saved.
 //
 // Fencing does not trust the client's background keep-alive: the lease is
 // renewed with KeepAliveOnce every TTL/3, and each renewal that succeeds
@@ -22,6 +32,9 @@
 //	machines/<id>   this holder's node name, attached to its lease
 //	marks/<id>      Unix ms no ID of <id> was issued above (no lease: it outlives holders)
 //	clocks/<node>   the node's clock in Unix ms, attached to its lease, refreshed every TTL/3
+//
+// and, outside the prefix, /vesta-ranges/<lease> (RangesKey): the prefix
+// and Options.MachineRange of each node that sets one.
 //
 // The clock reports and the fencing read the service's clock
 // (service.LeaseHolder.Now), so a test injects time through

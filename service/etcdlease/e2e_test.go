@@ -28,7 +28,7 @@ func TestServerRestWithEtcd(t *testing.T) {
 	listen := freeURL().Host
 	keys := etcdlease.Keys{Prefix: prefixOf(t)}
 	srv, exited := startServerRest(t, bin, "--machine-provider", "etcd", "--etcd-endpoints", etcdEndpoint,
-		"--etcd-prefix", keys.Prefix, "--etcd-lease-ttl", "2s", "--etcd-node-name", "rest-e2e",
+		"--etcd-prefix", keys.Prefix, "--etcd-lease-ttl", "2s", "--etcd-node-name", "rest-e2e", "--machine-range", "200-200",
 		"--listen", listen, "--no-data-dir=true", "--log-level", "warn")
 
 	var id int64
@@ -51,23 +51,22 @@ func TestServerRestWithEtcd(t *testing.T) {
 		return err == nil
 	})
 	c := etcdClient(t)
-	owner, lease, held := get(t, c, keys.Machine(0))
-	require.True(t, held, "server-rest holds machine 0 in etcd")
+	owner, lease, held := get(t, c, keys.Machine(200))
+	require.True(t, held, "server-rest holds machine 200, the only id of its range, in etcd")
 	assert.Equal(t, "rest-e2e", owner)
 	assert.NotZero(t, lease, "the machine key is attached to a lease")
-	assert.Equal(t, int64(0), machineOf(id))
+	assert.Equal(t, int64(200), machineOf(id))
 
 	require.NoError(t, srv.Process.Signal(syscall.SIGTERM))
 	select {
 	case err := <-exited:
-		exited <- err // for the cleanup
 		assert.NoError(t, err, "a clean exit")
 	case <-time.After(30 * time.Second):
 		t.Fatal("server-rest did not stop on SIGTERM")
 	}
-	_, _, held = get(t, c, keys.Machine(0))
+	_, _, held = get(t, c, keys.Machine(200))
 	assert.False(t, held, "a graceful stop releases the id")
-	assert.GreaterOrEqual(t, markOf(t, c, keys, 0), intf.DefaultEpochMillis+timeUnit(id)*1000, "the mark covers the IDs issued")
+	assert.GreaterOrEqual(t, markOf(t, c, keys, 200), intf.DefaultEpochMillis+timeUnit(id)*1000, "the mark covers the IDs issued")
 }
 
 // buildServerRest builds the real server-rest once for the package (in
@@ -169,19 +168,20 @@ func TestServerRestFencedIsNotReady(t *testing.T) {
 }
 
 // TestServerRestSkipsAnIdWhoseMarkIsFarAhead runs the real server-rest
-// against etcd where machine 0's stored mark is an hour ahead of the clock
-// (a clock that once ran fast, say): the node gives 0 back and takes 1,
-// rather than refusing to start or waiting an hour.
+// against etcd where machine 300's stored mark is an hour ahead of the
+// clock (a clock that once ran fast, say), on the range 300-301: the node
+// passes 300 over (gives it back if it claimed it) and takes 301, rather
+// than refusing to start or waiting an hour.
 func TestServerRestSkipsAnIdWhoseMarkIsFarAhead(t *testing.T) {
 	t.Parallel()
 	bin := buildServerRest(t)
 	keys := etcdlease.Keys{Prefix: prefixOf(t)}
 	c := etcdClient(t)
-	_, err := c.Put(bg, keys.Mark(0), strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10))
+	_, err := c.Put(bg, keys.Mark(300), strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10))
 	require.NoError(t, err)
 	listen := freeURL().Host
 	_, exited := startServerRest(t, bin, "--machine-provider", "etcd", "--etcd-endpoints", etcdEndpoint,
-		"--etcd-prefix", keys.Prefix, "--etcd-lease-ttl", "2s", "--etcd-node-name", "rest-ahead",
+		"--etcd-prefix", keys.Prefix, "--etcd-lease-ttl", "2s", "--etcd-node-name", "rest-ahead", "--machine-range", "300-301",
 		"--listen", listen, "--no-data-dir=true", "--segment-store", "off", "--log-level", "warn")
 	var id int64
 	eventually(t, 30*time.Second, "/genid answers 200", func() bool {
@@ -197,24 +197,27 @@ func TestServerRestSkipsAnIdWhoseMarkIsFarAhead(t *testing.T) {
 		id, err = strconv.ParseInt(strings.TrimSpace(body), 10, 64)
 		return err == nil
 	})
-	assert.Equal(t, int64(1), machineOf(id), "machine 0 was skipped for its mark")
-	_, _, held := get(t, c, keys.Machine(0))
-	assert.False(t, held, "machine 0 was given back")
+	assert.Equal(t, int64(301), machineOf(id), "machine 300 was passed over for its mark")
+	_, _, held := get(t, c, keys.Machine(300))
+	assert.False(t, held, "machine 300 is not held")
 }
 
 // startServerRest starts the real server-rest with args, its log going to
 // the test's log, and kills it at the end of the test. exited receives
-// its exit (send it back after reading, for the cleanup).
+// its exit.
 func startServerRest(t *testing.T, bin string, args ...string) (*exec.Cmd, chan error) {
 	t.Helper()
 	srv := exec.Command(bin, args...)
 	srv.Stdout, srv.Stderr = io.Discard, &testWriter{t: t}
 	require.NoError(t, srv.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- srv.Wait() }()
+	exited, waited := make(chan error, 1), make(chan struct{})
+	go func() {
+		exited <- srv.Wait()
+		close(waited)
+	}()
 	t.Cleanup(func() {
 		_ = srv.Process.Kill()
-		<-exited
+		<-waited
 	})
 	return srv, exited
 }

@@ -102,3 +102,22 @@ func (e *MarksAheadError) Error() string {
 }
 
 func (e *MarksAheadError) Unwrap() error { return e.Err }
+
+// RangeOverlapError: this fleet's machine range overlaps the range of a
+// fleet under another prefix of the same etcd cluster, registered first.
+// Two such fleets could hand out one machine id twice. It matches
+// intf.ErrInvalidArgument.
+type RangeOverlapError struct {
+	Prefix      string
+	Range       Range
+	OtherPrefix string
+	OtherRange  Range
+}
+
+func (e *RangeOverlapError) Error() string {
+	return fmt.Sprintf("etcdlease: machineRange %s of prefix %s overlaps machineRange %s of prefix %s, live in the same etcd cluster: give the fleets disjoint ranges",
+		e.Range, e.Prefix, e.OtherRange, e.OtherPrefix)
+}
+
+// Is makes errors.Is(err, intf.ErrInvalidArgument) true.
+func (e *RangeOverlapError) Is(target error) bool { return target == intf.ErrInvalidArgument }

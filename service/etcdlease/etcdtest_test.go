@@ -2,7 +2,6 @@ package etcdlease_test
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -11,10 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
-	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/internal/etcdtest"
 	"github.com/vesta-go/vesta/service/etcdlease"
 )
 
@@ -37,7 +35,7 @@ func runWithEtcd(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binDir = dir // the binaries the tests build live as long as the run
-	e, err := startEtcd(dir)
+	e, err := etcdtest.Start(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "embedded etcd:", err)
 		return 1
@@ -47,47 +45,8 @@ func runWithEtcd(m *testing.M) int {
 	return m.Run()
 }
 
-// startEtcd starts a one-member etcd on free loopback ports, logging
-// nothing. Picking a free port and binding it are two steps, so it retries
-// when another process takes the port in between.
-func startEtcd(dir string) (*embed.Etcd, error) {
-	var lastErr error
-	for attempt := 0; attempt < 5; attempt++ {
-		cfg := embed.NewConfig()
-		cfg.Name = "vesta-test"
-		cfg.Dir = fmt.Sprintf("%s/%d", dir, attempt)
-		cfg.LogLevel = "error"
-		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-		cfg.UnsafeNoFsync = true
-		cfg.MaxTxnOps = intf.MaxMachine + 1
-		client, peer := freeURL(), freeURL()
-		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
-		cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-		e, err := embed.StartEtcd(cfg)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		select {
-		case <-e.Server.ReadyNotify():
-			return e, nil
-		case <-time.After(time.Minute):
-			e.Close()
-			return nil, fmt.Errorf("not ready within a minute")
-		}
-	}
-	return nil, lastErr
-}
-
-func freeURL() url.URL {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	}
-	defer l.Close()
-	return url.URL{Scheme: "http", Host: l.Addr().String()}
-}
+// freeURL is a loopback URL free a moment ago.
+func freeURL() url.URL { return etcdtest.FreeURL() }
 
 // etcdClient is a second client, the test's hands on etcd.
 func etcdClient(t testing.TB) *clientv3.Client {

@@ -1,6 +1,8 @@
 package etcdlease
 
 import (
+	"go.etcd.io/etcd/api/v3/mvccpb"
+
 	"strconv"
 	"strings"
 
@@ -40,3 +42,6 @@ func (k Keys) machineOf(key string) (id int64, ok bool) {
 	}
 	return id, true
 }
+
+// mvccKV is a key-value pair as etcd returns it.
+type mvccKV = mvccpb.KeyValue

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/vesta-go/vesta/internal/ctxtime"
@@ -31,7 +32,19 @@ type Lease struct {
 	cli *clientv3.Client // set by Run
 	cur *session         // the session whose id the service holds or is taking
 
+	h service.LeaseHolder // set by Run
+
 	markRefusals atomic.Uint64 // ids given back because their mark was too far ahead
+	claims       atomic.Uint64 // ids claimed
+	claimTxns    atomic.Uint64 // claim transactions, those that lost a race included
+	resumes      atomic.Uint64 // holds resumed from the data dir's state
+	noSpace      atomic.Bool   // the last mark store met etcd's NOSPACE alarm
+
+	historyEvery time.Duration
+	historyWarn  int64
+	histChecked  atomic.Int64 // service clock of the last history check
+	histOldest   atomic.Int64 // the oldest revision seen and still readable
+	uncompacted  atomic.Int64 // revisions since histOldest
 }
 
 // MaxMarkRefusals bounds how many claimed ids one attempt gives back
@@ -40,20 +53,17 @@ type Lease struct {
 // skipping the ids refused so far, so that a free id beyond them is found.
 const MaxMarkRefusals = 16
 
-// Stats are the lease's counters.
-type Stats struct {
-	// MarkRefusals counts the claimed ids given back because their
-	// high-water mark was further ahead of the clock than the service
-	// waits (maxClockBackwardWait).
-	MarkRefusals uint64
+// Stats returns the lease's counters (service.Stats.Lease).
+func (l *Lease) Stats() service.LeaseStats {
+	return service.LeaseStats{
+		MarkRefusals:         l.markRefusals.Load(),
+		Claims:               l.claims.Load(),
+		ClaimTxns:            l.claimTxns.Load(),
+		Resumes:              l.resumes.Load(),
+		UncompactedRevisions: l.uncompacted.Load(),
+		NoSpace:              l.noSpace.Load(),
+	}
 }
-
-// Stats returns the lease's counters.
-func (l *Lease) Stats() Stats { return Stats{MarkRefusals: l.markRefusals.Load()} }
-
-// MarkRefusals is Stats().MarkRefusals, for service.Stats (which cannot
-// import this package).
-func (l *Lease) MarkRefusals() uint64 { return l.markRefusals.Load() }
 
 var _ service.MachineLease = (*Lease)(nil)
 
@@ -64,7 +74,11 @@ func New(o Options) (*Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Lease{o: o, tls: cfg, keys: Keys{Prefix: o.Prefix}}, nil
+	return newLease(o, cfg, nil), nil
+}
+
+func newLease(o Options, cfg *tls.Config, cli *clientv3.Client) *Lease {
+	return &Lease{o: o, tls: cfg, keys: Keys{Prefix: o.Prefix}, given: cli, historyEvery: historyEvery, historyWarn: historyWarn}
 }
 
 // NewWithClient is New for an etcd client the caller made, as etcd's own
@@ -81,7 +95,7 @@ func NewWithClient(cli *clientv3.Client, o Options) (*Lease, error) {
 		return nil, err
 	}
 	o.Endpoints = cli.Endpoints()
-	return &Lease{o: o, keys: Keys{Prefix: o.Prefix}, given: cli}, nil
+	return newLease(o, nil, cli), nil
 }
 
 // Options returns the options in force, defaults filled in.
@@ -113,6 +127,7 @@ func (l *Lease) Run(ctx context.Context, h service.LeaseHolder) error {
 	}
 	l.mu.Lock()
 	l.cli = cli
+	l.h = h
 	l.mu.Unlock()
 	return l.loop(ctx, h)
 }
@@ -132,9 +147,20 @@ type choice struct {
 // cannot starve a free one beyond them.
 func (l *Lease) loop(ctx context.Context, h service.LeaseHolder) error {
 	next := choice{prefer: -1}
+	st := l.loadState(h)
+	if st != nil {
+		next.prefer = st.Machine // resumed, or else preferred
+	}
 	first, failing := true, false
 	for {
-		s, err := l.take(ctx, h, next)
+		var s *session
+		var err error
+		if first && st != nil && st.Lease != 0 {
+			s, err = l.resume(ctx, h, st)
+		}
+		if s == nil && err == nil {
+			s, err = l.take(ctx, h, next)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -170,14 +196,14 @@ func (l *Lease) loop(ctx context.Context, h service.LeaseHolder) error {
 		select {
 		case <-ctx.Done():
 			l.setCurrent(nil)
-			l.release(s)
+			l.release(h, s)
 			return ctx.Err()
 		case <-s.lost:
 		}
 		l.setCurrent(nil)
 		l.o.Logger.Warn("etcdlease: machine id lost; claiming one again", "machine", s.machine, "why", s.why())
 		h.Lost()
-		l.release(s)
+		l.release(h, s)
 		next = choice{prefer: s.machine}
 	}
 }
@@ -204,7 +230,7 @@ func (l *Lease) take(ctx context.Context, h service.LeaseHolder, c choice) (*ses
 		}
 		l.setCurrent(nil)
 		if !errors.Is(err, intf.ErrClockBehind) || ctx.Err() != nil {
-			l.release(s)
+			l.release(h, s)
 			return nil, fmt.Errorf("machine %d: %w", s.machine, err)
 		}
 		l.markRefusals.Add(1)
@@ -215,15 +241,15 @@ func (l *Lease) take(ctx context.Context, h service.LeaseHolder, c choice) (*ses
 		skip[s.machine] = true
 		ahead := &MarksAheadError{Refused: refused, Marks: l.keys.Marks(), Err: err}
 		if gerr := l.giveBack(ctx, s); gerr != nil {
-			l.release(s)
+			l.release(h, s)
 			return nil, gerr
 		}
 		if len(refused) >= MaxMarkRefusals {
-			l.release(s)
+			l.release(h, s)
 			return nil, ahead
 		}
 		if s.machine, s.prevMark, err = l.claim(ctx, s, choice{prefer: -1, skip: skip}); err != nil {
-			l.release(s)
+			l.release(h, s)
 			if errors.Is(err, ErrAllTaken) {
 				ahead.Exhausted = true
 				return nil, ahead
@@ -231,16 +257,24 @@ func (l *Lease) take(ctx context.Context, h service.LeaseHolder, c choice) (*ses
 			return nil, err
 		}
 		if s.isLost() {
-			l.release(s)
+			l.release(h, s)
 			return nil, fmt.Errorf("%w: the lease was lost while claiming machine %d: %s", ErrNotHeld, s.machine, s.why())
 		}
 	}
-	// Hold may have waited for the clock while renewals went on: extend
-	// the fence to the latest one.
-	h.Renewed(s.validUntil.Load())
+	l.claims.Add(1)
+	l.held(h, s)
 	l.o.Logger.Info("etcdlease: machine id held", "machine", s.machine, "node", l.o.NodeName,
 		"lease", fmt.Sprintf("%x", int64(s.lease)), "prevMark", s.prevMark)
 	return s, nil
+}
+
+// held finishes a hold the service accepted: the fence extended to the
+// latest renewal (Hold may have waited for the clock meanwhile), and the
+// state saved for a restart.
+func (l *Lease) held(h service.LeaseHolder, s *session) {
+	s.held.Store(true)
+	h.Renewed(s.validUntil.Load())
+	_ = l.saveState(h, s) // logged
 }
 
 // giveBack deletes the key of s's machine id, if it is still attached to
@@ -273,8 +307,15 @@ func (l *Lease) current() (*session, *clientv3.Client) {
 // StoreMark stores ms as machine's time high-water mark, never below the
 // mark found when the id was claimed, in a transaction that succeeds only
 // while machine's key is attached to this node's lease: a node that lost
-// the id can never lower its new holder's mark. A failed
-// guard is ErrNotHeld and makes the node give the id up and claim again.
+// the id can never lower its new holder's mark. A failed guard is
+// ErrNotHeld and makes the node give the id up and claim again. The same
+// transaction refreshes this node's clock report, so that a fleet writes
+// one revision per node per renewal.
+//
+// A store that cannot reach etcd still succeeds when a mark of at least
+// ms is known to be stored (by this hold, or by the run a resumed hold
+// continues): what StoreMark promises is that etcd holds a mark covering
+// ms, and lowering one is only a courtesy to the next holder.
 func (l *Lease) StoreMark(ctx context.Context, machine int64, ms int64) error {
 	s, cli := l.current()
 	if s == nil || s.machine != machine {
@@ -283,18 +324,55 @@ func (l *Lease) StoreMark(ctx context.Context, machine int64, ms int64) error {
 	// Never below the mark this hold started from: the previous holder
 	// may have issued up to it (service.MachineLease.StoreMark).
 	ms = max(ms, s.prevMark)
+	if s.offline.Load() && ms <= s.storedMark.Load() {
+		return nil // covered; etcd has not answered since the resume
+	}
 	ctx, cancel := l.timeout(ctx)
 	defer cancel()
-	resp, err := cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.LeaseValue(l.keys.Machine(machine)), "=", s.lease)).
-		Then(clientv3.OpPut(l.keys.Mark(machine), strconv.FormatInt(ms, 10))).
-		Commit()
+	key := l.keys.Machine(machine)
+	ops := []clientv3.Op{clientv3.OpPut(l.keys.Mark(machine), strconv.FormatInt(ms, 10)), l.clockOp(s, time.Duration(s.now()))}
+	renaming := s.rename.Load()
+	if renaming {
+		ops = append(ops, clientv3.OpPut(key, l.o.NodeName, clientv3.WithLease(s.lease)))
+	}
+	resp, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.LeaseValue(key), "=", s.lease)).Then(ops...).Commit()
 	if err != nil {
+		if errors.Is(err, rpctypes.ErrNoSpace) {
+			l.noteNoSpace(true, machine)
+		}
+		// Applied or not, etcd now holds ms or the mark before: a
+		// lower bound of it is the lower of the two.
+		if known := s.storedMark.Load(); ms <= known {
+			s.storedMark.Store(ms)
+			return nil
+		}
 		return l.unavailable(ctx, "storing the mark of machine "+strconv.FormatInt(machine, 10), err)
 	}
 	if !resp.Succeeded {
-		s.lose("the key " + l.keys.Machine(machine) + " is gone or belongs to another lease")
-		return fmt.Errorf("storing the mark of machine %d: %s is not attached to our lease: %w", machine, l.keys.Machine(machine), ErrNotHeld)
+		s.lose("the key " + key + " is gone or belongs to another lease")
+		return fmt.Errorf("storing the mark of machine %d: %s is not attached to our lease: %w", machine, key, ErrNotHeld)
+	}
+	l.noteNoSpace(false, machine)
+	if renaming {
+		s.rename.Store(false)
+	}
+	s.storedMark.Store(ms)
+	if s.held.Load() {
+		_ = l.saveState(l.h, s) // logged
 	}
 	return nil
+}
+
+// noteNoSpace says loudly, once per episode, that etcd refuses writes
+// because its quota is full, and when it accepts them again.
+func (l *Lease) noteNoSpace(full bool, machine int64) {
+	if l.noSpace.Swap(full) == full {
+		return
+	}
+	if full {
+		l.o.Logger.Error("etcdlease: etcd is out of space (NOSPACE alarm) and refuses writes: this node issues IDs up to the mark already stored, then stops until space is freed; compact and defragment etcd, then `etcdctl alarm disarm` (docs/operations.md)",
+			"machine", machine)
+		return
+	}
+	l.o.Logger.Info("etcdlease: etcd accepts writes again (NOSPACE cleared)", "machine", machine)
 }

@@ -43,7 +43,7 @@ func TestStartSkipsIdsWhoseMarkIsFarAhead(t *testing.T) {
 	a := startNode(t, "a")
 	assert.Equal(t, int64(3), a.svc.Machine())
 	assert.Equal(t, uint64(3), a.lease.Stats().MarkRefusals)
-	assert.Equal(t, uint64(3), a.svc.Stats().LeaseMarkRefusals, "the service's Stats (and /metrics) show it")
+	assert.Equal(t, uint64(3), a.svc.Stats().Lease.MarkRefusals, "the service's Stats (and /metrics) show it")
 	assert.Equal(t, int64(1), heldIds(t, c, keys), "the refused ids were given back")
 	_, err := a.svc.GenId(bg)
 	assert.NoError(t, err)

@@ -74,6 +74,7 @@ func newLease(t testing.TB, name string, edit ...func(*etcdlease.Options)) *etcd
 		NodeName:  name,
 		Logger:    testLog(t).With("node", name),
 	}
+	etcdlease.ClaimLowestFirst(true)(&o) // predictable ids; a test may turn it off
 	for _, e := range edit {
 		e(&o)
 	}

@@ -11,12 +11,14 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/vesta-go/vesta/intf"
 )
 
 // Defaults and limits of Options.
 const (
 	DefaultPrefix       = "/vesta"
-	DefaultTTL          = 10 * time.Second
+	DefaultTTL          = time.Minute
 	MinTTL              = 2 * time.Second
 	MaxTTL              = time.Hour
 	DefaultDialTimeout  = 5 * time.Second
@@ -35,9 +37,12 @@ type Options struct {
 	// Prefix of every key (default /vesta). Nodes that must not share a
 	// machine id must share the prefix.
 	Prefix string
-	// TTL of the etcd lease, whole seconds from 2s (default 10s). A node
-	// stops issuing within TTL − FenceMargin(TTL) of its last renewal; a
-	// crashed node's id is free again after TTL.
+	// TTL of the etcd lease, whole seconds from 2s (default 1m). It is
+	// the outage a node rides out: it renews every TTL/3 and stops issuing
+	// TTL − FenceMargin(TTL) after its last renewal, so it keeps issuing
+	// through an etcd outage of at least 2/3 of TTL. It is also how long
+	// the id of a node that died for good stays taken (a node restarted
+	// on its data dir resumes its id at once).
 	TTL time.Duration
 	// DialTimeout bounds connecting and every etcd request made while
 	// claiming an id (default 5s).
@@ -54,8 +59,18 @@ type Options struct {
 	// MaxClockSkew is how far this node's clock may differ from the live
 	// nodes' before it refuses to claim an id (default 1s).
 	MaxClockSkew time.Duration
+	// MachineRange limits the ids this fleet claims (nil: all, 0-1023).
+	// A fleet that sets one registers it under RangesKey, and a range
+	// overlapping another prefix's in the same etcd is refused at start
+	// (*RangeOverlapError); fleets on separate etcd clusters (datacenters)
+	// must be given disjoint ranges by hand.
+	MachineRange *Range
 	// Logger receives the lease's transitions; nil means slog.Default().
 	Logger *slog.Logger
+
+	// lowestFirst makes claims try the lowest free id instead of a random
+	// one, so that tests can predict the id a node gets (export_test.go).
+	lowestFirst bool
 }
 
 // Validate checks every field as New does (an *OptionError names the
@@ -115,6 +130,12 @@ func (o Options) withDefaults(dialing bool) (Options, *tls.Config, error) {
 		},
 		func() *OptionError {
 			return check(o.NodeName != "" && !strings.ContainsAny(o.NodeName, "/ \t\n"), "NodeName", o.NodeName, "a name without '/' or spaces")
+		},
+		func() *OptionError {
+			if o.MachineRange == nil {
+				return nil
+			}
+			return check(o.MachineRange.valid(), "MachineRange", o.MachineRange.String(), fmt.Sprintf("first-last within 0-%d, first <= last", intf.MaxMachine))
 		},
 		func() *OptionError {
 			return check((o.CertFile == "") == (o.KeyFile == ""), "KeyFile", o.KeyFile, "CertFile and KeyFile together")

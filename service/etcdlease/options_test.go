@@ -29,7 +29,7 @@ func TestOptionsDefaults(t *testing.T) {
 	require.NoError(t, err)
 	o := l.Options()
 	assert.Equal(t, etcdlease.DefaultPrefix, o.Prefix)
-	assert.Equal(t, 10*time.Second, o.TTL)
+	assert.Equal(t, time.Minute, o.TTL)
 	assert.Equal(t, 5*time.Second, o.DialTimeout)
 	assert.Equal(t, time.Second, o.MaxClockSkew)
 	assert.True(t, strings.HasSuffix(o.NodeName, "-"+strconv.Itoa(os.Getpid())), "hostname-pid: %s", o.NodeName)

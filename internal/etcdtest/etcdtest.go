@@ -1,0 +1,68 @@
+// Package etcdtest starts a one-member etcd server in this process, on
+// free loopback ports, for tests and the scripts that simulate a fleet
+// (go.etcd.io/etcd/server/v3/embed). It logs nothing.
+package etcdtest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// Config adjusts the server before it starts (e.g. a quota, fsync on).
+type Config func(*embed.Config)
+
+// Start starts etcd with its data under dir. By default it skips fsync
+// (tests; pass a Config to turn it back on) and takes transactions of up
+// to 1024 operations (a claim of every machine id at once). Picking a free
+// port and binding it are two steps, so it retries when another process
+// takes the port in between. Close the server when done.
+func Start(dir string, configs ...Config) (*embed.Etcd, error) {
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		cfg := embed.NewConfig()
+		cfg.Name = "vesta-test"
+		cfg.Dir = fmt.Sprintf("%s/%d", dir, attempt)
+		cfg.LogLevel = "error"
+		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+		cfg.UnsafeNoFsync = true
+		cfg.MaxTxnOps = intf.MaxMachine + 1
+		client, peer := FreeURL(), FreeURL()
+		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+		cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+		for _, c := range configs {
+			c(cfg)
+		}
+		e, err := embed.StartEtcd(cfg)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		select {
+		case <-e.Server.ReadyNotify():
+			return e, nil
+		case <-time.After(time.Minute):
+			e.Close()
+			return nil, errors.New("etcdtest: etcd not ready within a minute")
+		}
+	}
+	return nil, lastErr
+}
+
+// FreeURL is an http URL on a loopback port free a moment ago.
+func FreeURL() url.URL {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	}
+	defer l.Close()
+	return url.URL{Scheme: "http", Host: l.Addr().String()}
+}
