@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -13,24 +14,37 @@ const leaseStateFileName = "lease.state"
 
 func (d *dataDir) leaseStatePath() string { return filepath.Join(d.path, leaseStateFileName) }
 
+// leaseStateHeader starts the file: it names the directory (device and
+// inode, dirIdentity) the state was saved in.
+const leaseStateHeader = "vesta lease state, dir "
+
 // readLeaseState returns the saved lease state. It is trusted only with
 // the mark it was saved beside: after a reset (the mark lost) the file is
-// removed, as a lease resumed on it would rely on a mark that is gone.
-func (d *dataDir) readLeaseState(markOK, reset bool) ([]byte, error) {
+// removed, as a lease resumed on it would rely on a mark that is gone. And
+// only in the directory it was saved in: a copy of a data dir (another
+// instance started from it while the original runs) must not resume the
+// original's lease — warn says so.
+func (d *dataDir) readLeaseState(markOK, reset bool) (state []byte, warn string, err error) {
 	if reset || !markOK {
 		if err := os.Remove(d.leaseStatePath()); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("lease state: %w", err)
+			return nil, "", fmt.Errorf("lease state: %w", err)
 		}
-		return nil, nil
+		return nil, "", nil
 	}
 	b, err := os.ReadFile(d.leaseStatePath())
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, "", nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("lease state: %w", err)
+		return nil, "", fmt.Errorf("lease state: %w", err)
 	}
-	return b, nil
+	head, body, _ := bytes.Cut(b, []byte("\n"))
+	saved, ok := bytes.CutPrefix(head, []byte(leaseStateHeader))
+	if id := dirIdentity(d.lock); !ok || id == "" || string(saved) != id {
+		return nil, fmt.Sprintf("vesta: %s was saved in another directory (%q, this one is %q): a copied data dir does not resume the lease of its original; the lease will claim a machine id anew",
+			d.leaseStatePath(), saved, id), nil
+	}
+	return body, "", nil
 }
 
 // writeLeaseState stores b durably (nil removes the file). Nothing is
@@ -51,7 +65,7 @@ func (d *dataDir) writeLeaseState(b []byte) error {
 			err = nil
 		}
 	} else {
-		err = writeFileSynced(d.leaseStatePath(), string(b))
+		err = writeFileSynced(d.leaseStatePath(), leaseStateHeader+dirIdentity(d.lock)+"\n"+string(b))
 	}
 	if err == nil {
 		err = syncDir(d.path)

@@ -1,7 +1,9 @@
 package service_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/service"
 )
 
@@ -74,7 +77,8 @@ func runSaving(t *testing.T, dir string, state []byte) {
 	require.NoError(t, <-lease.saved)
 	b, err := os.ReadFile(filepath.Join(dir, leaseStateFile))
 	require.NoError(t, err, "the state is in the data dir while the service runs")
-	assert.Equal(t, state, b)
+	assert.True(t, bytes.HasPrefix(b, []byte("vesta lease state, dir ")) && bytes.HasSuffix(b, append([]byte("\n"), state...)),
+		"the state, after a line naming the directory it was saved in: %q", b)
 	_, err = svc.GenId(bg)
 	require.NoError(t, err)
 	require.NoError(t, svc.Close())
@@ -87,6 +91,29 @@ func TestLeaseStateIsKeptAcrossARestart(t *testing.T) {
 	lease := newStateLease(nil, nil)
 	_, got := startStateLease(t, dir, lease, false)
 	assert.Equal(t, []byte(`{"lease":42}`), got, "the restart on the same dir gets the state back")
+}
+
+// A copy of a data dir (a second instance started from it, say, while
+// the original runs) must not resume the original's lease: the state names
+// the directory it was saved in, and a copy is another directory.
+func TestLeaseStateIsNotTakenByACopyOfTheDir(t *testing.T) {
+	dir := t.TempDir()
+	runSaving(t, dir, []byte(`{"lease":46}`))
+	cp := filepath.Join(t.TempDir(), "copy")
+	require.NoError(t, os.CopyFS(cp, os.DirFS(dir)))
+
+	var logs syncbuf.Buffer
+	lease := newStateLease(nil, nil)
+	svc, err := service.New(bg, service.Settings{Lease: lease, DataDir: cp, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = svc.Close() })
+	assert.Nil(t, <-lease.got, "the copy gets no lease state")
+	assert.Contains(t, logs.String(), "was saved in another directory", "and says why")
+
+	require.NoError(t, svc.Close())
+	lease = newStateLease(nil, nil)
+	_, got := startStateLease(t, dir, lease, false)
+	assert.Equal(t, []byte(`{"lease":46}`), got, "the original still gets it")
 }
 
 func TestLeaseStateIsDroppedWithALostMark(t *testing.T) {

@@ -40,8 +40,12 @@ func (s *Service) openMark(ctx context.Context) (floor int64, err error) {
 	if m.warn != "" {
 		s.settings.Logger.Warn(m.warn)
 	}
-	if s.leaseState, err = s.dir.readLeaseState(m.ok, s.settings.ResetDataDir); err != nil {
+	var warn string
+	if s.leaseState, warn, err = s.dir.readLeaseState(m.ok, s.settings.ResetDataDir); err != nil {
 		return 0, err
+	}
+	if warn != "" {
+		s.settings.Logger.Warn(warn)
 	}
 	floor = -1
 	if m.ok {

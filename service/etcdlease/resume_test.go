@@ -1,7 +1,9 @@
 package etcdlease_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -155,11 +157,24 @@ type savedLease struct {
 
 func readSavedLease(t *testing.T, dir string) savedLease {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "lease.state"))
+	st, err := parseSavedLease(dir)
 	require.NoError(t, err, "the lease state is kept in the data dir")
-	var st savedLease
-	require.NoError(t, json.Unmarshal(b, &st), "%s", b)
 	return st
+}
+
+// parseSavedLease reads the lease state in dir: a line naming the
+// directory (the service's), then the lease's JSON.
+func parseSavedLease(dir string) (savedLease, error) {
+	var st savedLease
+	b, err := os.ReadFile(filepath.Join(dir, "lease.state"))
+	if err != nil {
+		return st, err
+	}
+	_, body, ok := bytes.Cut(b, []byte("\n"))
+	if !ok {
+		return st, fmt.Errorf("no header line in %q", b)
+	}
+	return st, json.Unmarshal(body, &st)
 }
 
 // awaitSaved waits until the lease state in dir holds lease: the lease
@@ -168,9 +183,8 @@ func readSavedLease(t *testing.T, dir string) savedLease {
 func awaitSaved(t *testing.T, dir string, lease clientv3.LeaseID) {
 	t.Helper()
 	eventually(t, 10*time.Second, "the lease state saved in the data dir", func() bool {
-		var st savedLease
-		b, err := os.ReadFile(filepath.Join(dir, "lease.state"))
-		return err == nil && json.Unmarshal(b, &st) == nil && st.Lease == int64(lease)
+		st, err := parseSavedLease(dir)
+		return err == nil && st.Lease == int64(lease)
 	})
 }
 
