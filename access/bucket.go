@@ -1,0 +1,62 @@
+package access
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// bucket is a token bucket of IDs: it fills at rate per second up to
+// burst. A take of n needs min(n, burst) in it and takes all n, so a
+// batch larger than the burst passes once the bucket is full and leaves
+// it in debt: every allowed batch can be served, and the rate holds on
+// average.
+type bucket struct {
+	rate, burst float64
+
+	mu     sync.Mutex
+	tokens float64
+	last   time.Time
+}
+
+func newBucket(rate float64, burst int64, now time.Time) *bucket {
+	return &bucket{rate: rate, burst: float64(burst), tokens: float64(burst), last: now}
+}
+
+// refillLocked adds what the rate earned since last.
+func (b *bucket) refillLocked(now time.Time) {
+	if d := now.Sub(b.last); d > 0 {
+		b.tokens = math.Min(b.burst, b.tokens+d.Seconds()*b.rate)
+		b.last = now
+	}
+}
+
+// take takes n IDs, or says how long until a take of n would succeed.
+func (b *bucket) take(now time.Time, n int) (ok bool, wait time.Duration) {
+	need := math.Min(float64(n), b.burst)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refillLocked(now)
+	if b.tokens < need {
+		secs := (need - b.tokens) / b.rate
+		return false, max(time.Duration(math.Ceil(secs*1e9)), time.Millisecond)
+	}
+	b.tokens -= float64(n)
+	return true, 0
+}
+
+// give puts back n IDs taken for a call that issued none.
+func (b *bucket) give(n int) {
+	b.mu.Lock()
+	b.tokens = math.Min(b.burst, b.tokens+float64(n))
+	b.mu.Unlock()
+}
+
+// full says whether the bucket is full at now: forgetting it changes
+// nothing.
+func (b *bucket) full(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refillLocked(now)
+	return b.tokens >= b.burst
+}
