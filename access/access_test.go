@@ -108,17 +108,17 @@ func sum(token string) [32]byte { return access.HashToken(token) }
 func TestNewPolicyRefuses(t *testing.T) {
 	good := access.Client{Name: "orders", Tokens: [][32]byte{sum("a")}, Scopes: []access.Scope{"genid"}}
 	for field, c := range map[string][]access.Client{
-		"name":        {{Name: "", Tokens: good.Tokens}},
-		"name ":       {{Name: "a b", Tokens: good.Tokens}},
-		"name  ":      {{Name: strings.Repeat("x", 65), Tokens: good.Tokens}},
-		"name   ":     {good, {Name: "orders", Tokens: [][32]byte{sum("b")}}},
-		"tokenSHA256": {{Name: "x"}},
+		"name":         {{Name: "", Tokens: good.Tokens}},
+		"name ":        {{Name: "a b", Tokens: good.Tokens}},
+		"name  ":       {{Name: strings.Repeat("x", 65), Tokens: good.Tokens}},
+		"name   ":      {good, {Name: "orders", Tokens: [][32]byte{sum("b")}}},
+		"tokenSHA256":  {{Name: "x"}},
 		"tokenSHA256 ": {good, {Name: "other", Tokens: good.Tokens}},
-		"scopes":      {{Name: "x", Tokens: good.Tokens, Scopes: []access.Scope{"admin"}}},
-		"rate":        {{Name: "x", Tokens: good.Tokens, Rate: -1}},
-		"rate ":       {{Name: "x", Tokens: good.Tokens, Rate: 2e9}},
-		"burst":       {{Name: "x", Tokens: good.Tokens, Burst: 5}},
-		"burst ":      {{Name: "x", Tokens: good.Tokens, Rate: 5, Burst: -1}},
+		"scopes":       {{Name: "x", Tokens: good.Tokens, Scopes: []access.Scope{"admin"}}},
+		"rate":         {{Name: "x", Tokens: good.Tokens, Rate: -1}},
+		"rate ":        {{Name: "x", Tokens: good.Tokens, Rate: 2e9}},
+		"burst":        {{Name: "x", Tokens: good.Tokens, Burst: 5}},
+		"burst ":       {{Name: "x", Tokens: good.Tokens, Rate: 5, Burst: -1}},
 	} {
 		_, err := access.NewPolicy(c)
 		var ce *access.ClientError
