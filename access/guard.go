@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/lograte"
 	"github.com/vesta-go/vesta/intf"
 )
 
@@ -39,9 +40,9 @@ type Options struct {
 // (is it within its quota). It is safe for concurrent use; SetPolicy
 // swaps the policy while calls go on.
 type Guard struct {
-	now         func() time.Time
-	log         *slog.Logger
-	logInterval time.Duration
+	now     func() time.Time
+	log     *slog.Logger
+	logRate lograte.Limiter
 
 	policy atomic.Pointer[policyState] // nil: no tokens required
 	addrs  *addrLimiter                // nil: no quota per address
@@ -51,8 +52,6 @@ type Guard struct {
 
 	mu       sync.Mutex
 	counters map[string]*clientCounters // by client name, kept across reloads
-	lastLog  time.Time
-	unlogged uint64
 }
 
 type policyState struct {
@@ -82,15 +81,16 @@ func NewGuard(o Options) (*Guard, error) {
 	if o.AddrBurst < 0 || o.AddrBurst > MaxRate || (o.AddrRate == 0 && o.AddrBurst != 0) {
 		return nil, fmt.Errorf("access: AddrBurst %d: want 0..%g, and only with an AddrRate", o.AddrBurst, float64(MaxRate))
 	}
-	g := &Guard{now: o.Now, log: o.Logger, logInterval: o.LogInterval, counters: map[string]*clientCounters{}}
+	g := &Guard{now: o.Now, log: o.Logger, counters: map[string]*clientCounters{}}
+	g.logRate.Interval = o.LogInterval
 	if g.now == nil {
 		g.now = time.Now
 	}
 	if g.log == nil {
 		g.log = slog.Default()
 	}
-	if g.logInterval <= 0 {
-		g.logInterval = DefaultLogInterval
+	if g.logRate.Interval <= 0 {
+		g.logRate.Interval = DefaultLogInterval
 	}
 	if o.AddrRate > 0 {
 		burst := o.AddrBurst
@@ -255,16 +255,10 @@ func (g *Guard) Take(c Caller, remote string, n int) (Grant, error) {
 func (g *Guard) refuse(err error, remote string) error {
 	reason := ReasonOf(err)
 	g.refusals[reasonIndex(reason)].Add(1)
-	now := g.now()
-	g.mu.Lock()
-	if now.Sub(g.lastLog) < g.logInterval && !g.lastLog.IsZero() {
-		g.unlogged++
-		g.mu.Unlock()
+	ok, n := g.logRate.Allow(g.now())
+	if !ok {
 		return err
 	}
-	n := g.unlogged
-	g.lastLog, g.unlogged = now, 0
-	g.mu.Unlock()
 	// err's message quotes no token (TokenError never does).
 	g.log.Warn("access: call refused", "reason", string(reason), "remote", remote, "err", err,
 		"refusedSinceLastWarning", n)
