@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vesta-go/vesta/access"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
@@ -40,6 +41,8 @@ type Config struct {
 	// owns it (Stop does not close it).
 	Segments intf.SegmentService
 	Logger   *slog.Logger // nil: discard
+	// Guard checks every call's token, scope and quota; nil: none.
+	Guard *access.Guard
 	// Options are the server's limits and timeouts; MaxConns and Logger
 	// above replace theirs.
 	Options rpcserver.Options
@@ -89,7 +92,7 @@ func Start(tb testing.TB, c Config) *Server {
 		opts.MaxConns = c.MaxConns
 	}
 	opts.Logger = c.Logger
-	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, c.MaxBatch, rpcapi.WithSegments(c.Segments)), opts)
+	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, c.MaxBatch, rpcapi.WithSegments(c.Segments), rpcapi.WithGuard(c.Guard)), opts)
 	if err != nil {
 		svc.Close()
 		tb.Fatalf("rpctest: %v", err)
