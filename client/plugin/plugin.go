@@ -99,8 +99,8 @@ func Launch(ctx context.Context, path string, cfg Config) (*Plugin, error) {
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolNetRPC},
 		// The host makes a one-off client certificate and the plugin a one-off
 		// server certificate: only this host can talk to the plugin's socket.
-		AutoMTLS: true,
-		StartTimeout:     startTimeout(ctx),
+		AutoMTLS:     true,
+		StartTimeout: startTimeout(ctx),
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name: "vesta-plugin", Output: out, Level: hclog.LevelFromString(cfg.LogLevel),
 		}),

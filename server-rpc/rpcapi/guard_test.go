@@ -29,7 +29,9 @@ func (decoder) ExpId(_ context.Context, id int64) (intf.Id, error) { return intf
 func (decoder) MakeId(context.Context, intf.MakeIdRequest) (int64, error) {
 	return 7, nil
 }
-func (decoder) TransTime(context.Context, int64, intf.IdType) (time.Time, error) { return time.Unix(0, 0), nil }
+func (decoder) TransTime(context.Context, int64, intf.IdType) (time.Time, error) {
+	return time.Unix(0, 0), nil
+}
 
 // guardedPipe serves recv (for peer) over an in-memory connection whose
 // calls carry token.
