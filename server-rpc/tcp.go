@@ -18,7 +18,7 @@ import (
 func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	log := cfg.Service.Logger
 	f.maxConnsPerIP = cfg.MaxConnsPerIP // a configuration key, shared with server-rest
-	sec, err := app.OpenSecurity(cfg) // before the service: a bad file fails fast
+	sec, err := app.OpenSecurity(cfg)   // before the service: a bad file fails fast
 	if err != nil {
 		return err
 	}

@@ -135,7 +135,7 @@ type Server struct {
 	guard           *access.Guard   // nil: no checks (WithGuard)
 	certs           *tlsserve.Certs // nil: plain HTTP (WithTLS)
 
-	tlsLn       atomic.Pointer[tlsserve.Listener] // set by Serve with TLS, for the metrics
+	tlsLn atomic.Pointer[tlsserve.Listener] // set by Serve with TLS, for the metrics
 
 	svc         atomic.Pointer[serviceRef]  // nil until Start succeeds
 	seg         atomic.Pointer[segmentsRef] // nil until segment mode is open, and when it is off
