@@ -1,6 +1,7 @@
 package access_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -275,6 +276,73 @@ func TestQuotaHoldsTheRate(t *testing.T) {
 	// rate × 100 s, plus the first burst and at most one batch of debt.
 	assert.LessOrEqual(t, issued, 10_000*100+2_000+50_000)
 	assert.GreaterOrEqual(t, issued, 10_000*100-50_000)
+}
+
+// A caller that comes back before the Retry-After of its refusal is held
+// until then and tried again; one that keeps to it is never held.
+func TestTakeWaitHoldsTheEarly(t *testing.T) {
+	clock := newFakeClock()
+	var held []time.Duration
+	p, err := access.NewPolicy([]access.Client{{Name: "bulk", Tokens: [][32]byte{sum("t")}, Rate: 100, Burst: 10}})
+	require.NoError(t, err)
+	g, err := access.NewGuard(access.Options{Policy: p, Now: clock.Now, Logger: slog.New(slog.DiscardHandler),
+		Sleep: func(_ context.Context, d time.Duration) error {
+			held = append(held, d)
+			clock.Advance(d)
+			return nil
+		}})
+	require.NoError(t, err)
+	c, err := g.Authenticate("t", "")
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	gr, err := g.TakeWait(ctx, c, "", 10)
+	require.NoError(t, err)
+	gr.Done(10)
+	_, err = g.TakeWait(ctx, c, "", 5)
+	var rl *intf.RateLimitError
+	require.ErrorAs(t, err, &rl, "the first refusal is answered at once")
+	assert.Equal(t, 50*time.Millisecond, rl.RetryAfter)
+	assert.Empty(t, held)
+
+	clock.Advance(10 * time.Millisecond) // back after 10 ms of the 50 it was told
+	gr, err = g.TakeWait(ctx, c, "", 5)
+	require.NoError(t, err, "held until the told time, then served")
+	gr.Done(5)
+	assert.Equal(t, []time.Duration{40 * time.Millisecond}, held)
+
+	clock.Advance(time.Second) // a client that waits is not held
+	gr, err = g.TakeWait(ctx, c, "", 10)
+	require.NoError(t, err)
+	gr.Done(10)
+	_, err = g.TakeWait(ctx, c, "", 10)
+	require.Error(t, err)
+	assert.Len(t, held, 1)
+
+	// A call for fewer IDs, early too, is held as well.
+	_, err = g.TakeWait(ctx, c, "", 1) // still within the 100 ms told
+	require.NoError(t, err)
+	assert.Equal(t, time.Duration(100*time.Millisecond), held[1])
+	st := g.Stats()
+	assert.Equal(t, uint64(2), st.Clients[0].Limited, "a held call that is served is no refusal")
+}
+
+func TestTakeWaitGivesUpWithTheContext(t *testing.T) {
+	clock := newFakeClock()
+	p, err := access.NewPolicy([]access.Client{{Name: "bulk", Tokens: [][32]byte{sum("t")}, Rate: 1, Burst: 1}})
+	require.NoError(t, err)
+	g, err := access.NewGuard(access.Options{Policy: p, Now: clock.Now, Logger: slog.New(slog.DiscardHandler),
+		Sleep: func(context.Context, time.Duration) error { return context.Canceled }})
+	require.NoError(t, err)
+	c, err := g.Authenticate("t", "")
+	require.NoError(t, err)
+	gr, err := g.TakeWait(context.Background(), c, "", 1)
+	require.NoError(t, err)
+	gr.Done(1)
+	_, err = g.TakeWait(context.Background(), c, "", 1)
+	require.ErrorIs(t, err, intf.ErrRateLimited)
+	_, err = g.TakeWait(context.Background(), c, "", 1)
+	require.ErrorIs(t, err, intf.ErrRateLimited, "the hold ended early: refused")
 }
 
 func TestReloadKeepsQuotaAndCounters(t *testing.T) {

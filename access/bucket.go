@@ -17,6 +17,9 @@ type bucket struct {
 	mu     sync.Mutex
 	tokens float64
 	last   time.Time
+	// toldUntil is the end of the last wait a refusal told the caller
+	// to keep: a call before it ignored the Retry-After.
+	toldUntil time.Time
 }
 
 func newBucket(rate float64, burst int64, now time.Time) *bucket {
@@ -32,17 +35,24 @@ func (b *bucket) refillLocked(now time.Time) {
 }
 
 // take takes n IDs, or says how long until a take of n would succeed.
-func (b *bucket) take(now time.Time, n int) (ok bool, wait time.Duration) {
+// early, when not 0, says the caller was refused before and told to wait
+// longer than it did: it is early by that much.
+func (b *bucket) take(now time.Time, n int) (ok bool, wait, early time.Duration) {
 	need := math.Min(float64(n), b.burst)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.refillLocked(now)
-	if b.tokens < need {
-		secs := (need - b.tokens) / b.rate
-		return false, max(time.Duration(math.Ceil(secs*1e9)), time.Millisecond)
+	if b.tokens >= need {
+		b.tokens -= float64(n)
+		return true, 0, 0
 	}
-	b.tokens -= float64(n)
-	return true, 0
+	secs := (need - b.tokens) / b.rate
+	wait = max(time.Duration(math.Ceil(secs*1e9)), time.Millisecond)
+	if now.Before(b.toldUntil) {
+		return false, wait, b.toldUntil.Sub(now)
+	}
+	b.toldUntil = now.Add(wait)
+	return false, wait, 0
 }
 
 // give puts back n IDs taken for a call that issued none.

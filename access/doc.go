@@ -8,8 +8,9 @@
 // A Guard holds a Policy, which a reload replaces at once (SetPolicy)
 // while calls go on: a client's quota bucket and counters survive the swap
 // when its name, rate and burst stay. Tokens are compared as SHA-256
-// digests in constant time against every entry; the token itself is never
-// stored, logged or quoted in an error. Refusals are counted by reason
+// digests: found through a keyed hash whose key no caller knows, then
+// confirmed in constant time; the token itself is never stored, logged or
+// quoted in an error. Refusals are counted by reason
 // (Stats) and logged at most once per interval, so a flood of bad calls is
 // not a flood of log lines.
 //

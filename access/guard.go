@@ -1,6 +1,7 @@
 package access
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,13 +35,25 @@ type Options struct {
 	Logger *slog.Logger
 	// LogInterval spaces those warnings (default DefaultLogInterval).
 	LogInterval time.Duration
+	// MaxHold bounds how long TakeWait holds a call that ignored the
+	// Retry-After of its last refusal (default DefaultMaxHold).
+	MaxHold time.Duration
+	// Sleep waits d or until ctx ends (TakeWait's holds); nil means a
+	// timer. Tests pass one that moves their clock.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
+
+// DefaultMaxHold bounds the hold of a call that came back before the
+// Retry-After of its last refusal.
+const DefaultMaxHold = time.Second
 
 // Guard decides each call: Authenticate (who), Authorize (may it), Take
 // (is it within its quota). It is safe for concurrent use; SetPolicy
 // swaps the policy while calls go on.
 type Guard struct {
 	now     func() time.Time
+	sleep   func(ctx context.Context, d time.Duration) error
+	maxHold time.Duration
 	log     *slog.Logger
 	logRate lograte.Limiter
 
@@ -85,6 +98,13 @@ func NewGuard(o Options) (*Guard, error) {
 	g.logRate.Interval = o.LogInterval
 	if g.now == nil {
 		g.now = time.Now
+	}
+	g.sleep, g.maxHold = o.Sleep, o.MaxHold
+	if g.sleep == nil {
+		g.sleep = sleepCtx
+	}
+	if g.maxHold <= 0 {
+		g.maxHold = DefaultMaxHold
 	}
 	if g.log == nil {
 		g.log = slog.Default()
@@ -229,6 +249,44 @@ func (gr Grant) Done(issued int) {
 // set. Over the quota the error is a *intf.RateLimitError
 // (errors.Is intf.ErrRateLimited) saying when a call of n will fit.
 func (g *Guard) Take(c Caller, remote string, n int) (Grant, error) {
+	gr, rl, _ := g.try(c, remote, n)
+	if rl != nil {
+		return Grant{}, g.limited(c, rl, remote)
+	}
+	return gr, nil
+}
+
+// limited counts and returns a refusal over c's quota.
+func (g *Guard) limited(c Caller, rl *intf.RateLimitError, remote string) error {
+	if c.c != nil {
+		c.c.ctr.limited.Add(1)
+	}
+	return g.refuse(rl, remote)
+}
+
+// TakeWait is Take, but a call that comes back before the Retry-After of
+// the last refusal of its quota — a client that ignores it — is held
+// until then (at most MaxHold, or until ctx ends) and tried once more. So
+// a client hammering the server while over its quota is answered at the
+// pace it was told to keep: its refusals cost the server one per wait,
+// not one per round trip, and the other clients keep the CPU. A client
+// that keeps to the Retry-After is never held.
+func (g *Guard) TakeWait(ctx context.Context, c Caller, remote string, n int) (Grant, error) {
+	gr, rl, early := g.try(c, remote, n)
+	if rl != nil && early > 0 {
+		if g.sleep(ctx, min(early, g.maxHold)) == nil {
+			gr, rl, _ = g.try(c, remote, n)
+		}
+	}
+	if rl != nil {
+		return Grant{}, g.limited(c, rl, remote)
+	}
+	return gr, nil
+}
+
+// try takes n IDs from the caller's quota, counting nothing but a
+// client's refusal.
+func (g *Guard) try(c Caller, remote string, n int) (Grant, *intf.RateLimitError, time.Duration) {
 	n = max(n, 1)
 	b, rate, burst := (*bucket)(nil), 0.0, int64(0)
 	switch {
@@ -238,20 +296,27 @@ func (g *Guard) Take(c Caller, remote string, n int) (Grant, error) {
 		b, rate, burst = g.addrs.get(hostOf(remote), g.now()), g.addrs.rate, g.addrs.burst
 	}
 	if b == nil {
-		return Grant{c: c.c, n: n}, nil
+		return Grant{c: c.c, n: n}, nil, 0
 	}
-	ok, wait := b.take(g.now(), n)
+	ok, wait, early := b.take(g.now(), n)
 	if ok {
-		return Grant{c: c.c, b: b, n: n}, nil
+		return Grant{c: c.c, b: b, n: n}, nil, 0
 	}
-	if c.c != nil {
-		c.c.ctr.limited.Add(1)
-	}
-	return Grant{}, g.refuse(&intf.RateLimitError{Client: c.Name(), RetryAfter: wait, Rate: rate, Burst: burst}, remote)
+	return Grant{}, &intf.RateLimitError{Client: c.Name(), RetryAfter: wait, Rate: rate, Burst: burst}, early
 }
 
-// refuse counts a refusal by its reason, logs it within the log's rate,
-// and returns err.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// refuse counts a refusal by its reason, logs it within the log's rate, and returns err.
 func (g *Guard) refuse(err error, remote string) error {
 	reason := ReasonOf(err)
 	g.refusals[reasonIndex(reason)].Add(1)

@@ -1,6 +1,8 @@
 package access
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
@@ -50,8 +52,11 @@ func (e *ClientError) Error() string {
 // one at a time.
 type Policy struct {
 	clients []Client
-	// entries holds one digest per token, for the constant-time scan.
+	// entries holds one digest per token; index finds a digest's entry
+	// by its keyed hash (see find).
 	entries []entry
+	index   map[[32]byte]int
+	key     [32]byte
 }
 
 type entry struct {
@@ -62,7 +67,10 @@ type entry struct {
 // NewPolicy validates clients into a Policy. An empty list is a policy
 // too: every call is refused until a reload brings clients.
 func NewPolicy(clients []Client) (*Policy, error) {
-	p := &Policy{clients: make([]Client, len(clients))}
+	p := &Policy{clients: make([]Client, len(clients)), index: map[[32]byte]int{}}
+	if _, err := rand.Read(p.key[:]); err != nil {
+		return nil, fmt.Errorf("access: reading random bytes: %w", err)
+	}
 	names := map[string]int{}
 	owner := map[[32]byte]int{}
 	for i, c := range clients {
@@ -87,6 +95,7 @@ func NewPolicy(clients []Client) (*Policy, error) {
 					hex.EncodeToString(sum[:4]), j+1)
 			}
 			owner[sum] = i
+			p.index[p.keyed(sum)] = len(p.entries)
 			p.entries = append(p.entries, entry{sum: sum, client: i})
 		}
 		for _, s := range c.Scopes {
@@ -116,18 +125,35 @@ func NewPolicy(clients []Client) (*Policy, error) {
 // Clients returns the policy's clients (with their defaults filled in).
 func (p *Policy) Clients() []Client { return append([]Client(nil), p.clients...) }
 
-// find returns the index of the client owning the digest, or -1. It
-// compares sum with every entry in constant time and never stops early,
-// so the time it takes says nothing about which digest, or how much of
-// one, matched.
+// find returns the index of the client owning the digest, or -1. The
+// digest is looked up by its keyed hash — SHA-256 under the policy's
+// random key, which no caller knows — so the map's timing depends on
+// values a caller can neither choose nor learn anything from, and the
+// entry found (or a dummy) is then confirmed with a constant-time
+// comparison. It costs the same for 1 client as for 10,000.
 func (p *Policy) find(sum [32]byte) int {
-	found := -1
-	for i := range p.entries {
-		e := &p.entries[i]
-		match := subtle.ConstantTimeCompare(e.sum[:], sum[:])
-		found = subtle.ConstantTimeSelect(match, e.client, found)
+	i, ok := p.index[p.keyed(sum)]
+	want := dummy
+	if ok {
+		want = p.entries[i].sum
 	}
-	return found
+	if subtle.ConstantTimeCompare(want[:], sum[:]) != 1 || !ok {
+		return -1
+	}
+	return p.entries[i].client
+}
+
+// dummy is compared with when no entry matched, so that a miss costs
+// what a hit does.
+var dummy [32]byte
+
+// keyed is the index key of a digest: SHA-256 of the policy's key and the
+// digest (fixed lengths: no extension to fear).
+func (p *Policy) keyed(sum [32]byte) [32]byte {
+	var b [64]byte
+	copy(b[:32], p.key[:])
+	copy(b[32:], sum[:])
+	return sha256.Sum256(b[:])
 }
 
 func validName(s string) bool {

@@ -1,4 +1,4 @@
-// Package tlstest makes certificates for tests with crypto/x509: a CA,
+// Package tlstest makes certificates for tests (and scripts/securebench) with crypto/x509: a CA,
 // server certificates for 127.0.0.1 and localhost, client certificates,
 // written to files as the servers read them. Keys are ECDSA P-256, quick
 // to make.
@@ -17,9 +17,15 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"testing"
 	"time"
 )
+
+// TB is what the functions need of a test: testing.TB has it, and so
+// can a benchmark script that stops on the first failure.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
 
 // CA is a certificate authority of a test.
 type CA struct {
@@ -42,7 +48,7 @@ type Options struct {
 	NotBefore, NotAfter time.Time
 }
 
-func newKey(tb testing.TB) *ecdsa.PrivateKey {
+func newKey(tb TB) *ecdsa.PrivateKey {
 	tb.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -51,7 +57,7 @@ func newKey(tb testing.TB) *ecdsa.PrivateKey {
 	return k
 }
 
-func serial(tb testing.TB) *big.Int {
+func serial(tb TB) *big.Int {
 	tb.Helper()
 	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
 	if err != nil {
@@ -61,7 +67,7 @@ func serial(tb testing.TB) *big.Int {
 }
 
 // NewCA makes a self-signed CA named name.
-func NewCA(tb testing.TB, name string) *CA {
+func NewCA(tb TB, name string) *CA {
 	tb.Helper()
 	key := newKey(tb)
 	tmpl := &x509.Certificate{
@@ -92,7 +98,7 @@ func (ca *CA) Pool() *x509.CertPool {
 }
 
 // Server makes a server certificate for 127.0.0.1, ::1 and localhost.
-func (ca *CA) Server(tb testing.TB, o ...Options) Pair {
+func (ca *CA) Server(tb TB, o ...Options) Pair {
 	tb.Helper()
 	return ca.issue(tb, &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "localhost"},
@@ -103,7 +109,7 @@ func (ca *CA) Server(tb testing.TB, o ...Options) Pair {
 }
 
 // Client makes a client certificate for cn.
-func (ca *CA) Client(tb testing.TB, cn string, o ...Options) Pair {
+func (ca *CA) Client(tb TB, cn string, o ...Options) Pair {
 	tb.Helper()
 	return ca.issue(tb, &x509.Certificate{
 		Subject:     pkix.Name{CommonName: cn},
@@ -111,7 +117,7 @@ func (ca *CA) Client(tb testing.TB, cn string, o ...Options) Pair {
 	}, o)
 }
 
-func (ca *CA) issue(tb testing.TB, tmpl *x509.Certificate, o []Options) Pair {
+func (ca *CA) issue(tb TB, tmpl *x509.Certificate, o []Options) Pair {
 	tb.Helper()
 	tmpl.SerialNumber = serial(tb)
 	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
@@ -153,7 +159,7 @@ type Files struct {
 
 // Write writes p (and the CA, when ca is not nil, as the client CA) into
 // dir, as cert.pem, key.pem (mode 0600) and ca.pem, and returns the paths.
-func Write(tb testing.TB, dir string, p Pair, ca *CA) Files {
+func Write(tb TB, dir string, p Pair, ca *CA) Files {
 	tb.Helper()
 	f := Files{Cert: filepath.Join(dir, "cert.pem"), Key: filepath.Join(dir, "key.pem")}
 	WriteFile(tb, f.Cert, p.CertPEM)
@@ -167,7 +173,7 @@ func Write(tb testing.TB, dir string, p Pair, ca *CA) Files {
 
 // WriteFile replaces the file at path atomically (a temporary file
 // renamed over it), as a certificate manager renews one.
-func WriteFile(tb testing.TB, path string, data []byte) {
+func WriteFile(tb TB, path string, data []byte) {
 	tb.Helper()
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,8 +21,15 @@ import (
 // size. nil (the default) checks nothing.
 func WithGuard(g *access.Guard) Option { return func(s *Server) { s.guard = g } }
 
-// callerKey holds a request's access.Caller in its echo.Context.
-const callerKey = "vesta.caller"
+// guardedContext is the echo.Context a guarded route's handler gets: the
+// request's context and its caller. Pooled: echo.Context.Set would
+// allocate a map per request.
+type guardedContext struct {
+	echo.Context
+	caller access.Caller
+}
+
+var guardedPool = sync.Pool{New: func() any { return new(guardedContext) }}
 
 // guardRoute wraps the handler of a route that needs scope ("" when the
 // handler checks it itself, /segment/{tag}) in authentication. The
@@ -46,8 +54,12 @@ func (s *Server) guardRoute(path string, next echo.HandlerFunc) echo.HandlerFunc
 				return err
 			}
 		}
-		c.Set(callerKey, caller)
-		return next(c)
+		gc := guardedPool.Get().(*guardedContext)
+		gc.Context, gc.caller = c, caller
+		err = next(gc)
+		*gc = guardedContext{}
+		guardedPool.Put(gc)
+		return err
 	}
 }
 
@@ -65,8 +77,8 @@ var routeScopes = map[string]access.Scope{
 
 // caller is the request's caller; anonymous without a guard.
 func caller(c echo.Context) access.Caller {
-	if v, ok := c.Get(callerKey).(access.Caller); ok {
-		return v
+	if gc, ok := c.(*guardedContext); ok {
+		return gc.caller
 	}
 	return access.Caller{}
 }
@@ -79,12 +91,15 @@ func (s *Server) authorize(c echo.Context, sc access.Scope) error {
 	return s.guard.Authorize(caller(c), sc, c.Request().RemoteAddr)
 }
 
-// take takes n IDs (0: one) from the caller's quota.
+// take takes n IDs (0: one) from the caller's quota; a caller back
+// before the Retry-After it was given is held until then
+// (access.Guard.TakeWait).
 func (s *Server) take(c echo.Context, n int) (access.Grant, error) {
 	if s.guard == nil {
 		return access.Grant{}, nil
 	}
-	return s.guard.Take(caller(c), c.Request().RemoteAddr, max(n, 1))
+	r := c.Request()
+	return s.guard.TakeWait(r.Context(), caller(c), r.RemoteAddr, max(n, 1))
 }
 
 // wwwAuthenticate is the challenge of a 401 or 403 (RFC 6750).

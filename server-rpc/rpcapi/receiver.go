@@ -160,7 +160,10 @@ func (r *Receiver) take(c access.Caller, n int) (access.Grant, error) {
 	if r.guard == nil {
 		return access.Grant{}, nil
 	}
-	return r.guard.Take(c, r.peer, n)
+	// A caller back before the Retry-After it was given is held until
+	// then (at most access.DefaultMaxHold): its answer would be dropped by
+	// no well-behaved client.
+	return r.guard.TakeWait(context.Background(), c, r.peer, n)
 }
 
 // GenId issues one ID.
