@@ -131,7 +131,10 @@ func BearerToken(values []string) (string, error) {
 	if token == "" {
 		return "", errEmptyToken
 	}
-	return token, CheckToken(token)
+	if err := CheckToken(token); err != nil {
+		return "", err
+	}
+	return token, nil
 }
 
 // CheckToken checks that token could be a token at all: 1..MaxHeaderBytes

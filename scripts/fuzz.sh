@@ -21,6 +21,8 @@ targets=(
 	"./service/config FuzzConfigRoundTrip"
 	"./service FuzzMarkFile"
 	"./service FuzzMakeExpRoundTrip"
+	"./access FuzzBearerToken"
+	"./access/authfile FuzzParse"
 )
 
 failed=()
