@@ -73,7 +73,7 @@ func (fatal) Fatalf(format string, args ...any) {
 func setup(args []string) error {
 	fs := flag.NewFlagSet("setup", flag.ExitOnError)
 	dir := fs.String("dir", "", "directory to write into")
-	heavyRate := fs.Float64("heavy-rate", 300_000, "IDs per second of the client heavy")
+	heavyRate := fs.Float64("heavy-rate", 200_000, "IDs per second of the client heavy")
 	_ = fs.Parse(args)
 	if *dir == "" {
 		return fmt.Errorf("--dir is required")
