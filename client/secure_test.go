@@ -164,3 +164,26 @@ func TestRateLimitIsWaitedOut(t *testing.T) {
 	assert.Equal(t, "bulk", rl.Client)
 	assert.True(t, strings.Contains(err.Error(), "retry after"), err.Error())
 }
+
+// A health probe refused for the token's scope is an answer: the server is
+// up again, though the probe's GenId was not allowed.
+func TestProbeRefusedForScopeBringsTheServerBack(t *testing.T) {
+	const tok = "vesta_decoder"
+	g := guard(t, access.Client{Name: "decoder", Tokens: [][32]byte{access.HashToken(tok)}, Scopes: []access.Scope{"decode"}})
+	srv := rpctest.Start(t, rpctest.Config{Guard: g})
+	addr, dataDir := srv.Addr, srv.DataDir
+	c := newClient(t, []string{addr}, WithToken(tok), WithCallTimeout(time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := c.ExpId(ctx, 1)
+	require.NoError(t, err)
+
+	require.NoError(t, srv.Stop())
+	_, err = c.ExpId(ctx, 1)
+	require.ErrorIs(t, err, intf.ErrUnavailable)
+	require.True(t, c.eps[0].down.Load(), "no answer: down")
+
+	rpctest.Start(t, rpctest.Config{Addr: addr, DataDir: dataDir, Guard: g})
+	require.Eventually(t, func() bool { return !c.eps[0].down.Load() }, 10*time.Second, 5*time.Millisecond,
+		"the probe's GenId is refused for its scope, and that answer brings the server back")
+}
