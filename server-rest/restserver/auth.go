@@ -1,6 +1,7 @@
 package restserver
 
 import (
+	"errors"
 	"math"
 	"net/http"
 	"strconv"
@@ -121,7 +122,7 @@ func accessError(err error) *apiError {
 	var se *intf.ScopeError
 	var rl *intf.RateLimitError
 	switch {
-	case errorsAs(err, &te):
+	case errors.As(err, &te):
 		ae := &apiError{Status: http.StatusUnauthorized, Header: echo.HeaderAuthorization, Msg: te.Error(), Err: err}
 		switch {
 		case te.Malformed():
@@ -132,10 +133,10 @@ func accessError(err error) *apiError {
 			ae.WWWAuth = wwwAuthenticate("", "")
 		}
 		return ae
-	case errorsAs(err, &se):
+	case errors.As(err, &se):
 		return &apiError{Status: http.StatusForbidden, Scope: se.Scope, Msg: se.Error(), Err: err,
 			WWWAuth: wwwAuthenticate("insufficient_scope", se.Scope)}
-	case errorsAs(err, &rl):
+	case errors.As(err, &rl):
 		return &apiError{Status: http.StatusTooManyRequests, Msg: rl.Error(), Err: err, RetryAfter: rl.RetryAfter}
 	}
 	return nil

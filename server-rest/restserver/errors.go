@@ -139,8 +139,6 @@ func fromHTTPError(he *echo.HTTPError) *apiError {
 	return ae
 }
 
-func errorsAs(err error, target any) bool { return errors.As(err, target) }
-
 // handleError answers an error as JSON with the status classify gives it.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
