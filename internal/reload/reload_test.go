@@ -42,30 +42,36 @@ func TestDigest(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
-// fake is a Reloader whose outcome the test sets.
+// fake is a Reloader whose outcomes the test sets: each Reload takes the
+// next of script, or the last one when it is used up.
 type fake struct {
-	mu      sync.Mutex
+	mu     sync.Mutex
+	script []outcome
+	calls  int
+	forced int
+}
+
+type outcome struct {
 	changed bool
 	err     error
-	calls   int
-	forced  int
 }
 
 func (f *fake) Reload(force bool) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	o := f.script[min(f.calls, len(f.script)-1)]
 	f.calls++
 	if force {
 		f.forced++
 	}
-	return f.changed, f.err
+	return o.changed, o.err
 }
 
 func (f *fake) Name() string { return "fake file" }
 
-func (f *fake) set(changed bool, err error) {
+func (f *fake) set(o ...outcome) {
 	f.mu.Lock()
-	f.changed, f.err = changed, err
+	f.script, f.calls = o, 0
 	f.mu.Unlock()
 }
 
@@ -77,7 +83,8 @@ func (f *fake) counts() (int, int) {
 
 func TestWatchOnSignalOnly(t *testing.T) {
 	var logs syncbuf.Buffer
-	f := &fake{}
+	broken := errors.New("line 3: broken")
+	f := &fake{script: []outcome{{changed: true}, {err: broken}, {err: broken}, {err: broken}}}
 	hup := make(chan os.Signal)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -85,25 +92,22 @@ func TestWatchOnSignalOnly(t *testing.T) {
 		reload.Watch(ctx, 0, hup, slog.New(slog.NewTextHandler(&logs, nil)), f)
 		close(done)
 	}()
-	f.set(true, nil)
-	hup <- os.Interrupt
-	f.set(false, errors.New("line 3: broken"))
-	hup <- os.Interrupt
-	hup <- os.Interrupt // a forced reload logs the same failure again
-	hup <- os.Interrupt // the send returns once Watch took the signal: the reload of the one before is done
+	for range 4 {
+		hup <- os.Interrupt
+	}
+	hup <- os.Interrupt // taken once the fourth reload is over
 	cancel()
 	<-done
 	calls, forced := f.counts()
-	assert.Equal(t, 4, calls, "no ticks with interval 0")
-	assert.Equal(t, 4, forced)
+	assert.Equal(t, 5, calls, "no ticks with interval 0")
+	assert.Equal(t, 5, forced)
 	assert.Equal(t, 1, strings.Count(logs.String(), "msg=\"vesta: reloaded\""), logs.String())
-	assert.GreaterOrEqual(t, strings.Count(logs.String(), "line 3: broken"), 2)
+	assert.Equal(t, 4, strings.Count(logs.String(), "line 3: broken"), "a forced reload logs the same failure again")
 }
 
 func TestWatchLogsAFailureOnce(t *testing.T) {
 	var logs syncbuf.Buffer
-	f := &fake{}
-	f.set(false, errors.New("line 3: broken"))
+	f := &fake{script: []outcome{{err: errors.New("line 3: broken")}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -111,8 +115,8 @@ func TestWatchLogsAFailureOnce(t *testing.T) {
 		close(done)
 	}()
 	require.Eventually(t, func() bool { c, _ := f.counts(); return c >= 20 }, 10*time.Second, time.Millisecond)
-	f.set(false, errors.New("line 4: broken"))
-	c0, _ := f.counts()
+	f.set(outcome{err: errors.New("line 4: broken")})
+	c0 := 0
 	require.Eventually(t, func() bool { c, _ := f.counts(); return c >= c0+20 }, 10*time.Second, time.Millisecond)
 	cancel()
 	<-done
