@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/vesta-go/vesta/access"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/access"
 )
 
 // Defaults of the options.

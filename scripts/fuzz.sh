@@ -21,8 +21,8 @@ targets=(
 	"./service/config FuzzConfigRoundTrip"
 	"./service FuzzMarkFile"
 	"./service FuzzMakeExpRoundTrip"
-	"./access FuzzBearerToken"
-	"./access/authfile FuzzParse"
+	"./service/access FuzzBearerToken"
+	"./service/access/authfile FuzzParse"
 )
 
 failed=()

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/vesta-go/vesta/access"
+	"github.com/vesta-go/vesta/service/access"
 )
 
 const usage = `usage:

@@ -12,10 +12,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vesta-go/vesta/access"
-	"github.com/vesta-go/vesta/access/authfile"
-	"github.com/vesta-go/vesta/access/tlsserve"
 	"github.com/vesta-go/vesta/internal/reload"
+	"github.com/vesta-go/vesta/service/access"
+	"github.com/vesta-go/vesta/service/access/authfile"
+	"github.com/vesta-go/vesta/service/access/tlsserve"
 	"github.com/vesta-go/vesta/service/config"
 )
 

@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/access"
 	"github.com/vesta-go/vesta/internal/restapp"
 	"github.com/vesta-go/vesta/server-rest/restserver"
+	"github.com/vesta-go/vesta/service/access"
 	"github.com/vesta-go/vesta/service/config"
 )
 

@@ -6,7 +6,7 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/vesta-go/vesta/access/tlsserve"
+	"github.com/vesta-go/vesta/service/access/tlsserve"
 )
 
 // WithTLS serves HTTPS with certs (TLS 1.2+; mutual TLS with a client

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vesta-go/vesta/access"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/access"
 )
 
 // Receiver is the net/rpc receiver of an intf.IdService and, optionally,

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/vesta-go/vesta/access/tlsserve"
+	"github.com/vesta-go/vesta/service/access/tlsserve"
 )
 
 // Defaults for the zero fields of Options.

@@ -25,8 +25,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/vesta-go/vesta/access"
 	"github.com/vesta-go/vesta/internal/reload"
+	"github.com/vesta-go/vesta/service/access"
 )
 
 // Error is a problem of an auth file; Line is 0 when it is the file's as

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/access/tlsserve"
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/internal/tlstest"
+	"github.com/vesta-go/vesta/service/access/tlsserve"
 )
 
 // echoServer serves l: each connection echoes lines back. It returns

@@ -8,8 +8,8 @@ import (
 	"net"
 	"os"
 
-	"github.com/vesta-go/vesta/access/tlsserve"
 	"github.com/vesta-go/vesta/internal/tlstest"
+	"github.com/vesta-go/vesta/service/access/tlsserve"
 )
 
 // exampleTB stops an example on a failure of tlstest.

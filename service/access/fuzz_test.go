@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vesta-go/vesta/access"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/access"
 )
 
 // Any Authorization header: a token or an unauthenticated error, never a

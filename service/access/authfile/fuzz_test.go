@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/vesta-go/vesta/access/authfile"
+	"github.com/vesta-go/vesta/service/access/authfile"
 )
 
 // Any file: a policy or an *authfile.Error, never a panic.

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/access"
-	"github.com/vesta-go/vesta/access/authfile"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/access"
+	"github.com/vesta-go/vesta/service/access/authfile"
 )
 
 var (

@@ -3,8 +3,8 @@ package authfile_test
 import (
 	"fmt"
 
-	"github.com/vesta-go/vesta/access"
-	"github.com/vesta-go/vesta/access/authfile"
+	"github.com/vesta-go/vesta/service/access"
+	"github.com/vesta-go/vesta/service/access/authfile"
 )
 
 func ExampleParse() {
