@@ -74,7 +74,8 @@ const (
 // idVerdict judges the errors of IdService calls: a server that gave no
 // answer, or that cannot issue safely right now (it is closing, fenced, or
 // its clock or high-water mark is in trouble), is marked down. The
-// caller's own errors (bad arguments, its context) are answers.
+// caller's own errors (bad arguments, its context, its token, its scope,
+// its quota: every server shares the auth file) are answers.
 func idVerdict(err error) verdict {
 	if isTransport(err) {
 		return markDown
@@ -115,7 +116,8 @@ func codeOf(err error) rpcapi.Code {
 // call runs f on the first server that is up, going on to the next ones
 // as judge says; when none could serve, it tries the servers that are
 // down, as a last resort (one that came back is used at once, rather than
-// the call failing). f must use the context it is given: the caller's, bounded
+// the call failing). A refusal over the caller's quota is waited out and
+// tried again while ctx allows. f must use the context it is given: the caller's, bounded
 // by the call timeout. f is a plain function, not a closure, on the hot
 // paths: nothing to allocate.
 func call[T any](c *Client, ctx context.Context, judge func(error) verdict, f func(context.Context, *rpcapi.Conn) (T, error)) (T, error) {
@@ -130,6 +132,38 @@ func call[T any](c *Client, ctx context.Context, judge func(error) verdict, f fu
 			defer cancel()
 		}
 	}
+	for {
+		v, err := callOnce(c, ctx, judge, f)
+		wait, ok := rateLimited(ctx, err)
+		if !ok {
+			return v, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return v, err
+		}
+	}
+}
+
+// rateLimited says whether err is a server's refusal over the caller's
+// quota that the call may wait out: its Retry-After ends before ctx does.
+func rateLimited(ctx context.Context, err error) (time.Duration, bool) {
+	var rl *intf.RateLimitError
+	if err == nil || !errors.As(err, &rl) || rl.RetryAfter <= 0 {
+		return 0, false
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < rl.RetryAfter {
+		return 0, false
+	}
+	return rl.RetryAfter, true
+}
+
+// callOnce is one round of call over the servers.
+func callOnce[T any](c *Client, ctx context.Context, judge func(error) verdict, f func(context.Context, *rpcapi.Conn) (T, error)) (T, error) {
+	var zero T
 	var (
 		errs    []error     // each server's failure in this call: their present state
 		waiting []*endpoint // down: the last resort

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -91,7 +92,16 @@ func (e *endpoint) conn(ctx context.Context) (c *rpcapi.Conn, s *slot, fresh boo
 
 func (e *endpoint) dial(ctx context.Context) (*rpcapi.Conn, error) {
 	d := net.Dialer{Timeout: e.opts.dialTimeout}
-	nc, err := d.DialContext(ctx, "tcp", e.addr)
+	var nc net.Conn
+	var err error
+	if e.opts.tls != nil {
+		// The handshake is part of the dial: a server whose certificate
+		// does not verify fails here.
+		td := tls.Dialer{NetDialer: &d, Config: e.opts.tls}
+		nc, err = td.DialContext(ctx, "tcp", e.addr)
+	} else {
+		nc, err = d.DialContext(ctx, "tcp", e.addr)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("vesta client: dial %s: %w", e.addr, ctx.Err())
@@ -99,7 +109,7 @@ func (e *endpoint) dial(ctx context.Context) (*rpcapi.Conn, error) {
 		return nil, &rpcapi.TransportError{Method: "dial", Err: err}
 	}
 	// NewNetConn bounds every send by its caller's deadline.
-	return rpcapi.NewNetConn(nc, rpcapi.ServiceName), nil
+	return rpcapi.NewNetConn(nc, rpcapi.ServiceName, rpcapi.WithToken(e.opts.token)), nil
 }
 
 // drop removes c from s (if still there) and closes it.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 )
 
 // Health of a server, as calls and probes see it.
@@ -165,7 +167,9 @@ func (c *Client) probe(ep *endpoint) {
 	_, _, err := callOn(ctx, ep, genId)
 	switch {
 	case c.ctx.Err() != nil:
-	case err == nil:
+	case err == nil, refusedAccess(err):
+		// A refusal of the probe's token, scope or quota is an answer:
+		// the server is up.
 		c.succeeded(ep, gen)
 	case ctx.Err() != nil:
 		c.markDown(ep, fmt.Errorf("health probe: no answer in %v", time.Since(start).Round(time.Millisecond)), gen, true, true)
@@ -180,4 +184,14 @@ func (c *Client) probeTimeout() time.Duration {
 		return c.opts.callTimeout
 	}
 	return DefaultCallTimeout
+}
+
+// refusedAccess says whether err is a server's refusal of the caller's
+// token, scope or quota.
+func refusedAccess(err error) bool {
+	switch codeOf(err) {
+	case rpcapi.CodeUnauthenticated, rpcapi.CodePermissionDenied, rpcapi.CodeRateLimited:
+		return true
+	}
+	return false
 }

@@ -1,11 +1,13 @@
 package client
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/access"
 )
 
 // Defaults of the options.
@@ -33,6 +35,8 @@ type options struct {
 	bufferSize     int
 	bufferRefill   int
 	logger         *slog.Logger
+	tls            *tls.Config // nil: plain TCP
+	token          string      // "": none
 }
 
 func defaultOptions() options {
@@ -148,6 +152,39 @@ func WithLogger(l *slog.Logger) Option {
 			return invalid("nil logger")
 		}
 		o.logger = l
+		return nil
+	}
+}
+
+// WithTLS dials every server over TLS with cfg (cloned; its ServerName,
+// when empty, is each address's host). Give it Certificates for a server
+// with mutual TLS (tlsClientCA) and RootCAs for a server certificate of
+// a private CA. A server whose certificate does not verify is marked
+// down like one that cannot be reached: the error says why.
+func WithTLS(cfg *tls.Config) Option {
+	return func(o *options) error {
+		if cfg == nil {
+			return invalid("nil TLS config")
+		}
+		o.tls = cfg.Clone()
+		return nil
+	}
+}
+
+// WithToken sends token with every call, for servers with an auth file.
+// A call the server refuses for it returns intf.ErrUnauthenticated or
+// intf.ErrPermissionDenied (an *intf.ScopeError naming the scope), and
+// is not tried on another server: they share the auth file. Over its
+// quota a call waits the server's Retry-After and tries again while its
+// context (and the call timeout) allows, else returns
+// intf.ErrRateLimited. Use it with WithTLS: the token travels with every
+// call. Read it from a file or the environment, never from a flag.
+func WithToken(token string) Option {
+	return func(o *options) error {
+		if err := access.CheckToken(token); err != nil {
+			return invalid("token: %v", err) // CheckToken never quotes the token
+		}
+		o.token = token
 		return nil
 	}
 }

@@ -21,6 +21,8 @@ targets=(
 	"./service/config FuzzConfigRoundTrip"
 	"./service FuzzMarkFile"
 	"./service FuzzMakeExpRoundTrip"
+	"./service/access FuzzBearerToken"
+	"./service/access/authfile FuzzParse"
 )
 
 failed=()

@@ -35,5 +35,5 @@ func main() {
 }
 
 func run(ctx context.Context, cfg config.Config, _ *pflag.FlagSet) error {
-	return restapp.New(cfg).Run(ctx, cfg.Listen)
+	return restapp.Run(ctx, cfg)
 }

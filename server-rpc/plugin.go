@@ -35,6 +35,11 @@ func runPlugin(cfg config.Config) error {
 	log := rpcplugin.PluginLogger(os.Stderr, cfg.LogLevel)
 	cfg.Service.Logger = log
 	cfg.Segment.Settings.Logger = log
+	if cfg.Security.TLS() || cfg.Security.AuthFile != "" || cfg.Security.RateLimit > 0 {
+		// The host started this process and holds the only client
+		// certificate go-plugin's automatic mutual TLS accepts.
+		log.Warn("vesta plugin: tlsCert, authFile and rateLimit are for the TCP server and are ignored: go-plugin's automatic mutual TLS admits only the host that started the plugin")
+	}
 	seg, err := openSegments(context.Background(), cfg)
 	if err != nil {
 		return err

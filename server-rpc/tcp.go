@@ -18,6 +18,10 @@ import (
 func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	log := cfg.Service.Logger
 	f.maxConnsPerIP = cfg.MaxConnsPerIP // a configuration key, shared with server-rest
+	sec, err := app.OpenSecurity(cfg)   // before the service: a bad file fails fast
+	if err != nil {
+		return err
+	}
 	seg, err := openSegments(ctx, cfg)
 	if err != nil {
 		return err
@@ -34,8 +38,10 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 			log.Info("vesta rpc: id service closed; high-water mark stored")
 		}
 	}()
-	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, cfg.MaxBatch, receiverOptions(cfg, seg)...),
-		f.options(log))
+	opts := f.options(log)
+	opts.TLS = sec.Certs
+	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, cfg.MaxBatch,
+		append(receiverOptions(cfg, seg), rpcapi.WithGuard(sec.Guard))...), opts)
 	if err != nil {
 		return err
 	}
@@ -44,7 +50,11 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	if err != nil {
 		return err
 	}
-	log.Info("vesta rpc: listening", "addr", ln.Addr().String(), "service", rpcapi.ServiceName,
+	sec.WarnIfExposed(ln.Addr())
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	sec.Watch(watchCtx)
+	log.Info("vesta rpc: listening", "addr", ln.Addr().String(), "tls", sec.Certs != nil, "service", rpcapi.ServiceName,
 		"maxBatch", cfg.MaxBatch, "maxConns", f.maxConns, "maxConnsPerIP", f.maxConnsPerIP,
 		"maxMessageBytes", f.maxMessageBytes, "callTimeout", cfg.CallTimeout)
 	served := make(chan error, 1)
@@ -67,5 +77,11 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 		"refusedFull", st.RefusedFull, "evicted", st.Evicted, "firstByteTimeouts", st.FirstByteTimeouts,
 		"idleTimeouts", st.IdleTimeouts, "messageTimeouts", st.MessageTimeouts, "writeTimeouts", st.WriteTimeouts,
 		"tooBig", st.TooBig)
+	if sec.Certs != nil {
+		log.Info("vesta rpc: TLS totals", "handshakes", st.TLS.Handshakes, "failures", st.TLS.Failures)
+	}
+	if sec.Guard != nil {
+		log.Info("vesta rpc: refused calls", "byReason", sec.Guard.Stats().Refusals)
+	}
 	return nil
 }

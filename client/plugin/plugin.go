@@ -97,7 +97,10 @@ func Launch(ctx context.Context, path string, cfg Config) (*Plugin, error) {
 		Plugins:          rpcplugin.PluginSet(nil),
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolNetRPC},
-		StartTimeout:     startTimeout(ctx),
+		// The host makes a one-off client certificate and the plugin a one-off
+		// server certificate: only this host can talk to the plugin's socket.
+		AutoMTLS:     true,
+		StartTimeout: startTimeout(ctx),
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name: "vesta-plugin", Output: out, Level: hclog.LevelFromString(cfg.LogLevel),
 		}),

@@ -7,6 +7,8 @@ package restapp
 
 import (
 	"context"
+	"fmt"
+	"net"
 
 	"github.com/vesta-go/vesta/internal/app"
 	"github.com/vesta-go/vesta/server-rest/restserver"
@@ -17,6 +19,40 @@ import (
 // may replace them (tests replace segment mode, say).
 func New(cfg config.Config, opts ...restserver.Option) *restserver.Server {
 	return restserver.New(Start(cfg), append(Options(cfg), opts...)...)
+}
+
+// Run serves cfg's REST server until ctx ends: with its TLS and guard
+// (app.OpenSecurity), their files reloaded on change and on SIGHUP, and a
+// warning when the listener is open to other hosts without TLS or
+// tokens. opts come after the configured ones.
+func Run(ctx context.Context, cfg config.Config, opts ...restserver.Option) error {
+	sec, err := app.OpenSecurity(cfg)
+	if err != nil {
+		return err
+	}
+	srv := New(cfg, append(SecurityOptions(sec), opts...)...)
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	sec.WarnIfExposed(ln.Addr())
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	sec.Watch(watchCtx)
+	return srv.Serve(ctx, ln)
+}
+
+// SecurityOptions are the restserver options of sec: TLS and the guard,
+// when configured.
+func SecurityOptions(sec *app.Security) []restserver.Option {
+	var opts []restserver.Option
+	if sec.Certs != nil {
+		opts = append(opts, restserver.WithTLS(sec.Certs))
+	}
+	if sec.Guard != nil {
+		opts = append(opts, restserver.WithGuard(sec.Guard))
+	}
+	return opts
 }
 
 // Start is the StartFunc of cfg: app.StartService.

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
+	"net"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,8 +16,11 @@ import (
 
 	"github.com/vesta-go/vesta/internal/app"
 	"github.com/vesta-go/vesta/internal/restapp"
+	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/restserver"
+	"github.com/vesta-go/vesta/service/access"
+	"github.com/vesta-go/vesta/service/access/tlsserve"
 	"github.com/vesta-go/vesta/service/config"
 )
 
@@ -39,7 +45,7 @@ func TestRun(t *testing.T) {
 	require.NoError(t, srv.Start(context.Background()))
 
 	var out strings.Builder
-	require.NoError(t, run(context.Background(), []string{"--url", ts.URL + "/", "-n", "3"}, &out))
+	require.NoError(t, run(context.Background(), []string{"--url", ts.URL + "/", "-n", "3"}, &out, ""))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 3, out.String())
 	assert.Regexp(t, `^genid: \d+$`, lines[0])
@@ -52,12 +58,12 @@ func TestRunSegment(t *testing.T) {
 	srv, ts := newServer(t)
 	require.NoError(t, srv.Start(context.Background()))
 	var out strings.Builder
-	require.NoError(t, run(context.Background(), []string{"--url", ts.URL, "-n", "3", "--tag", "order"}, &out))
+	require.NoError(t, run(context.Background(), []string{"--url", ts.URL, "-n", "3", "--tag", "order"}, &out, ""))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 4, out.String())
 	assert.Equal(t, "segment order: 1 2 3", lines[3])
 
-	err := run(context.Background(), []string{"--url", ts.URL, "--tag", "coupon"}, io.Discard)
+	err := run(context.Background(), []string{"--url", ts.URL, "--tag", "coupon"}, io.Discard, "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "404")
 	assert.Contains(t, err.Error(), "unknown segment tag")
@@ -65,7 +71,7 @@ func TestRunSegment(t *testing.T) {
 
 func TestRunReportsServerErrors(t *testing.T) {
 	_, ts := newServer(t) // never started: the ID endpoints answer 503
-	err := run(context.Background(), []string{"--url", ts.URL}, io.Discard)
+	err := run(context.Background(), []string{"--url", ts.URL}, io.Discard, "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "503")
 	assert.Contains(t, err.Error(), "starting")
@@ -74,8 +80,45 @@ func TestRunReportsServerErrors(t *testing.T) {
 func TestRunReportsBadInput(t *testing.T) {
 	srv, ts := newServer(t)
 	require.NoError(t, srv.Start(context.Background()))
-	err := run(context.Background(), []string{"--url", ts.URL, "-n", "0"}, io.Discard)
+	err := run(context.Background(), []string{"--url", ts.URL, "-n", "0"}, io.Discard, "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "400")
 	assert.Contains(t, err.Error(), "parameter count")
+}
+
+// The sample against a server with TLS and an auth file: the CA from
+// --ca-file, the token from --token-file or $VESTA_TOKEN.
+func TestRunSecure(t *testing.T) {
+	dir := t.TempDir()
+	ca := tlstest.NewCA(t, "server CA")
+	files := tlstest.Write(t, dir, ca.Server(t), nil)
+	certs, err := tlsserve.Load(tlsserve.Files{Cert: files.Cert, Key: files.Key})
+	require.NoError(t, err)
+	const token = "vesta_sample-rest-token"
+	p, err := access.NewPolicy([]access.Client{{Name: "sample", Tokens: [][32]byte{access.HashToken(token)},
+		Scopes: []access.Scope{"genid", "decode"}}})
+	require.NoError(t, err)
+	g, err := access.NewGuard(access.Options{Policy: p, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	srv, _ := newServer(t, restserver.WithTLS(certs), restserver.WithGuard(g))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-served })
+	<-srv.Ready()
+	url := "https://" + ln.Addr().String()
+	caFile, tokenFile := filepath.Join(dir, "root.pem"), filepath.Join(dir, "sample.token")
+	tlstest.WriteFile(t, caFile, ca.PEM)
+	tlstest.WriteFile(t, tokenFile, []byte(token+"\n"))
+
+	var out strings.Builder
+	require.NoError(t, run(context.Background(), []string{"--url", url, "--ca-file", caFile, "--token-file", tokenFile}, &out, ""))
+	assert.Contains(t, out.String(), "machine=78")
+	require.NoError(t, run(context.Background(), []string{"--url", url, "--ca-file", caFile}, &out, token), "$VESTA_TOKEN")
+	err = run(context.Background(), []string{"--url", url, "--ca-file", caFile}, io.Discard, "")
+	assert.ErrorContains(t, err, "401 Unauthorized: unauthenticated: no token")
+	err = run(context.Background(), []string{"--url", url, "--ca-file", caFile, "--tag", "order"}, io.Discard, token)
+	assert.ErrorContains(t, err, "403 Forbidden: permission denied: client \"sample\" lacks scope segment:order")
 }

@@ -4,10 +4,20 @@
 //
 //	go run ./server-rpc --data-dir "$(mktemp -d)" --segment-tags order &
 //	go run ./sample/rpc-client --addr 127.0.0.1:20880 --tag order
+//
+// Against a secure server (docs/security.md): --ca-file trusts its
+// certificate's CA (TLS), --cert-file and --key-file present a client
+// certificate (mutual TLS), and the token comes from --token-file or the
+// environment variable VESTA_TOKEN — never from a flag, which ps shows.
+//
+//	VESTA_TOKEN=$(cat orders.token) go run ./sample/rpc-client --ca-file ca.pem --addr ids.internal:20880
 package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,19 +34,71 @@ func main() {
 	n := fs.Int("n", 3, "how many single IDs to print")
 	batch := fs.Int("batch", 5, "batch size")
 	tag := fs.String("tag", "", "also take a batch of segment IDs of this tag (segment mode)")
+	var sec security
+	fs.StringVar(&sec.caFile, "ca-file", "", "PEM CA of the server's certificate: dial with TLS")
+	fs.StringVar(&sec.certFile, "cert-file", "", "PEM client certificate (mutual TLS; with --key-file and --ca-file)")
+	fs.StringVar(&sec.keyFile, "key-file", "", "PEM key of --cert-file")
+	fs.StringVar(&sec.tokenFile, "token-file", "", "file holding the token (else $VESTA_TOKEN, if set)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := run(ctx, os.Stdout, strings.Split(*addr, ","), *n, *batch, *tag); err != nil {
+	opts, err := sec.options(os.Getenv("VESTA_TOKEN"))
+	if err == nil {
+		err = run(ctx, os.Stdout, strings.Split(*addr, ","), *n, *batch, *tag, opts...)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "rpc-client:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, w io.Writer, addrs []string, n, batch int, tag string) error {
-	c, err := client.New(addrs)
+// security is where the client's TLS and token come from.
+type security struct {
+	caFile, certFile, keyFile, tokenFile string
+}
+
+// options are the client options of s; envToken is $VESTA_TOKEN.
+func (s security) options(envToken string) ([]client.Option, error) {
+	var opts []client.Option
+	if s.caFile != "" {
+		pem, err := os.ReadFile(s.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca-file %s: no PEM certificate", s.caFile)
+		}
+		cfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		if s.certFile != "" || s.keyFile != "" {
+			pair, err := tls.LoadX509KeyPair(s.certFile, s.keyFile)
+			if err != nil {
+				return nil, fmt.Errorf("--cert-file/--key-file: %w", err)
+			}
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+		opts = append(opts, client.WithTLS(cfg))
+	} else if s.certFile != "" || s.keyFile != "" {
+		return nil, errors.New("--cert-file and --key-file need --ca-file (TLS)")
+	}
+	token := envToken
+	if s.tokenFile != "" {
+		b, err := os.ReadFile(s.tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-file: %w", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	if token != "" {
+		opts = append(opts, client.WithToken(token))
+	}
+	return opts, nil
+}
+
+func run(ctx context.Context, w io.Writer, addrs []string, n, batch int, tag string, opts ...client.Option) error {
+	c, err := client.New(addrs, opts...)
 	if err != nil {
 		return err
 	}

@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rpc/rpcserver"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/service/access"
+	"github.com/vesta-go/vesta/service/access/tlsserve"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
@@ -44,4 +49,47 @@ func TestRunSegment(t *testing.T) {
 	assert.Contains(t, out.String(), "segment order [1 2 3]\n")
 	err = run(ctx, &out, []string{srv.Addr}, 1, 3, "coupon")
 	assert.ErrorIs(t, err, intf.ErrUnknownTag)
+}
+
+// The sample against a server with TLS, mutual TLS and an auth file: the
+// token from a file, never from a flag.
+func TestRunSecure(t *testing.T) {
+	dir := t.TempDir()
+	ca, clientCA := tlstest.NewCA(t, "server CA"), tlstest.NewCA(t, "client CA")
+	files := tlstest.Write(t, dir, ca.Server(t), clientCA)
+	certs, err := tlsserve.Load(tlsserve.Files(files))
+	require.NoError(t, err)
+	const token = "vesta_sample-token"
+	p, err := access.NewPolicy([]access.Client{{Name: "sample", Tokens: [][32]byte{access.HashToken(token)},
+		Scopes: []access.Scope{"genid", "decode"}}})
+	require.NoError(t, err)
+	g, err := access.NewGuard(access.Options{Policy: p, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	srv := rpctest.Start(t, rpctest.Config{Machine: 6, Guard: g, Options: rpcserver.Options{TLS: certs}})
+
+	me := clientCA.Client(t, "sample")
+	caFile, certFile, keyFile, tokenFile := filepath.Join(dir, "root.pem"), filepath.Join(dir, "me.pem"),
+		filepath.Join(dir, "me.key"), filepath.Join(dir, "sample.token")
+	tlstest.WriteFile(t, caFile, ca.PEM)
+	tlstest.WriteFile(t, certFile, me.CertPEM)
+	tlstest.WriteFile(t, keyFile, me.KeyPEM)
+	tlstest.WriteFile(t, tokenFile, []byte(token+"\n"))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	opts, err := security{caFile: caFile, certFile: certFile, keyFile: keyFile, tokenFile: tokenFile}.options("")
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, run(ctx, &out, []string{srv.Addr}, 1, 2, "", opts...))
+	assert.Contains(t, out.String(), "machine:6 ")
+
+	opts, err = security{caFile: caFile, certFile: certFile, keyFile: keyFile}.options(token) // $VESTA_TOKEN
+	require.NoError(t, err)
+	require.NoError(t, run(ctx, &out, []string{srv.Addr}, 1, 1, "", opts...))
+
+	opts, err = security{caFile: caFile, certFile: certFile, keyFile: keyFile}.options("")
+	require.NoError(t, err)
+	assert.ErrorIs(t, run(ctx, &out, []string{srv.Addr}, 1, 1, "", opts...), intf.ErrUnauthenticated)
+	_, err = security{certFile: certFile}.options("")
+	assert.ErrorContains(t, err, "need --ca-file")
 }

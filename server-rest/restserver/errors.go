@@ -21,6 +21,12 @@ type apiError struct {
 	Param  string
 	Msg    string
 	Err    error // the cause, if any, for errors.Is/As
+	// Refusals of the guard (auth.go): the header at fault, the scope
+	// lacking, the WWW-Authenticate challenge, when to retry.
+	Header     string
+	Scope      string
+	WWWAuth    string
+	RetryAfter time.Duration
 }
 
 func (e *apiError) Error() string { return e.Msg }
@@ -28,8 +34,13 @@ func (e *apiError) Unwrap() error { return e.Err }
 
 // errorBody is the JSON of every error response.
 type errorBody struct {
-	Error string `json:"error"`
-	Param string `json:"param,omitempty"`
+	Error  string `json:"error"`
+	Param  string `json:"param,omitempty"`
+	Header string `json:"header,omitempty"`
+	Scope  string `json:"scope,omitempty"`
+	// RetryAfter is the exact wait of a 429, in seconds (Retry-After
+	// says it in whole seconds).
+	RetryAfter float64 `json:"retryAfter,omitempty"`
 }
 
 func badParam(param, format string, args ...any) *apiError {
@@ -70,6 +81,9 @@ func classify(err error) *apiError {
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		return fromHTTPError(he)
+	}
+	if ae := accessError(err); ae != nil {
+		return ae
 	}
 	var fe *intf.FieldError
 	if errors.As(err, &fe) {
@@ -134,10 +148,18 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if ae.Status >= http.StatusInternalServerError && ae.Status != http.StatusServiceUnavailable {
 		s.log.Error("rest: internal error", "path", c.Request().URL.Path, "err", err)
 	}
-	if ae.Status == http.StatusServiceUnavailable {
-		c.Response().Header().Set("Retry-After", "1")
+	h := c.Response().Header()
+	switch {
+	case ae.Status == http.StatusServiceUnavailable:
+		h.Set("Retry-After", "1")
+	case ae.RetryAfter > 0:
+		h.Set("Retry-After", retryAfterSeconds(ae.RetryAfter.Seconds()))
 	}
-	if werr := c.JSON(ae.Status, errorBody{Error: ae.Msg, Param: ae.Param}); werr != nil {
+	if ae.WWWAuth != "" {
+		h.Set(echo.HeaderWWWAuthenticate, ae.WWWAuth)
+	}
+	body := errorBody{Error: ae.Msg, Param: ae.Param, Header: ae.Header, Scope: ae.Scope, RetryAfter: ae.RetryAfter.Seconds()}
+	if werr := c.JSON(ae.Status, body); werr != nil {
 		s.log.Debug("rest: writing an error response", "err", werr)
 	}
 }

@@ -65,7 +65,8 @@ func (v vestaIds) batch(ctx context.Context, n int) ([]int64, error) { return v.
 func (v vestaIds) issued(n int)                                      { v.counter.Add(float64(n)) }
 
 // serveIds answers one ID from src (n == 0) or a batch of n, its call
-// bounded by the server's callTimeout. It is generic rather than taking an
+// bounded by the server's callTimeout, once the caller's quota allows
+// them (the IDs not issued go back to it). It is generic rather than taking an
 // interface so that src is not boxed.
 func serveIds[S idSource](s *Server, c echo.Context, src S, n int) error {
 	r := c.Request()
@@ -75,18 +76,26 @@ func serveIds[S idSource](s *Server, c echo.Context, src S, n int) error {
 		ctx, cancel = context.WithTimeoutCause(ctx, s.callTimeout, errCallTimeout)
 		defer cancel()
 	}
+	grant, err := s.take(c, n)
+	if err != nil {
+		return err
+	}
 	if n == 0 {
 		id, err := src.one(ctx)
 		if err != nil {
+			grant.Done(0)
 			return s.callError(ctx, err)
 		}
+		grant.Done(1)
 		src.issued(1)
 		return writeId(c, id, wantsJSON(r))
 	}
 	ids, err := src.batch(ctx, n)
 	if err != nil {
+		grant.Done(0)
 		return s.callError(ctx, err)
 	}
+	grant.Done(len(ids))
 	src.issued(len(ids))
 	return writeIds(c, ids, wantsJSON(r))
 }

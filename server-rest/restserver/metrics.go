@@ -58,7 +58,7 @@ func newMetrics(s *Server) *metrics {
 	m.connsRefused = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "vesta_http_conns_refused_total", Help: "Connections closed at accept: their remote IP already held maxConnsPerIP.",
 	})
-	m.reg.MustRegister(issued, requests, latency, m.segmentIssuedVec, segmentCollector{s}, m.connsRefused,
+	m.reg.MustRegister(issued, requests, latency, m.segmentIssuedVec, segmentCollector{s}, securityCollector{s}, m.connsRefused,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "vesta_ready", Help: "1 when /readyz says ready: the ID service is up, its machine id held, and the server not shutting down.",
 		}, func() float64 {

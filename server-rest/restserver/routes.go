@@ -76,7 +76,8 @@ func (s *Server) newEcho() *echo.Echo {
 	})
 	for _, ep := range endpoints {
 		h, route := ep.h, echoPath(ep.path)
-		e.GET(route, s.instrument(s.metrics.routes[route], recoverPanics(limitBody(func(c echo.Context) error { return h(s, c) }))))
+		handler := s.guardRoute(ep.path, func(c echo.Context) error { return h(s, c) })
+		e.GET(route, s.instrument(s.metrics.routes[route], recoverPanics(limitBody(handler))))
 	}
 	return e
 }

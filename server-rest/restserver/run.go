@@ -38,8 +38,8 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 // A cancelled ctx is a clean exit: Serve returns nil.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := s.httpServer()
-	s.log.Info("rest: listening", "addr", ln.Addr().String(), "maxConnsPerIP", s.maxConnsPerIP, "callTimeout", s.callTimeout)
-	ln = newLimitListener(ln, s.maxConnsPerIP, s.log, s.metrics.connsRefused.Inc)
+	s.log.Info("rest: listening", "addr", ln.Addr().String(), "tls", s.certs != nil, "maxConnsPerIP", s.maxConnsPerIP, "callTimeout", s.callTimeout)
+	ln = newLimitListener(s.tlsListener(ln), s.maxConnsPerIP, s.log, s.metrics.connsRefused.Inc)
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()

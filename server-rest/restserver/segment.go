@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/access"
 )
 
 // segmentIds are the segment IDs of one tag.
@@ -42,6 +43,9 @@ func (s *Server) nextSegment(c echo.Context) error {
 		return err
 	}
 	if err := intf.CheckTag(tag); err != nil {
+		return err
+	}
+	if err := s.authorize(c, access.SegmentScope(tag)); err != nil {
 		return err
 	}
 	n, err := s.batchSize(c.Request().URL.RawQuery)
@@ -101,8 +105,15 @@ func (s *Server) listSegments(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	who := caller(c)
+	if !who.AllowsAnySegment() {
+		return s.authorize(c, access.ScopeAllSegments) // refused: names the scope
+	}
 	list := segmentList{Tags: []segmentTag{}}
 	for _, tag := range seg.Tags() {
+		if !who.Allows(access.SegmentScope(tag)) {
+			continue // a client sees the tags it may take IDs of
+		}
 		st, err := seg.Status(tag)
 		if errors.Is(err, intf.ErrUnknownTag) {
 			continue // removed since Tags

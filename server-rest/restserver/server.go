@@ -15,6 +15,8 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/access"
+	"github.com/vesta-go/vesta/service/access/tlsserve"
 	"github.com/vesta-go/vesta/service/segment"
 )
 
@@ -130,6 +132,10 @@ type Server struct {
 	countWant       string // what ?count allows, for error messages
 	echo            *echo.Echo
 	metrics         *metrics
+	guard           *access.Guard   // nil: no checks (WithGuard)
+	certs           *tlsserve.Certs // nil: plain HTTP (WithTLS)
+
+	tlsLn atomic.Pointer[tlsserve.Listener] // set by Serve with TLS, for the metrics
 
 	svc         atomic.Pointer[serviceRef]  // nil until Start succeeds
 	seg         atomic.Pointer[segmentsRef] // nil until segment mode is open, and when it is off

@@ -49,8 +49,9 @@ func newMethods(service string) methods {
 // half written, so the connection is broken (Broken): it is closed, and the
 // call returns an error wrapping context.DeadlineExceeded.
 type Conn struct {
-	c *rpc.Client
-	m methods
+	c     *rpc.Client
+	m     methods
+	token string // sent with every call (WithToken)
 
 	// Set by NewNetConn only; nil/zero for a Conn over a foreign
 	// *rpc.Client (the plugin's), which keeps the plain behaviour.
@@ -73,21 +74,35 @@ var (
 	_ intf.SegmentService = (*Conn)(nil)
 )
 
+// ConnOption changes a Conn made by NewConn or NewNetConn.
+type ConnOption func(*Conn)
+
+// WithToken sends token with every call, for a server with an auth file.
+// Check it first (access.CheckToken): the server refuses a malformed one.
+func WithToken(token string) ConnOption { return func(c *Conn) { c.token = token } }
+
 // NewConn returns the IdService of the service registered as service
 // (ServiceName on TCP) behind c. Sends are not bounded by write deadlines:
 // use NewNetConn for a network connection.
-func NewConn(c *rpc.Client, service string) *Conn {
-	return &Conn{c: c, m: newMethods(service)}
+func NewConn(c *rpc.Client, service string, opts ...ConnOption) *Conn {
+	cn := &Conn{c: c, m: newMethods(service)}
+	for _, o := range opts {
+		o(cn)
+	}
+	return cn
 }
 
 // NewNetConn returns the IdService of the service registered as service
 // over the connection nc, which it owns: every send is bounded by its
 // caller's deadline (see Conn), and Heard tells whether the peer sent
 // anything lately.
-func NewNetConn(nc net.Conn, service string) *Conn {
+func NewNetConn(nc net.Conn, service string, opts ...ConnOption) *Conn {
 	w := &netConn{Conn: nc, base: time.Now()}
 	c := &Conn{c: rpc.NewClient(w), m: newMethods(service), nc: w, send: make(chan struct{}, 1)}
 	w.abandoned = &c.abandoned
+	for _, o := range opts {
+		o(c)
+	}
 	return c
 }
 
@@ -242,7 +257,7 @@ func isServerError(err error) bool {
 // GenId issues one ID.
 func (c *Conn) GenId(ctx context.Context) (int64, error) {
 	var reply GenIdReply
-	if err := c.call(ctx, c.m.genId, GenIdArgs{Timeout: timeout(ctx)}, &reply); err != nil {
+	if err := c.call(ctx, c.m.genId, GenIdArgs{Timeout: timeout(ctx), Token: c.token}, &reply); err != nil {
 		return 0, err
 	}
 	return reply.Id, errOf(reply.Err)
@@ -251,7 +266,7 @@ func (c *Conn) GenId(ctx context.Context) (int64, error) {
 // GenIds issues n IDs in increasing order.
 func (c *Conn) GenIds(ctx context.Context, n int) ([]int64, error) {
 	var reply GenIdsReply
-	if err := c.call(ctx, c.m.genIds, GenIdsArgs{Count: n, Timeout: timeout(ctx)}, &reply); err != nil {
+	if err := c.call(ctx, c.m.genIds, GenIdsArgs{Count: n, Timeout: timeout(ctx), Token: c.token}, &reply); err != nil {
 		return nil, err
 	}
 	if reply.Err != nil {
@@ -273,7 +288,7 @@ func checkCount(method string, ids []int64, n int) ([]int64, error) {
 // SegmentNextIds).
 func (c *Conn) NextIds(ctx context.Context, tag string, n int) ([]int64, error) {
 	var reply SegmentReply
-	if err := c.call(ctx, c.m.segmentNextIds, SegmentArgs{Tag: tag, Count: n, Timeout: timeout(ctx)}, &reply); err != nil {
+	if err := c.call(ctx, c.m.segmentNextIds, SegmentArgs{Tag: tag, Count: n, Timeout: timeout(ctx), Token: c.token}, &reply); err != nil {
 		return nil, err
 	}
 	if reply.Err != nil {
@@ -285,7 +300,7 @@ func (c *Conn) NextIds(ctx context.Context, tag string, n int) ([]int64, error) 
 // ExpId splits an ID into its fields.
 func (c *Conn) ExpId(ctx context.Context, id int64) (intf.Id, error) {
 	var reply ExpIdReply
-	if err := c.call(ctx, c.m.expId, ExpIdArgs{Id: id, Timeout: timeout(ctx)}, &reply); err != nil {
+	if err := c.call(ctx, c.m.expId, ExpIdArgs{Id: id, Timeout: timeout(ctx), Token: c.token}, &reply); err != nil {
 		return intf.Id{}, err
 	}
 	return reply.Id, errOf(reply.Err)
@@ -295,7 +310,7 @@ func (c *Conn) ExpId(ctx context.Context, id int64) (intf.Id, error) {
 func (c *Conn) MakeId(ctx context.Context, req intf.MakeIdRequest) (int64, error) {
 	var reply MakeIdReply
 	args := NewMakeIdArgs(req)
-	args.Timeout = timeout(ctx)
+	args.Timeout, args.Token = timeout(ctx), c.token
 	if err := c.call(ctx, c.m.makeId, args, &reply); err != nil {
 		return 0, err
 	}
@@ -305,7 +320,7 @@ func (c *Conn) MakeId(ctx context.Context, req intf.MakeIdRequest) (int64, error
 // TransTime turns the time field of an ID of type t into a time.
 func (c *Conn) TransTime(ctx context.Context, timeField int64, t intf.IdType) (time.Time, error) {
 	var reply TransTimeReply
-	if err := c.call(ctx, c.m.transTime, TransTimeArgs{Time: timeField, Type: t, Timeout: timeout(ctx)}, &reply); err != nil {
+	if err := c.call(ctx, c.m.transTime, TransTimeArgs{Time: timeField, Type: t, Timeout: timeout(ctx), Token: c.token}, &reply); err != nil {
 		return time.Time{}, err
 	}
 	return reply.Time, errOf(reply.Err)

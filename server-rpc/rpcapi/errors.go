@@ -28,6 +28,9 @@ const (
 	CodeInternal         Code = 9  // anything else
 	CodeUnknownTag       Code = 10 // intf.ErrUnknownTag
 	CodeSegmentOff       Code = 11 // ErrSegmentOff
+	CodeUnauthenticated  Code = 12 // intf.ErrUnauthenticated
+	CodePermissionDenied Code = 13 // intf.ErrPermissionDenied (Denied names the scope)
+	CodeRateLimited      Code = 14 // intf.ErrRateLimited (Limit says when to retry)
 )
 
 // ErrSegmentOff: the server runs without segment mode (segmentStore off),
@@ -56,6 +59,9 @@ var codeErrs = []struct {
 	{CodeCanceled, context.Canceled},
 	{CodeUnknownTag, intf.ErrUnknownTag},
 	{CodeSegmentOff, ErrSegmentOff},
+	{CodeUnauthenticated, intf.ErrUnauthenticated},
+	{CodePermissionDenied, intf.ErrPermissionDenied},
+	{CodeRateLimited, intf.ErrRateLimited},
 }
 
 // CodeOf returns the code of err: the first sentinel it matches, else
@@ -92,13 +98,15 @@ func (c Code) String() string {
 
 // Error is an error as a reply carries it. On the client it is the error
 // the call returns: errors.Is matches the sentinel of its Code, and
-// errors.As finds Field as an *intf.FieldError and Tag as an
-// *intf.TagError.
+// errors.As finds Field as an *intf.FieldError, Tag as an *intf.TagError,
+// Denied as an *intf.ScopeError and Limit as an *intf.RateLimitError.
 type Error struct {
 	Code    Code
 	Message string           // the server's err.Error()
 	Field   *intf.FieldError // the parameter at fault, if the server named one
 	Tag     *intf.TagError   // the malformed segment tag, if that was the fault
+	Denied  *intf.ScopeError // the scope the caller lacked
+	Limit   *intf.RateLimitError
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -115,6 +123,12 @@ func (e *Error) Unwrap() []error {
 	}
 	if e.Tag != nil {
 		errs = append(errs, e.Tag)
+	}
+	if e.Denied != nil {
+		errs = append(errs, e.Denied)
+	}
+	if e.Limit != nil {
+		errs = append(errs, e.Limit)
 	}
 	return errs
 }
@@ -145,6 +159,16 @@ func ToWire(err error) *Error {
 			tc.Tag = short
 		}
 		e.Tag = &tc
+	}
+	var se *intf.ScopeError
+	if errors.As(err, &se) {
+		sc := *se
+		e.Denied = &sc
+	}
+	var rl *intf.RateLimitError
+	if errors.As(err, &rl) {
+		lc := *rl
+		e.Limit = &lc
 	}
 	if len(e.Message) > maxMessage {
 		e.Message = boundTo(e.Message, maxMessage)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/access"
 )
 
 // Receiver is the net/rpc receiver of an intf.IdService and, optionally,
@@ -22,6 +23,11 @@ type Receiver struct {
 	// bound caps every call's time on the server; 0: only the caller's
 	// Timeout, if it sent one.
 	bound time.Duration
+	// guard checks every call's token, scope and quota; nil: none.
+	guard *access.Guard
+	// peer is the caller's address (ForPeer), for the quota per address
+	// and the log; "" on a receiver shared by every connection.
+	peer string
 }
 
 // ReceiverOption adds to a Receiver built by NewReceiver.
@@ -39,6 +45,29 @@ func WithSegments(seg intf.SegmentService) ReceiverOption {
 // message naming the server's bound. d <= 0 means no bound of the server's.
 func WithCallTimeout(d time.Duration) ReceiverOption {
 	return func(r *Receiver) { r.bound = max(d, 0) }
+}
+
+// WithGuard checks every call with g: its Token must be a client's
+// (intf.ErrUnauthenticated), with the call's scope — genid for GenId and
+// GenIds, decode for ExpId, MakeId and TransTime, segment:<tag> for
+// SegmentNextIds (intf.ErrPermissionDenied) — and the IDs it asks for
+// within the client's quota (intf.ErrRateLimited). A nil g checks nothing.
+// The quota per remote address needs the receiver of each connection
+// (ForPeer), which rpcserver makes.
+func WithGuard(g *access.Guard) ReceiverOption {
+	return func(r *Receiver) { r.guard = g }
+}
+
+// Guarded says whether the receiver checks calls (WithGuard): then a
+// server serves each connection with its own ForPeer receiver.
+func (r *Receiver) Guarded() bool { return r.guard != nil }
+
+// ForPeer returns a copy of r for the connection from remote (host:port):
+// its calls are counted against remote's quota and logged with it.
+func (r *Receiver) ForPeer(remote string) *Receiver {
+	c := *r
+	c.peer = remote
+	return &c
 }
 
 // NewReceiver returns the receiver of svc. maxBatch caps GenIds and
@@ -114,26 +143,85 @@ func call[T any](r *Receiver, timeout time.Duration, f func(context.Context) (T,
 	return v, ToWire(err)
 }
 
+// allow authenticates token and checks scope; nil without a guard.
+func (r *Receiver) allow(token string, scope access.Scope) (access.Caller, error) {
+	if r.guard == nil {
+		return access.Caller{}, nil
+	}
+	c, err := r.guard.Authenticate(token, r.peer)
+	if err != nil {
+		return c, err
+	}
+	return c, r.guard.Authorize(c, scope, r.peer)
+}
+
+// take takes n IDs from the caller's quota; a zero Grant without a guard.
+func (r *Receiver) take(c access.Caller, n int) (access.Grant, error) {
+	if r.guard == nil {
+		return access.Grant{}, nil
+	}
+	// A caller back before the Retry-After it was given is held until
+	// then (at most access.DefaultMaxHold): its answer would be dropped by
+	// no well-behaved client.
+	return r.guard.TakeWait(context.Background(), c, r.peer, n)
+}
+
 // GenId issues one ID.
 func (r *Receiver) GenId(args GenIdArgs, reply *GenIdReply) error {
+	if r.guard == nil { // the hot path without an auth file
+		reply.Id, reply.Err = call(r, args.Timeout, r.svc.GenId)
+		return nil
+	}
+	c, err := r.allow(args.Token, access.ScopeGenId)
+	if err != nil {
+		reply.Err = ToWire(err)
+		return nil
+	}
+	grant, err := r.take(c, 1)
+	if err != nil {
+		reply.Err = ToWire(err)
+		return nil
+	}
 	reply.Id, reply.Err = call(r, args.Timeout, r.svc.GenId)
+	grant.Done(issued(reply.Err, 1))
 	return nil
+}
+
+// issued is how many IDs a call that asked for n issued.
+func issued(err *Error, n int) int {
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // GenIds issues args.Count IDs, 1 <= Count <= maxBatch.
 func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
-	if err := r.checkCount(args.Count); err != nil {
+	c, err := r.allow(args.Token, access.ScopeGenId)
+	if err == nil {
+		err = r.checkCount(args.Count)
+	}
+	var grant access.Grant
+	if err == nil {
+		grant, err = r.take(c, args.Count)
+	}
+	if err != nil {
 		reply.Err = ToWire(err)
 		return nil
 	}
 	reply.Ids, reply.Err = call(r, args.Timeout, func(ctx context.Context) ([]int64, error) {
 		return r.svc.GenIds(ctx, args.Count)
 	})
+	grant.Done(issued(reply.Err, args.Count))
 	return nil
 }
 
 // ExpId splits args.Id into its fields.
 func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
+	if _, err := r.allow(args.Token, access.ScopeDecode); err != nil {
+		reply.Err = ToWire(err)
+		return nil
+	}
 	reply.Id, reply.Err = call(r, args.Timeout, func(ctx context.Context) (intf.Id, error) {
 		return r.svc.ExpId(ctx, args.Id)
 	})
@@ -143,7 +231,11 @@ func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
 // MakeId packs the fields of args into an ID; a Set with unknown bits is
 // refused (MakeIdArgs.Check).
 func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
-	if err := args.Check(); err != nil {
+	_, err := r.allow(args.Token, access.ScopeDecode)
+	if err == nil {
+		err = args.Check()
+	}
+	if err != nil {
 		reply.Err = ToWire(err)
 		return nil
 	}
@@ -155,6 +247,10 @@ func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
 
 // TransTime turns a time field into a time.
 func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
+	if _, err := r.allow(args.Token, access.ScopeDecode); err != nil {
+		reply.Err = ToWire(err)
+		return nil
+	}
 	reply.Time, reply.Err = call(r, args.Timeout, func(ctx context.Context) (time.Time, error) {
 		return r.svc.TransTime(ctx, args.Time, args.Type)
 	})
@@ -164,16 +260,42 @@ func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
 // SegmentNextIds issues args.Count segment IDs of args.Tag, 1 <= Count <=
 // maxBatch.
 func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
-	if err := r.checkCount(args.Count); err != nil {
+	grant, err := r.admitSegment(args)
+	if err != nil {
 		reply.Err = ToWire(err)
-		return nil
-	}
-	if r.seg == nil {
-		reply.Err = ToWire(ErrSegmentOff)
 		return nil
 	}
 	reply.Ids, reply.Err = call(r, args.Timeout, func(ctx context.Context) ([]int64, error) {
 		return r.seg.NextIds(ctx, args.Tag, args.Count)
 	})
+	grant.Done(issued(reply.Err, args.Count))
 	return nil
+}
+
+// admitSegment checks a SegmentNextIds call: who calls, the count, segment
+// mode, the tag (before it is named in a scope), the scope, the quota.
+func (r *Receiver) admitSegment(args SegmentArgs) (access.Grant, error) {
+	var c access.Caller
+	if r.guard != nil {
+		var err error
+		if c, err = r.guard.Authenticate(args.Token, r.peer); err != nil {
+			return access.Grant{}, err
+		}
+	}
+	if err := r.checkCount(args.Count); err != nil {
+		return access.Grant{}, err
+	}
+	if r.seg == nil {
+		return access.Grant{}, ErrSegmentOff
+	}
+	if r.guard == nil {
+		return access.Grant{}, nil
+	}
+	if err := intf.CheckTag(args.Tag); err != nil {
+		return access.Grant{}, err
+	}
+	if err := r.guard.Authorize(c, access.SegmentScope(args.Tag), r.peer); err != nil {
+		return access.Grant{}, err
+	}
+	return r.take(c, args.Count)
 }

@@ -14,10 +14,17 @@ const ServiceName = "IdService"
 // sent the call (0: no deadline). The server runs the call with that
 // timeout. A relative time is used so that clock skew between the hosts
 // does not matter.
+//
+// Every Args type carries Token too: the caller's bearer token, which a
+// server with an auth file checks on every call ("" without one; a
+// server without an auth file ignores it). It is sent with each call, not
+// once per connection, so that a reloaded auth file applies to the next
+// call on every open connection. Send it only over TLS.
 
 // GenIdArgs asks for one ID.
 type GenIdArgs struct {
 	Timeout time.Duration
+	Token   string
 }
 
 // GenIdReply carries the ID, or Err.
@@ -30,6 +37,7 @@ type GenIdReply struct {
 type GenIdsArgs struct {
 	Count   int
 	Timeout time.Duration
+	Token   string
 }
 
 // GenIdsReply carries the IDs in increasing order, or Err.
@@ -42,6 +50,7 @@ type GenIdsReply struct {
 type ExpIdArgs struct {
 	Id      int64
 	Timeout time.Duration
+	Token   string
 }
 
 // ExpIdReply carries the fields, or Err.
@@ -74,6 +83,7 @@ type MakeIdArgs struct {
 	Machine, GenMethod, Type, Version int64
 	Set                               Fields
 	Timeout                           time.Duration
+	Token                             string
 }
 
 // MakeIdReply carries the ID, or Err.
@@ -87,6 +97,7 @@ type TransTimeArgs struct {
 	Time    int64
 	Type    intf.IdType
 	Timeout time.Duration
+	Token   string
 }
 
 // TransTimeReply carries the time (UTC), or Err.
@@ -101,6 +112,7 @@ type SegmentArgs struct {
 	Tag     string
 	Count   int
 	Timeout time.Duration
+	Token   string
 }
 
 // SegmentReply carries the IDs in increasing order, or Err.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/vesta-go/vesta/service/access/tlsserve"
 )
 
 // Defaults for the zero fields of Options.
@@ -57,6 +59,9 @@ type Options struct {
 	// Logger receives warnings and, at debug level, connection events;
 	// nil means slog.Default().
 	Logger *slog.Logger
+	// TLS, when set, serves TLS 1.2+ with its certificate (reloaded
+	// without a restart) and, with a client CA, mutual TLS.
+	TLS *tlsserve.Certs
 }
 
 // withDefaults checks o and fills its zero fields.

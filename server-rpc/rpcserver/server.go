@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/service/access/tlsserve"
 )
 
 // ErrServerClosed is returned by Serve after Shutdown.
@@ -21,10 +22,13 @@ var ErrServerClosed = errors.New("rpc server closed")
 // Server serves one receiver as rpcapi.ServiceName.
 type Server struct {
 	rpc     *rpc.Server
+	recv    *rpcapi.Receiver
 	log     *slog.Logger
 	opts    Options
 	ctr     counters
 	idleSeq atomic.Uint64 // orders idle connections for eviction
+
+	tls atomic.Pointer[tlsserve.Listener] // set by Serve with Options.TLS
 
 	mu      sync.Mutex
 	ln      net.Listener
@@ -51,13 +55,20 @@ func New(recv *rpcapi.Receiver, opts Options) (*Server, error) {
 	if err := rs.RegisterName(rpcapi.ServiceName, recv); err != nil {
 		return nil, fmt.Errorf("rpc server: %w", err)
 	}
-	return &Server{rpc: rs, log: opts.Logger, opts: opts,
+	return &Server{rpc: rs, recv: recv, log: opts.Logger, opts: opts,
 		conns: make(map[*conn]struct{}), perIP: make(map[netip.Addr]int)}, nil
 }
 
 // Serve accepts connections on ln until Shutdown, and returns
 // ErrServerClosed then; any other error stops it too. Serve closes ln.
+// With Options.TLS, each connection is admitted (the limits above) before
+// its TLS handshake, which its first read does within FirstByteTimeout.
 func (s *Server) Serve(ln net.Listener) error {
+	if s.opts.TLS != nil {
+		tl := tlsserve.NewListener(ln, s.opts.TLS.ServerConfig(), tlsserve.Options{Logger: s.log})
+		s.tls.Store(tl)
+		ln = tl
+	}
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -100,7 +111,7 @@ func (s *Server) serve(c *conn) {
 		defer s.served.Done()
 		r := newFrameReader(c, &s.opts, &s.ctr, func() uint64 { return s.idleSeq.Add(1) })
 		// ServeCodec returns after answering the calls it read, and closes c.
-		s.rpc.ServeCodec(newServerCodec(c, r, s.opts.WriteTimeout, &s.ctr))
+		s.rpcFor(c).ServeCodec(newServerCodec(c, r, s.opts.WriteTimeout, &s.ctr))
 		s.mu.Lock()
 		s.releaseLocked(c)
 		delete(s.conns, c)
@@ -117,6 +128,22 @@ func (s *Server) serve(c *conn) {
 		}
 		s.log.Debug("vesta rpc: connection closed", "remote", c.RemoteAddr(), "reason", r.err)
 	}()
+}
+
+// rpcFor is the net/rpc server of c: the shared one, or — for a guarded
+// receiver, whose quotas and logs need the caller's address — one
+// serving the receiver of c's peer (registering it costs a few
+// microseconds per connection, not per call).
+func (s *Server) rpcFor(c *conn) *rpc.Server {
+	if !s.recv.Guarded() {
+		return s.rpc
+	}
+	rs := rpc.NewServer()
+	if err := rs.RegisterName(rpcapi.ServiceName, s.recv.ForPeer(c.RemoteAddr().String())); err != nil {
+		s.log.Error("vesta rpc: registering the receiver", "err", err) // cannot happen: New registered its type
+		return s.rpc
+	}
+	return rs
 }
 
 func (s *Server) isClosing() bool {

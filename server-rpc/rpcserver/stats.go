@@ -3,6 +3,8 @@ package rpcserver
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/vesta-go/vesta/service/access/tlsserve"
 )
 
 // Stats are the server's connection counters, totals since New except
@@ -24,6 +26,8 @@ type Stats struct {
 	FirstByteTimeouts, IdleTimeouts, MessageTimeouts, WriteTimeouts uint64
 	// TooBig counts connections closed for a message over MaxMessageBytes.
 	TooBig uint64
+	// TLS are the handshake counters with Options.TLS (zero without).
+	TLS tlsserve.Stats
 }
 
 // counters are the Stats updated outside Server.mu.
@@ -49,8 +53,15 @@ func (s *Server) Stats() Stats {
 		RefusedPerIP: c.refusedPerIP.Load(), RefusedFull: c.refusedFull.Load(), Evicted: c.evicted.Load(),
 		FirstByteTimeouts: c.firstByteTimeouts.Load(), IdleTimeouts: c.idleTimeouts.Load(),
 		MessageTimeouts: c.messageTimeouts.Load(), WriteTimeouts: c.writeTimeouts.Load(),
-		TooBig: c.tooBig.Load(),
+		TooBig: c.tooBig.Load(), TLS: s.tlsStats(),
 	}
+}
+
+func (s *Server) tlsStats() tlsserve.Stats {
+	if l := s.tls.Load(); l != nil {
+		return l.Stats()
+	}
+	return tlsserve.Stats{}
 }
 
 // rateLimit keeps a flood from becoming a log flood: one warning per

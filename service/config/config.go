@@ -42,6 +42,8 @@ type Config struct {
 	// MachineProvider is ProviderEtcd (its Logger is set); the program
 	// makes the lease (etcdlease.New) and puts it in Service.Lease.
 	Etcd etcdlease.Options
+	// Security is the server's TLS, auth file and quotas.
+	Security Security
 }
 
 // Loader binds the configuration flags to a flag set and loads the
@@ -148,6 +150,9 @@ func (l *Loader) Load() (Config, error) {
 	}
 	if has[GroupService] {
 		c.MachineProvider = r.machine(s, has[GroupEtcd])
+	}
+	if has[GroupSecurity] {
+		c.Security = r.security()
 	}
 	var etcdOpts etcdlease.Options
 	if has[GroupEtcd] {

@@ -31,5 +31,6 @@ const (
 // ServerGroups are the groups of the servers (server-rest, server-rpc and
 // its plugin mode): every key.
 func ServerGroups() []Group {
-	return []Group{GroupFile, GroupService, GroupDataDir, GroupServer, GroupLog, GroupEtcd, GroupSegment, GroupSegmentTags}
+	return []Group{GroupFile, GroupService, GroupDataDir, GroupServer, GroupLog, GroupEtcd, GroupSegment, GroupSegmentTags,
+		GroupSecurity}
 }

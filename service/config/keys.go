@@ -134,7 +134,8 @@ func Keys() []Key {
 			Usage: "text or json"},
 	}
 	keys = append(keys, etcdKeys()...)
-	return append(keys, segmentKeys()...)
+	keys = append(keys, segmentKeys()...)
+	return append(keys, securityKeys()...)
 }
 
 func vestaKeys() []string {

@@ -19,6 +19,7 @@ import (
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/access"
 )
 
 // Config describes a test server. The zero value is a machine-0 server on
@@ -40,6 +41,8 @@ type Config struct {
 	// owns it (Stop does not close it).
 	Segments intf.SegmentService
 	Logger   *slog.Logger // nil: discard
+	// Guard checks every call's token, scope and quota; nil: none.
+	Guard *access.Guard
 	// Options are the server's limits and timeouts; MaxConns and Logger
 	// above replace theirs.
 	Options rpcserver.Options
@@ -89,7 +92,7 @@ func Start(tb testing.TB, c Config) *Server {
 		opts.MaxConns = c.MaxConns
 	}
 	opts.Logger = c.Logger
-	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, c.MaxBatch, rpcapi.WithSegments(c.Segments)), opts)
+	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, c.MaxBatch, rpcapi.WithSegments(c.Segments), rpcapi.WithGuard(c.Guard)), opts)
 	if err != nil {
 		svc.Close()
 		tb.Fatalf("rpctest: %v", err)

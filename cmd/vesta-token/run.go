@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/vesta-go/vesta/service/access"
+)
+
+const usage = `usage:
+  vesta-token new [--name NAME] [--scopes genid,decode,segment:TAG,segment:*,metrics] [--rate IDS_PER_S] [--burst IDS] [--out FILE]
+  vesta-token hash   < token file (the token on its first line)
+`
+
+// run is the command; it returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "new":
+		err = newToken(args[1:], stdout, stderr)
+	case "hash":
+		err = hashToken(args[1:], stdin, stdout)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		err = fmt.Errorf("unknown command %q", args[0])
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "vesta-token: %v\n%s", err, usage)
+		return 2
+	}
+	return 0
+}
+
+func newToken(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("new", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	name := fs.String("name", "", "the client's name in the auth file (prints a whole entry)")
+	scopes := fs.String("scopes", "", "comma-separated scopes of the entry")
+	rate := fs.Float64("rate", 0, "IDs per second of the entry (0: no limit)")
+	burst := fs.Int64("burst", 0, "IDs above the rate at once (0: one second's worth)")
+	out := fs.String("out", "", "write the token to this new file (mode 0600) instead of printing it")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	token, err := access.NewToken()
+	if err != nil {
+		return err
+	}
+	sum := access.HashToken(token)
+	client := access.Client{Name: *name, Tokens: [][32]byte{sum}, Rate: *rate, Burst: *burst}
+	if client.Name == "" {
+		client.Name = "client" // checked below like the real entry, printed only when named
+	}
+	for s := range strings.SplitSeq(*scopes, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			client.Scopes = append(client.Scopes, access.Scope(s))
+		}
+	}
+	if _, err := access.NewPolicy([]access.Client{client}); err != nil {
+		var ce *access.ClientError
+		if errors.As(err, &ce) {
+			return fmt.Errorf("--%s: %s", flagOf(ce.Field), ce.Msg)
+		}
+		return err
+	}
+	if *out != "" {
+		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		if _, err := fmt.Fprintln(f, token); err != nil {
+			f.Close()
+			return fmt.Errorf("--out: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		fmt.Fprintf(stderr, "vesta-token: token written to %s (mode 0600); its only copy: the server keeps only the SHA-256 below\n", *out)
+	} else {
+		fmt.Fprintf(stdout, "token: %s\n", token)
+	}
+	if *name == "" {
+		fmt.Fprintf(stdout, "tokenSHA256: %q\n", access.HashTokenHex(token))
+		return nil
+	}
+	fmt.Fprint(stdout, entry(client, access.HashTokenHex(token)))
+	return nil
+}
+
+// flagOf names the flag of a field of access.Client.
+func flagOf(field string) string {
+	switch field {
+	case "name", "scopes", "rate", "burst":
+		return field
+	}
+	return "name"
+}
+
+// entry is the client's entry of the auth file.
+func entry(c access.Client, hexSum string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# auth file entry (under clients:):\n  - name: %s\n    tokenSHA256: %q\n", c.Name, hexSum)
+	if len(c.Scopes) > 0 {
+		quoted := make([]string, len(c.Scopes))
+		for i, s := range c.Scopes {
+			quoted[i] = fmt.Sprintf("%q", string(s))
+		}
+		fmt.Fprintf(&b, "    scopes: [%s]\n", strings.Join(quoted, ", "))
+	}
+	if c.Rate > 0 {
+		fmt.Fprintf(&b, "    rate: %g\n", c.Rate)
+	}
+	if c.Burst > 0 {
+		fmt.Fprintf(&b, "    burst: %d\n", c.Burst)
+	}
+	return b.String()
+}
+
+func hashToken(args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) > 0 {
+		return errors.New("hash reads the token from stdin, never from arguments (they show in ps and shell history)")
+	}
+	line, err := bufio.NewReader(io.LimitReader(stdin, access.MaxHeaderBytes+2)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	token := strings.TrimRight(line, "\r\n")
+	if err := access.CheckToken(token); err != nil {
+		return fmt.Errorf("stdin: %w", err) // never quotes the token
+	}
+	fmt.Fprintf(stdout, "tokenSHA256: %q\n", access.HashTokenHex(token))
+	return nil
+}

@@ -1,0 +1,35 @@
+package restserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+
+	"github.com/vesta-go/vesta/service/access/tlsserve"
+)
+
+// WithTLS serves HTTPS with certs (TLS 1.2+; mutual TLS with a client
+// CA), whose files are reloaded without a restart by whoever calls
+// certs.Reload. A plain HTTP request to the port gets a 400 saying to use
+// https, and every failed handshake is counted in /metrics by reason.
+func WithTLS(certs *tlsserve.Certs) Option { return func(s *Server) { s.certs = certs } }
+
+// plainHTTPReply answers a plain HTTP request sent to the TLS port.
+var plainHTTPReply = func() []byte {
+	b, _ := json.Marshal(errorBody{Error: "this port speaks TLS: use https://"}) // a struct of strings: cannot fail
+	return fmt.Appendf(nil, "HTTP/1.0 %d %s\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+		http.StatusBadRequest, http.StatusText(http.StatusBadRequest), len(b), b)
+}()
+
+// tlsListener puts TLS on ln when the server has certificates; the
+// connections are admitted (maxConnsPerIP) before their handshake, which
+// their first read does within the server's read deadline.
+func (s *Server) tlsListener(ln net.Listener) net.Listener {
+	if s.certs == nil {
+		return ln
+	}
+	tl := tlsserve.NewListener(ln, s.certs.ServerConfig(), tlsserve.Options{PlainHTTPReply: plainHTTPReply, Logger: s.log})
+	s.tlsLn.Store(tl)
+	return tl
+}

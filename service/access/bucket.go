@@ -1,0 +1,72 @@
+package access
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// bucket is a token bucket of IDs: it fills at rate per second up to
+// burst. A take of n needs min(n, burst) in it and takes all n, so a
+// batch larger than the burst passes once the bucket is full and leaves
+// it in debt: every allowed batch can be served, and the rate holds on
+// average.
+type bucket struct {
+	rate, burst float64
+
+	mu     sync.Mutex
+	tokens float64
+	last   time.Time
+	// toldUntil is the end of the last wait a refusal told the caller
+	// to keep: a call before it ignored the Retry-After.
+	toldUntil time.Time
+}
+
+func newBucket(rate float64, burst int64, now time.Time) *bucket {
+	return &bucket{rate: rate, burst: float64(burst), tokens: float64(burst), last: now}
+}
+
+// refillLocked adds what the rate earned since last.
+func (b *bucket) refillLocked(now time.Time) {
+	if d := now.Sub(b.last); d > 0 {
+		b.tokens = math.Min(b.burst, b.tokens+d.Seconds()*b.rate)
+		b.last = now
+	}
+}
+
+// take takes n IDs, or says how long until a take of n would succeed.
+// early, when not 0, says the caller was refused before and told to wait
+// longer than it did: it is early by that much.
+func (b *bucket) take(now time.Time, n int) (ok bool, wait, early time.Duration) {
+	need := math.Min(float64(n), b.burst)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refillLocked(now)
+	if b.tokens >= need {
+		b.tokens -= float64(n)
+		return true, 0, 0
+	}
+	secs := (need - b.tokens) / b.rate
+	wait = max(time.Duration(math.Ceil(secs*1e9)), time.Millisecond)
+	if now.Before(b.toldUntil) {
+		return false, wait, b.toldUntil.Sub(now)
+	}
+	b.toldUntil = now.Add(wait)
+	return false, wait, 0
+}
+
+// give puts back n IDs taken for a call that issued none.
+func (b *bucket) give(n int) {
+	b.mu.Lock()
+	b.tokens = math.Min(b.burst, b.tokens+float64(n))
+	b.mu.Unlock()
+}
+
+// full says whether the bucket is full at now: forgetting it changes
+// nothing.
+func (b *bucket) full(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refillLocked(now)
+	return b.tokens >= b.burst
+}
