@@ -34,5 +34,8 @@ func program(f *flags, plugin bool) app.Program {
 	if plugin {
 		d.GenMethod = intf.GenMethodEmbedded
 	}
-	return app.Program{Name: "server-rpc", Defaults: d, Flags: f.register}
+	return app.Program{Name: "server-rpc", Defaults: d, Flags: f.register, Help: config.Help{
+		Summary: "the vesta-go central server: unique 64-bit IDs and segment IDs over net/rpc on TCP, or as a go-plugin plugin (--plugin).",
+		Docs:    []string{"docs/rpc.md", "docs/operations.md"},
+	}}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -15,12 +16,15 @@ import (
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
-const usage = `usage:
-  vesta-segment [flags] create-tag TAG [--step N] [--initial N] [--description TEXT]
-  vesta-segment [flags] list
-
-flags:
-`
+// help is what --help says besides the flags.
+var help = config.Help{
+	Summary: "creates and lists the tags of segment mode in the store the vesta-go servers use.",
+	Usage: []string{
+		"vesta-segment [flags] create-tag TAG [--step N] [--initial N] [--description TEXT]",
+		"vesta-segment [flags] list",
+	},
+	Docs: []string{"docs/segment.md"},
+}
 
 // groups are the configuration keys vesta-segment reads: which store and
 // where (the SQLite file lives in the data dir). It starts no ID service,
@@ -46,24 +50,27 @@ type command struct {
 // run is the whole program, minus os.Exit.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("vesta-segment", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	fs.SetOutput(io.Discard) // parse errors are returned; --help is the loader's
+	fs.Usage = func() {}
 	loader := config.Register(fs, config.Defaults{}, groups...)
 	loader.Stderr = stderr
+	loader.TakesArgs = true
 	var cmd command
 	fs.Int64Var(&cmd.step, "step", segment.DefaultTagStep, "create-tag: the tag's step (ids per range; about 600 x peak ids/s)")
 	fs.Int64Var(&cmd.initial, "initial", segment.DefaultInitialMaxId, "create-tag: the tag's first id")
 	fs.StringVar(&cmd.description, "description", "", "create-tag: a description, up to 256 characters")
-	if err := fs.Parse(args); err != nil {
+	if err := loader.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
+			if err := loader.WriteHelp(stdout, "vesta-segment", help); err != nil {
+				return exitError
+			}
 			return exitOK
 		}
 		fmt.Fprintf(stderr, "vesta-segment: %v (see --help)\n", err)
 		return exitUsage
 	}
 	if err := cmd.parse(fs); err != nil {
-		fmt.Fprintf(stderr, "vesta-segment: %v\n\n", err)
-		fs.Usage()
+		fmt.Fprintf(stderr, "vesta-segment: %v\n\nusage:\n  %s\n(see --help)\n", err, strings.Join(help.Usage, "\n  "))
 		return exitUsage
 	}
 	cfg, err := loader.Load()

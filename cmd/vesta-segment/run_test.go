@@ -86,25 +86,39 @@ func TestRuntimeErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	code, _, errOut := vs(t, "--help")
+	code, out, errOut := vs(t, "--help")
 	assert.Equal(t, exitOK, code)
-	assert.Contains(t, errOut, "create-tag TAG")
-	assert.Contains(t, errOut, "--segment-store")
+	assert.Empty(t, errOut, "--help is on stdout")
+	assert.True(t, strings.HasPrefix(out, "vesta-segment: creates and lists the tags of segment mode"), out)
+	assert.Contains(t, out, "create-tag TAG")
+	assert.Contains(t, out, "--segment-store string")
+	assert.Contains(t, out, "--step int")
+	assert.Contains(t, out, "docs/segment.md")
+}
+
+// A usage error says what is wrong and how the command is used, briefly.
+func TestUsageErrorSaysHow(t *testing.T) {
+	code, out, errOut := vs(t, "--data-dir", t.TempDir(), "drop-tag", "x")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "vesta-segment: unknown command \"drop-tag\"\n\nusage:\n"+
+		"  vesta-segment [flags] create-tag TAG [--step N] [--initial N] [--description TEXT]\n"+
+		"  vesta-segment [flags] list\n(see --help)\n", errOut)
 }
 
 // --help lists the keys vesta-segment reads (the file, the data dir, the
 // segment store) and its own flags: nothing of the ID service, etcd, the
 // servers or logging.
 func TestHelpListsOnlyWhatItReads(t *testing.T) {
-	_, _, errOut := vs(t, "--help")
+	_, out, _ := vs(t, "--help")
 	var flags []string
-	for _, line := range strings.Split(errOut, "\n") {
-		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], "--") {
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(line, "  --") {
 			flags = append(flags, f[0])
 		}
 	}
-	assert.Equal(t, []string{"--config", "--data-dir", "--description", "--initial", "--no-data-dir",
-		"--segment-dsn", "--segment-store", "--step"}, flags)
+	assert.Equal(t, []string{"--config", "--data-dir", "--no-data-dir", "--segment-store", "--segment-dsn",
+		"--description", "--initial", "--step"}, flags, "by group, the command's own flags last")
 }
 
 // A config file shared with the servers may hold their keys: vesta-segment
@@ -123,5 +137,5 @@ func TestSharedConfigFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("segmentStroe: off\n"), 0o600))
 	code, _, errOut = vs(t, "--config", file, "list")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, "unknown key(s) segmentstroe")
+	assert.Contains(t, errOut, "unknown key segmentstroe: did you mean segmentStore?")
 }

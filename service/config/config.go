@@ -6,8 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -52,11 +52,13 @@ type Loader struct {
 	groups map[Group]bool
 	// Stderr receives the logs of the configured logger; nil means os.Stderr.
 	Stderr io.Writer
+	// TakesArgs says the program takes arguments besides flags (Parse).
+	TakesArgs bool
 }
 
 // Register adds to fs one flag per key of the groups (GroupFile always;
 // none given means ServerGroups) and returns the loader of those keys.
-// Parse fs, then call Load.
+// Parse the command line (Loader.Parse), then call Load.
 func Register(fs *pflag.FlagSet, d Defaults, groups ...Group) *Loader {
 	if len(groups) == 0 {
 		groups = ServerGroups()
@@ -66,19 +68,27 @@ func Register(fs *pflag.FlagSet, d Defaults, groups ...Group) *Loader {
 		l.groups[g] = true
 	}
 	for _, k := range l.keys() {
-		def := k.Default
-		switch k.Name {
-		case KeyListen:
-			def = d.Listen
-		case KeyGenMethod:
-			def = num(d.GenMethod)
-		}
-		fs.String(k.Flag, def, k.Usage)
-		if def == boolean(false) { // a boolean: a bare --flag means true
-			fs.Lookup(k.Flag).NoOptDefVal = boolean(true)
+		def := l.defaultOf(k)
+		f := fs.VarPF(&keyValue{typ: keyType(k, def)}, k.Flag, "", k.Usage)
+		f.DefValue = def
+		if f.Value.Type() == typeBool { // a bare --flag means true
+			f.NoOptDefVal = boolean(true)
 		}
 	}
 	return l
+}
+
+// defaultOf is the default of k in this program, as text: the program's
+// (Defaults) for listen and genMethod; "" when there is none or it
+// varies by machine.
+func (l *Loader) defaultOf(k Key) string {
+	switch k.Name {
+	case KeyListen:
+		return l.d.Listen
+	case KeyGenMethod:
+		return num(l.d.GenMethod)
+	}
+	return k.Default
 }
 
 // keys are the keys of the registered groups.
@@ -95,20 +105,20 @@ func (l *Loader) keys() []Key {
 // Load reads the file, environment and flags into a validated Config. It
 // reads only the registered groups' keys; the fields of the others keep
 // their zero values (the libraries' defaults).
+//
+// A VESTA_* environment variable or a key in the file that is no key is
+// an error (UnknownKeyError), and so is a value a key does not allow
+// (ValueError, naming where it was set).
 func (l *Loader) Load() (Config, error) {
-	v := viper.NewWithOptions(viper.WithCodecRegistry(codecs()))
-	for _, k := range l.keys() {
-		if err := v.BindEnv(k.Name, k.Env); err != nil {
-			return Config{}, err
-		}
-		if err := v.BindPFlag(k.Name, l.fs.Lookup(k.Flag)); err != nil {
-			return Config{}, err
-		}
+	if err := checkEnv(os.Environ()); err != nil {
+		return Config{}, err
 	}
-	r := reader{v: v, fs: l.fs}
+	// Flags and variables are read by lookup, viper reads the file: a flag
+	// or a variable then never passes through viper's lenient conversions.
+	r := reader{v: viper.NewWithOptions(viper.WithCodecRegistry(codecs())), fs: l.fs}
 	var c Config
 	if file := r.str(KeyConfig, ""); file != "" {
-		if err := readFile(v, file); err != nil {
+		if err := r.readFile(file); err != nil {
 			return Config{}, err
 		}
 		c.File = file
@@ -168,29 +178,26 @@ func (l *Loader) Load() (Config, error) {
 	return c, nil
 }
 
-// readFile reads a config file by its extension and rejects unknown keys.
-func readFile(v *viper.Viper, file string) error {
+// readFile reads a config file by its extension and refuses unknown keys.
+func (r *reader) readFile(file string) error {
 	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(file)), ".")
 	switch ext {
 	case "yaml", "yml", "toml", "json", "properties", "props", "prop":
 	default:
 		return fmt.Errorf("config file %s: unsupported extension %q: use .yaml, .yml, .toml, .json or .properties", file, ext)
 	}
-	v.SetConfigFile(file)
-	if err := v.ReadInConfig(); err != nil {
+	r.v.SetConfigFile(file)
+	if err := r.v.ReadInConfig(); err != nil {
 		return fmt.Errorf("config file %s: %w", file, err)
 	}
-	var unknown []string
-	for _, k := range v.AllKeys() {
-		if v.InConfig(k) && !knownFileKey(k) {
-			unknown = append(unknown, k)
+	r.file = file
+	var unknown []*UnknownKeyError
+	for _, k := range r.v.AllKeys() {
+		if r.v.InConfig(k) && !knownFileKey(k) {
+			unknown = append(unknown, unknownKey(k, r.source(k), fileKeys(), true))
 		}
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return fmt.Errorf("config file %s: unknown key(s) %s: see docs/configuration.md", file, strings.Join(unknown, ", "))
-	}
-	return nil
+	return joinUnknown(unknown)
 }
 
 // listen takes listen, else Vesta's vesta.port as ":port".
@@ -198,7 +205,7 @@ func (r *reader) listen(def string) string {
 	const wantAddr = "host:port with port 0..65535, e.g. :8080 or 127.0.0.1:8080"
 	const wantPort = "a port 0..65535"
 	addr := r.given(KeyListen, "", wantAddr)
-	if !r.v.IsSet(KeyListen) {
+	if !r.isSet(KeyListen) {
 		if port := r.given(VestaPort, "", wantPort); port != "" {
 			if _, err := parsePort(port); err != nil {
 				r.fail(VestaPort, port, wantPort)
@@ -247,7 +254,7 @@ func (r *reader) idType() intf.IdType {
 // populator takes populator, else Vesta's two boolean switches.
 func (r *reader) populator() string {
 	valid := service.Populators()
-	if r.v.IsSet(KeyPopulator) || r.failEmptyEnv(KeyPopulator, "one of "+strings.Join(valid, ", ")) {
+	if r.isSet(KeyPopulator) || r.failEmptyEnv(KeyPopulator, "one of "+strings.Join(valid, ", ")) {
 		return r.oneOf(KeyPopulator, service.DefaultPopulator, valid...)
 	}
 	switch {
@@ -287,7 +294,7 @@ func (r *reader) machine(s *service.Settings, withEtcd bool) string {
 	ips := r.str(KeyIPs, VestaIPs)
 	if provider == "" {
 		provider = ProviderProperty
-		if ips != "" && !r.v.IsSet(KeyMachine) && !r.v.IsSet(VestaMachine) {
+		if ips != "" && !r.isSet(KeyMachine) && !r.isSet(VestaMachine) {
 			provider = ProviderIPs
 		}
 	}
@@ -322,4 +329,16 @@ func (c Config) NewLogger(w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// fileKeys are the names a file may hold: every key but config, and
+// Vesta's property names.
+func fileKeys() []string {
+	var names []string
+	for _, k := range Keys() {
+		if k.Name != KeyConfig {
+			names = append(names, k.Name)
+		}
+	}
+	return append(names, vestaKeys()...)
 }

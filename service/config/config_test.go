@@ -199,7 +199,8 @@ func TestEmptyEnvNeverOverridesTheFile(t *testing.T) {
 	_, err = load(t, "--machine-provider", "etcd", "--etcd-endpoints", "127.0.0.1:2379")
 	require.Error(t, err, "an empty etcdPrefix means nothing")
 	assert.Contains(t, err.Error(), "config key etcdPrefix:")
-	assert.Contains(t, err.Error(), "VESTA_ETCD_PREFIX is set but empty")
+	assert.Contains(t, err.Error(), `config key etcdPrefix: "" from environment variable VESTA_ETCD_PREFIX: want`)
+	assert.Contains(t, err.Error(), "the variable is set but empty")
 }
 
 func TestEmptyEnvIsNotUnset(t *testing.T) {
@@ -229,9 +230,11 @@ func TestInvalidFileValueNamesVestaKey(t *testing.T) {
 }
 
 func TestFileErrors(t *testing.T) {
-	_, err := load(t, "--config", writeFile(t, "c.yaml", "machine: 1\nmachnie: 2\n"))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "unknown key(s) machnie")
+	file := writeFile(t, "c.yaml", "machine: 1\nmachnie: 2\n")
+	_, err := load(t, "--config", file)
+	require.ErrorIs(t, err, ErrUnknownKey)
+	assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+	assert.Equal(t, "config file "+file+" line 2: unknown key machnie: did you mean machine? Every key is in docs/configuration.md", err.Error())
 
 	_, err = load(t, "--config", writeFile(t, "c.ini", "machine=1\n"))
 	require.Error(t, err)
@@ -271,5 +274,5 @@ func TestEpochFollowsTheServiceRule(t *testing.T) {
 	}
 	_, err = load(t, "--epoch", "soon")
 	require.ErrorIs(t, err, intf.ErrInvalidArgument)
-	assert.Contains(t, err.Error(), `config key epoch: "soon": want an integer: Unix milliseconds, 1..now`)
+	assert.Contains(t, err.Error(), `config key epoch: "soon" from flag --epoch: want an integer: Unix milliseconds, 1..now`)
 }
