@@ -98,9 +98,8 @@ func (l *Loader) WriteHelp(w io.Writer, name string, h Help) error {
 		"A flag with brackets is a setting: they name its environment variable and its key in the config " +
 			"file (--config: YAML, TOML, JSON or Vesta's .properties). Precedence, " +
 			"highest first: the flag, the environment variable, the file's key, Vesta's property name in " +
-			"the file (vesta.machine, ...), the default. A boolean flag alone means true (--no-data-dir); " +
-			"--no-data-dir=false turns it off. A VESTA_* variable or a file key that is no setting is " +
-			"refused, and so is a bad value, with an error that says where it was set.",
+			"the file (vesta.machine, ...), the default." + l.boolHint() + " A VESTA_* variable or a file key " +
+			"that is no setting is refused, and so is a bad value, with an error that says where it was set.",
 		"Documentation: " + docs + " in the source, github.com/vesta-go/vesta.",
 	} {
 		for _, line := range wrap(p, helpWidth) {
@@ -108,6 +107,17 @@ func (l *Loader) WriteHelp(w io.Writer, name string, h Help) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// boolHint says how a boolean key's flag is given, with the first one
+// registered as the example; "" when there is none.
+func (l *Loader) boolHint() string {
+	for _, k := range l.keys() {
+		if f := l.fs.Lookup(k.Flag); f.Value.Type() == typeBool {
+			return fmt.Sprintf(" A boolean flag alone means true (--%s); --%s=false turns it off.", f.Name, f.Name)
+		}
+	}
+	return ""
 }
 
 // helpEntry is one flag in --help: "--name type" and its description.

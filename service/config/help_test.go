@@ -124,6 +124,7 @@ func TestHelpHeaderAndFooter(t *testing.T) {
 		"A flag with brackets is a setting: they name its environment variable and its key in the config file",
 		"Precedence, highest first: the flag, the environment variable, the file's key, Vesta's property name in the file (vesta.machine, ...), the default.",
 		"A VESTA_* variable or a file key that is no setting is refused",
+		"A boolean flag alone means true (--reset-data-dir); --reset-data-dir=false turns it off.",
 		"Documentation: docs/configuration.md (every setting), docs/prog.md",
 	} {
 		assert.Contains(t, flat, s)
