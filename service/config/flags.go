@@ -1,10 +1,13 @@
 package config
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // The types of the keys' values, as --help names them (pflag's names).
@@ -70,8 +73,19 @@ func parseBool(s string) (value, ok bool) {
 // or, in a program that takes no arguments (TakesArgs false), any word
 // that is no flag: --no-data-dir maybe is then refused as
 // --no-data-dir=maybe is, rather than taken for an argument.
+//
+// An unknown flag is an error that names the nearest real one when there
+// is a near one (unknown flag: --machien: did you mean --machine?).
 func (l *Loader) Parse(args []string) error {
-	return l.fs.Parse(l.joinBoolValues(args))
+	err := l.fs.Parse(l.joinBoolValues(args))
+	if name, unknown := strings.CutPrefix(fmt.Sprint(err), "unknown flag: --"); err != nil && unknown {
+		var flags []string
+		l.fs.VisitAll(func(f *pflag.Flag) { flags = append(flags, f.Name) })
+		if u := unknownKey(name, Source{}, flags, true); u.Near {
+			return fmt.Errorf("%w: did you mean --%s?", err, u.Closest)
+		}
+	}
+	return err
 }
 
 // joinBoolValues writes "--flag value" as "--flag=value" for the boolean

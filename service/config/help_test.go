@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -193,5 +194,22 @@ func TestBoolFlagValueAsNextArgument(t *testing.T) {
 		require.NoError(t, err, "%v", tc.args)
 		assert.Equal(t, tc.want, c.Service.NoDataDir, "%v", tc.args)
 		assert.Equal(t, tc.rest, append([]string(nil), rest...), "%v", tc.args)
+	}
+}
+
+// An unknown flag names the nearest real one, when one is near.
+func TestUnknownFlagSuggestion(t *testing.T) {
+	for args, want := range map[string]string{
+		"--machien=3":     "unknown flag: --machien: did you mean --machine?",
+		"--data-dri":      "unknown flag: --data-dri: did you mean --data-dir?",
+		"--no-datadir":    "unknown flag: --no-datadir: did you mean --no-data-dir?",
+		"--frobnicate":    "unknown flag: --frobnicate",
+		"--etcd-lease-tl": "unknown flag: --etcd-lease-tl: did you mean --etcd-lease-ttl?",
+	} {
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		err := Register(fs, restDefaults).Parse([]string{args})
+		require.Error(t, err, args)
+		assert.Equal(t, want, err.Error())
 	}
 }
