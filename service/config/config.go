@@ -115,7 +115,7 @@ func (l *Loader) Load() (Config, error) {
 	}
 	// Flags and variables are read by lookup, viper reads the file: a flag
 	// or a variable then never passes through viper's lenient conversions.
-	r := reader{v: viper.NewWithOptions(viper.WithCodecRegistry(codecs())), fs: l.fs}
+	r := reader{fileVals: viper.NewWithOptions(viper.WithCodecRegistry(codecs())), fs: l.fs}
 	var c Config
 	if file := r.str(KeyConfig, ""); file != "" {
 		if err := r.readFile(file); err != nil {
@@ -186,14 +186,14 @@ func (r *reader) readFile(file string) error {
 	default:
 		return fmt.Errorf("config file %s: unsupported extension %q: use .yaml, .yml, .toml, .json or .properties", file, ext)
 	}
-	r.v.SetConfigFile(file)
-	if err := r.v.ReadInConfig(); err != nil {
+	r.fileVals.SetConfigFile(file)
+	if err := r.fileVals.ReadInConfig(); err != nil {
 		return fmt.Errorf("config file %s: %w", file, err)
 	}
 	r.file = file
 	var unknown []*UnknownKeyError
-	for _, k := range r.v.AllKeys() {
-		if r.v.InConfig(k) && !knownFileKey(k) {
+	for _, k := range r.fileVals.AllKeys() {
+		if r.fileVals.InConfig(k) && !knownFileKey(k) {
 			unknown = append(unknown, unknownKey(k, r.source(k), fileKeys(), true))
 		}
 	}

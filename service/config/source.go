@@ -82,8 +82,8 @@ func (r *reader) lookup(name string) (value any, src Source, ok bool) {
 			return v, Source{Layer: LayerEnv, Name: k.Env}, true
 		}
 	}
-	if r.file != "" && r.v.IsSet(name) { // viper: set and not null
-		return r.v.Get(name), Source{Layer: LayerFile, Name: r.file, Line: r.lines.of(r.file, name)}, true
+	if r.file != "" && r.fileVals.IsSet(name) { // viper: set and not null
+		return r.fileVals.Get(name), Source{Layer: LayerFile, Name: r.file, Line: r.lines.of(r.file, name)}, true
 	}
 	return nil, Source{}, false
 }

@@ -17,11 +17,14 @@ var stderr = os.Stderr
 // reader converts raw values strictly and keeps the first error, so Load
 // reads straight through and reports the first wrong key.
 type reader struct {
-	v     *viper.Viper   // the config file
-	fs    *pflag.FlagSet // the flags
-	file  string         // the config file's path, "" when none
-	lines fileLines      // the file's keys' lines, for the errors
-	err   error
+	// fileVals holds the config file's values only: read a key with
+	// lookup (or raw, str, ...), which applies the flag and the variable
+	// first.
+	fileVals *viper.Viper
+	fs       *pflag.FlagSet // the flags
+	file     string         // the config file's path, "" when none
+	lines    fileLines      // the file's keys' lines, for the errors
+	err      error
 }
 
 // emptyEnv returns the environment variable of key when it is set to ""
