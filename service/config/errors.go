@@ -44,8 +44,13 @@ func (e *ValueError) Error() string {
 // Unwrap makes errors.Is(err, intf.ErrInvalidArgument) true.
 func (e *ValueError) Unwrap() error { return intf.ErrInvalidArgument }
 
-// secretKeys are the keys whose values no error shows.
-var secretKeys = map[string]bool{KeyEtcdPassword: true}
+// secretKeys are the keys whose values no error shows, with what it
+// shows instead. A DSN may hold a password (sqlite's path is shown no
+// more than postgres's URL: a URL given with segmentStore sqlite is one).
+var secretKeys = map[string]string{
+	KeyEtcdPassword: "(not shown)",
+	KeySegmentDSN:   "(not shown: it may hold a password)",
+}
 
 // ErrUnknownKey is matched by every UnknownKeyError.
 var ErrUnknownKey = errors.New("unknown configuration key")

@@ -42,7 +42,7 @@ func (r *reader) segment(s *service.Settings, withTags bool) stores.Config {
 		if c.DSN == "" {
 			r.fail(KeySegmentDSN, "", "a PostgreSQL DSN, e.g. postgres://user:password@host:5432/db (required by segmentStore postgres)")
 		} else if _, err := pgstore.ParseDSN(c.DSN); err != nil {
-			r.fail(KeySegmentDSN, "(not shown: it may hold a password)", "a PostgreSQL URL or key=value DSN ("+err.Error()+")")
+			r.fail(KeySegmentDSN, c.DSN, "a PostgreSQL URL or key=value DSN ("+err.Error()+")") // not shown: secretKeys
 		}
 	case stores.SQLite:
 		if c.DSN == "" && s.NoDataDir {

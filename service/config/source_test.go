@@ -96,6 +96,12 @@ func TestSecretsAreNotShown(t *testing.T) {
 	require.ErrorIs(t, err, intf.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "config key etcdPassword: \"(not shown)\" from environment variable VESTA_ETCD_PASSWORD")
 	assert.NotContains(t, err.Error(), "hunter2")
+
+	// A postgres URL given while the store is sqlite.
+	_, err = load(t, "--data-dir", t.TempDir(), "--segment-dsn", "postgres://ids:hunter2@db/ids?sslmode=require")
+	require.ErrorIs(t, err, intf.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), `config key segmentDSN: "(not shown: it may hold a password)" from flag --segment-dsn: want a file path`)
+	assert.NotContains(t, err.Error(), "hunter2")
 }
 
 func TestKeyLines(t *testing.T) {

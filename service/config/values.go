@@ -65,9 +65,9 @@ func (r *reader) failFrom(name string, value any, src Source, want string) {
 	if r.err != nil {
 		return
 	}
-	v := fmt.Sprint(value)
-	if secretKeys[name] {
-		v = "(not shown)"
+	v, secret := secretKeys[name]
+	if !secret {
+		v = fmt.Sprint(value)
 	}
 	r.err = &ValueError{Key: name, Value: v, Source: src, Want: want}
 }
