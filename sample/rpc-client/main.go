@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,6 +26,9 @@ func main() {
 	batch := fs.Int("batch", 5, "batch size")
 	tag := fs.String("tag", "", "also take a batch of segment IDs of this tag (segment mode)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) { // usage printed
+			return
+		}
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
