@@ -98,8 +98,8 @@ func (l *Loader) joinBoolValues(args []string) []string {
 		if a == "--" {
 			return append(out, args[i+1:]...)
 		}
-		name, hasValue := strings.CutPrefix(a, "--")
-		if !hasValue || strings.Contains(name, "=") {
+		name, long := strings.CutPrefix(a, "--")
+		if !long || strings.Contains(name, "=") { // a shorthand, or the value is given
 			continue
 		}
 		f := l.fs.Lookup(name)
