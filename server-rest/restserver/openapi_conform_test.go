@@ -367,6 +367,7 @@ func TestOpenAPITypeParam(t *testing.T) {
 		"0", "1", "+0", "-0", "00", "+1", "001", " 0", "1 ", "-1", "2", "+-0", "0x0", "1.0", "",
 		"max-peak", "MAX-PEAK", "Max_Peak", "maxpeak", " max-peak\t", "max--peak", "max peak", "max-peak-",
 		"min-granularity", "MIN_GRANULARITY", "mingranularity", "min-gran", "granularity", "peak",
+		"\vmax-peak", "\u00a0min-granularity\u3000", "\u2028max-peak\u0085", "\ufeffmax-peak", "\u200bmax-peak", "\v1", "\v+1",
 	} {
 		r := get(t, ts.URL+"/transtime?time=1&type="+url.QueryEscape(v))
 		allowed := schema.VisitJSON(v) == nil
