@@ -113,7 +113,8 @@ func StartService(ctx context.Context, cfg config.Config) (*service.Service, err
 }
 
 // OpenSegments opens segment mode as cfg configures it (segmentStore,
-// segmentDSN, segmentTags) and logs it. It returns a nil Generator and no
+// segmentDSN, segmentTags) and logs it. With none of those keys set its
+// SQLite file is opened only once it exists (stores.Config.OnDemand). It returns a nil Generator and no
 // error when segment mode is off. An error that says the store cannot be
 // reached now (network, timeout, a PostgreSQL that refuses connections
 // for the moment) matches intf.ErrUnavailable: the servers retry those in
@@ -135,7 +136,13 @@ func OpenSegments(ctx context.Context, cfg config.Config) (*segment.Generator, e
 		}
 		return nil, fmt.Errorf("segment mode: %w", err)
 	}
-	log.Info("vesta: segment mode on", "store", cfg.Segment.Store, "tags", g.Tags())
+	if tags := g.Tags(); cfg.Segment.OnDemand && len(tags) == 0 {
+		path, _ := cfg.Segment.SQLitePath() // Open found it
+		log.Info("vesta: segment mode on demand: no segment key is set and there are no tags yet; the SQLite file is opened once it exists (vesta-segment create-tag makes it), never created unasked",
+			"file", path)
+	} else {
+		log.Info("vesta: segment mode on", "store", cfg.Segment.Store, "tags", tags)
+	}
 	return g, nil
 }
 
