@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/vesta-go/vesta/internal/buildinfo"
 	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/stores"
@@ -60,6 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&cmd.step, "step", segment.DefaultTagStep, "create-tag: the tag's step (ids per range; about 600 x peak ids/s)")
 	fs.Int64Var(&cmd.initial, "initial", segment.DefaultInitialMaxId, "create-tag: the tag's first id")
 	fs.StringVar(&cmd.description, "description", "", "create-tag: a description, up to 256 characters")
+	version := fs.Bool("version", false, "print the version and exit")
 	if err := loader.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			if err := loader.WriteHelp(stdout, "vesta-segment", help); err != nil {
@@ -69,6 +71,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "vesta-segment: %v (see --help)\n", err)
 		return exitUsage
+	}
+	if *version {
+		fmt.Fprintf(stdout, "vesta-segment %s\n", buildinfo.String())
+		return exitOK
 	}
 	if err := cmd.parse(fs); err != nil {
 		fmt.Fprintf(stderr, "vesta-segment: %v\n\nusage:\n  %s\n(see --help)\n", err, strings.Join(help.Usage, "\n  "))

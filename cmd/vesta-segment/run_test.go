@@ -121,7 +121,7 @@ func TestHelpListsOnlyWhatItReads(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"--config", "--data-dir", "--no-data-dir", "--segment-store", "--segment-dsn",
-		"--description", "--initial", "--step"}, flags, "by group, the command's own flags last")
+		"--description", "--initial", "--step", "--version"}, flags, "by group, the command's own flags last")
 }
 
 // A config file shared with the servers may hold their keys: vesta-segment
@@ -181,4 +181,12 @@ func TestCreateTagAgain(t *testing.T) {
 	code, out, _ = vs(t, "--data-dir", dir, "list")
 	require.Equal(t, exitOK, code)
 	assert.Equal(t, []string{"order", "600", "500"}, strings.Fields(strings.Split(out, "\n")[1])[:3], "the row is left as it was")
+}
+
+// --version prints the version, as the servers' does (scripts/release.sh
+// checks it).
+func TestVersion(t *testing.T) {
+	code, out, errOut := vs(t, "--version")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `^vesta-segment \S+\n$`, out)
 }
