@@ -77,6 +77,9 @@ func TestConfigErrorsThroughTheBinary(t *testing.T) {
 		{nil, []string{"--no-data-dir=maybe"},
 			`server-rest: invalid argument: config key noDataDir: "maybe" from flag --no-data-dir: want true or false (also on/off, yes/no, 1/0)` + "\n"},
 		{nil, []string{"--machine"}, "server-rest: flag needs an argument: --machine (see --help)\n"},
+		{nil, []string{"--machine", "5", "--machine-provider", "hostname"},
+			`server-rest: invalid argument: config key machine ("5" from flag --machine) contradicts machineProvider ("hostname" from flag --machine-provider): ` +
+				`machineProvider hostname takes the machine id from the host name's trailing number, so machine would be ignored; remove one of them` + "\n"},
 	} {
 		code, out, errOut := runBinary(t, append(tc.env, "VESTA_DATA_DIR="+data), tc.args...)
 		assert.Equal(t, 2, code, "%v %v: %s", tc.env, tc.args, errOut)

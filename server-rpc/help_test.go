@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -62,4 +64,21 @@ func TestBoolFlagWithAWord(t *testing.T) {
 	err := setup("--bogus")
 	require.Error(t, err)
 	assert.Equal(t, "unknown flag: --bogus (see --help)", err.Error())
+}
+
+// Vesta's central server's own vesta-server.properties runs server-rpc as
+// it is: its port is vesta.service.port, its registry a warning.
+func TestVestaServerProperties(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "vesta-server.properties")
+	require.NoError(t, os.WriteFile(file, []byte("vesta.service.register.center=multicast://224.5.6.7:1234\n"+
+		"vesta.service.port=20881\nvesta.machine=1023\nvesta.genMethod=1\nvesta.type=0\n"), 0o600))
+	var f flags
+	var errOut bytes.Buffer
+	p := program(&f, false)
+	p.Stdout, p.Stderr = io.Discard, &errOut
+	cfg, _, err := p.Setup([]string{"--config", file, "--data-dir", t.TempDir()})
+	require.NoError(t, err)
+	assert.Equal(t, ":20881", cfg.Listen)
+	assert.Equal(t, int64(1023), cfg.Service.Machine)
+	assert.Contains(t, errOut.String(), "vesta.service.register.center has no effect")
 }

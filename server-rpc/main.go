@@ -30,7 +30,7 @@ func main() {
 
 // program is server-rpc's start-up: genMethod 1 on TCP, 0 as a plugin.
 func program(f *flags, plugin bool) app.Program {
-	d := config.Defaults{Listen: DefaultListen, GenMethod: intf.GenMethodCentral}
+	d := config.Defaults{Listen: DefaultListen, GenMethod: intf.GenMethodCentral, RPC: true}
 	if plugin {
 		d.GenMethod = intf.GenMethodEmbedded
 	}

@@ -125,7 +125,7 @@ func (l *Loader) Load() (Config, error) {
 	}
 	has := l.groups
 	if has[GroupServer] {
-		c.Listen = r.listen(l.d.Listen)
+		c.Listen = r.listen(l.d.Listen, l.d.portProperties())
 		c.MaxBatch = int(r.int(KeyMaxBatch, "", DefaultMaxBatch, 1, intf.MaxBatch))
 		c.CallTimeout = r.duration(KeyCallTimeout, DefaultCallTimeout, time.Millisecond, 10*time.Minute)
 		c.MaxConnsPerIP = int(r.int(KeyMaxConnsPerIP, "", DefaultMaxConnsPerIP, 1, 1_000_000))
@@ -163,10 +163,19 @@ func (l *Loader) Load() (Config, error) {
 	if has[GroupEtcd] {
 		etcdOpts = r.etcd(c.MachineProvider)
 	}
+	if has[GroupService] { // after the values are checked one by one
+		r.checkProviderKeys(c.MachineProvider, has[GroupEtcd])
+	}
+	if has[GroupDataDir] {
+		r.checkDataDirKeys(s.NoDataDir, has[GroupService])
+	}
 	if r.err != nil {
 		return Config{}, r.err
 	}
 	s.Logger = c.NewLogger(l.Stderr)
+	if has[GroupServer] {
+		r.warnIneffective(s.Logger)
+	}
 	c.Segment.Settings.Logger = s.Logger
 	if c.MachineProvider == ProviderEtcd {
 		etcdOpts.Logger = s.Logger
@@ -200,15 +209,16 @@ func (r *reader) readFile(file string) error {
 	return joinUnknown(unknown)
 }
 
-// listen takes listen, else Vesta's vesta.port as ":port".
-func (r *reader) listen(def string) string {
+// listen takes listen, else the first of Vesta's port properties set
+// (ports) as ":port".
+func (r *reader) listen(def string, ports []string) string {
 	const wantAddr = "host:port with port 0..65535, e.g. :8080 or 127.0.0.1:8080"
 	const wantPort = "a port 0..65535"
 	addr := r.given(KeyListen, "", wantAddr)
-	if !r.isSet(KeyListen) {
-		if port := r.given(VestaPort, "", wantPort); port != "" {
+	if name := r.setName(ports...); !r.isSet(KeyListen) && name != "" {
+		if port := r.given(name, "", wantPort); port != "" {
 			if _, err := parsePort(port); err != nil {
-				r.fail(VestaPort, port, wantPort)
+				r.fail(name, port, wantPort)
 			}
 			addr = ":" + port
 		}
@@ -257,7 +267,7 @@ func (r *reader) populator() string {
 	if r.isSet(KeyPopulator) || r.failEmptyEnv(KeyPopulator, "one of "+strings.Join(valid, ", ")) {
 		return r.oneOf(KeyPopulator, service.DefaultPopulator, valid...)
 	}
-	switch {
+	switch { // atomic wins over sync, as in Vesta
 	case r.bool(VestaAtomic, "", false):
 		return service.PopulatorAtomic
 	case r.bool(VestaSyncLock, "", false):
@@ -293,10 +303,7 @@ func (r *reader) machine(s *service.Settings, withEtcd bool) string {
 	provider := r.given(KeyMachineProvider, "", want)
 	ips := r.str(KeyIPs, VestaIPs)
 	if provider == "" {
-		provider = ProviderProperty
-		if ips != "" && !r.isSet(KeyMachine) && !r.isSet(VestaMachine) {
-			provider = ProviderIPs
-		}
+		provider = r.defaultProvider()
 	}
 	switch provider {
 	case ProviderProperty:
@@ -316,6 +323,25 @@ func (r *reader) machine(s *service.Settings, withEtcd bool) string {
 		r.fail(KeyMachineProvider, provider, want)
 	}
 	return provider
+}
+
+// defaultProvider is the provider when machineProvider is not set:
+// property, or ips when ips is set and machine is not, or is set at a
+// lower layer (a flag's ips list over the file's machine id). Both at one
+// layer contradict each other.
+func (r *reader) defaultProvider() string {
+	m, ips := r.setName(KeyMachine, VestaMachine), r.setName(KeyIPs, VestaIPs)
+	switch {
+	case ips == "":
+		return ProviderProperty
+	case m == "" || r.source(ips).Layer > r.source(m).Layer:
+		return ProviderIPs
+	}
+	if machine := r.int(KeyMachine, VestaMachine, 0, 0, intf.MaxMachine); r.err == nil { // a wrong value first
+		r.conflict(ips, m, num(machine),
+			"both give the machine id (ips: this host's index in the list); set machineProvider to property or ips")
+	}
+	return ProviderProperty
 }
 
 // NewLogger returns the slog logger the configuration asks for, writing to

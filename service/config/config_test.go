@@ -103,14 +103,15 @@ func TestVestaPropertiesFile(t *testing.T) {
 
 func TestFileFormats(t *testing.T) {
 	for name, body := range map[string]string{
-		"c.yaml": "machine: 7\nips: [10.0.0.1, 10.0.0.2]\nmachineProvider: property\n",
-		"c.toml": "machine = 7\nips = \"10.0.0.1,10.0.0.2\"\nmachineProvider = \"property\"\n",
-		"c.json": `{"machine": 7, "ips": "10.0.0.1,10.0.0.2", "machineProvider": "property"}`,
+		"c.yaml": "genMethod: 1\nips: [10.0.0.1, 10.0.0.2]\nmachineProvider: ips\n",
+		"c.toml": "genMethod = 1\nips = \"10.0.0.1,10.0.0.2\"\nmachineProvider = \"ips\"\n",
+		"c.json": `{"genMethod": 1, "ips": "10.0.0.1,10.0.0.2", "machineProvider": "ips"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, err := load(t, "--config", writeFile(t, name, body))
 			require.NoError(t, err)
-			assert.Equal(t, int64(7), c.Service.Machine)
+			assert.Equal(t, int64(1), c.Service.GenMethod)
+			assert.Equal(t, service.IPListMachine{IPs: []string{"10.0.0.1", "10.0.0.2"}}, c.Service.MachineProvider)
 		})
 	}
 }

@@ -104,6 +104,8 @@ func TestDocsErrorExamples(t *testing.T) {
 	yaml := writeFile(t, "vesta.yaml", "machine: 1\nmachnie: 2\n")
 	_, err = load(t, "--config", yaml)
 	example(t, err, yaml, "vesta.yaml")
+	_, err = load(t, "--machine", "5", "--machine-provider", "hostname")
+	example(t, err, "", "")
 	t.Run("environment", func(t *testing.T) {
 		t.Setenv("VESTA_MACHINE", "2000")
 		_, err := load(t)

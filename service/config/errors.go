@@ -145,3 +145,36 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// ConflictError is two settings that contradict each other: one names a
+// value the other makes meaningless (machine 5 with machineProvider
+// hostname, which takes the id from the host name). Either would be
+// silently ignored, so both are refused, each named with where it was set:
+//
+//	invalid argument: config key machine ("5" from flag --machine) contradicts machineProvider ("hostname" from flag --machine-provider): machineProvider hostname takes the machine id from the host name, so machine would be ignored; remove one of them
+//
+// It matches intf.ErrInvalidArgument.
+type ConflictError struct {
+	// Key is the setting that would be ignored, Value its value (a
+	// secret's is never kept) and Source where it was set.
+	Key, Value string
+	Source     Source
+	// Other is the setting it contradicts, which may be in force by
+	// default (OtherSource is then LayerDefault).
+	Other, OtherValue string
+	OtherSource       Source
+	// Why says how they contradict each other.
+	Why string
+}
+
+func (e *ConflictError) Error() string {
+	other := fmt.Sprintf("%q from %s", e.OtherValue, e.OtherSource)
+	if e.OtherSource.Layer == LayerDefault {
+		other = fmt.Sprintf("%q, the default", e.OtherValue)
+	}
+	return fmt.Sprintf("%v: config key %s (%q from %s) contradicts %s (%s): %s; remove one of them",
+		intf.ErrInvalidArgument, e.Key, e.Value, e.Source, e.Other, other, e.Why)
+}
+
+// Unwrap makes errors.Is(err, intf.ErrInvalidArgument) true.
+func (e *ConflictError) Unwrap() error { return intf.ErrInvalidArgument }

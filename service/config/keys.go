@@ -54,6 +54,15 @@ const (
 	VestaPort      = "vesta.port"
 	VestaSyncLock  = "vesta.sync.lock.impl.key"
 	VestaAtomic    = "vesta.atomic.impl.key"
+	// VestaServicePort is the port of Vesta's central server
+	// (vesta-server.properties): server-rpc listens on it when listen is
+	// not set; server-rest ignores it.
+	VestaServicePort = "vesta.service.port"
+	// VestaRegisterCenter is the registry Vesta's central server announced
+	// itself to (ZooKeeper, multicast). vesta-go has none: clients are
+	// given the servers' addresses. Accepted, with a warning, so that a
+	// Vesta user's file is read as it is.
+	VestaRegisterCenter = "vesta.service.register.center"
 )
 
 // Machine id providers.
@@ -143,7 +152,7 @@ func vestaKeys() []string {
 			ks = append(ks, k.Vesta)
 		}
 	}
-	return append(ks, VestaSyncLock, VestaAtomic)
+	return append(ks, VestaSyncLock, VestaAtomic, VestaServicePort, VestaRegisterCenter)
 }
 
 // knownFileKey reports whether a key found in a file (lower-cased by

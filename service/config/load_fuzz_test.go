@@ -183,11 +183,14 @@ func checkErrorSource(t *testing.T, err error, path string, content []byte) {
 	var src config.Source
 	var ve *config.ValueError
 	var ue *config.UnknownKeyError
+	var ce *config.ConflictError
 	switch {
 	case errors.As(err, &ve):
 		src = ve.Source
 	case errors.As(err, &ue):
 		src = ue.Source
+	case errors.As(err, &ce):
+		src = ce.Source
 	default:
 		return
 	}

@@ -38,6 +38,10 @@ func (r *reader) segment(s *service.Settings, withTags bool) stores.Config {
 	}
 	c.Store = r.oneOf(KeySegmentStore, def, stores.Kinds()...)
 	switch c.Store {
+	case stores.Off:
+		if c.DSN != "" {
+			r.conflict(KeySegmentDSN, KeySegmentStore, stores.Off, "segmentStore off opens no store, so segmentDSN would be ignored")
+		}
 	case stores.Postgres:
 		if c.DSN == "" {
 			r.fail(KeySegmentDSN, "", "a PostgreSQL DSN, e.g. postgres://user:password@host:5432/db (required by segmentStore postgres)")
