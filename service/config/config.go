@@ -352,9 +352,20 @@ func (c Config) NewLogger(w io.Writer) *slog.Logger {
 	}
 	opts := &slog.HandlerOptions{Level: c.LogLevel}
 	if c.LogFormat == "json" {
+		opts.ReplaceAttr = readableDuration
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// readableDuration writes a duration as the text log does, "15s", rather
+// than as the JSON handler does, 15000000000 nanoseconds: what an operator
+// reads, and what the duration keys take.
+func readableDuration(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 // fileKeys are the names a file may hold: every key but config, and

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -276,4 +278,24 @@ func TestEpochFollowsTheServiceRule(t *testing.T) {
 	_, err = load(t, "--epoch", "soon")
 	require.ErrorIs(t, err, intf.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), `config key epoch: "soon" from flag --epoch: want an integer: Unix milliseconds, 1..now`)
+}
+
+// JSON logs write durations as the text logs do ("15s"), not in
+// nanoseconds; nested in groups too.
+func TestJSONLogDurations(t *testing.T) {
+	c, err := load(t, "--log-format", "json")
+	require.NoError(t, err)
+	var b strings.Builder
+	c.NewLogger(&b).Info("m", "timeout", 15*time.Second, slog.Group("g", "wait", 1500*time.Millisecond), "n", 7)
+	var line map[string]any
+	require.NoError(t, json.Unmarshal([]byte(b.String()), &line))
+	assert.Equal(t, "15s", line["timeout"])
+	assert.Equal(t, map[string]any{"wait": "1.5s"}, line["g"])
+	assert.Equal(t, float64(7), line["n"], "other numbers stay numbers")
+
+	c, err = load(t)
+	require.NoError(t, err)
+	b.Reset()
+	c.NewLogger(&b).Info("m", "timeout", 15*time.Second)
+	assert.Contains(t, b.String(), " timeout=15s\n", "the text format, as before")
 }
