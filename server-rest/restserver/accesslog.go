@@ -3,6 +3,8 @@ package restserver
 import (
 	"log/slog"
 	"net/http"
+
+	"github.com/labstack/echo/v4"
 )
 
 // withAccessLog wraps the server's handler with the access log: at debug
@@ -10,20 +12,27 @@ import (
 // remote address and body size. No header is logged (an Authorization
 // header holds a secret) and no query string (a client may put anything in
 // it): the path says what was asked. Below debug it costs one level check.
-func (s *Server) withAccessLog(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		if !s.log.Enabled(ctx, slog.LevelDebug) {
-			h.ServeHTTP(w, r)
-			return
-		}
-		start := monotonic()
-		rec := &recorder{ResponseWriter: w}
-		h.ServeHTTP(rec, r)
-		s.log.LogAttrs(ctx, slog.LevelDebug, "rest: request",
-			slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()), slog.Int("status", rec.status()),
-			slog.Duration("duration", monotonic()-start), slog.String("remote", r.RemoteAddr), slog.Int64("bytes", rec.n))
-	})
+func (s *Server) withAccessLog(e *echo.Echo) http.Handler { return accessLogged{e, s.log} }
+
+// accessLogged is Echo with the access log; Echo's own methods (Routes)
+// stay reachable.
+type accessLogged struct {
+	*echo.Echo
+	log *slog.Logger
+}
+
+func (a accessLogged) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if !a.log.Enabled(ctx, slog.LevelDebug) {
+		a.Echo.ServeHTTP(w, r)
+		return
+	}
+	start := monotonic()
+	rec := &recorder{ResponseWriter: w}
+	a.Echo.ServeHTTP(rec, r)
+	a.log.LogAttrs(ctx, slog.LevelDebug, "rest: request",
+		slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()), slog.Int("status", rec.status()),
+		slog.Duration("duration", monotonic()-start), slog.String("remote", r.RemoteAddr), slog.Int64("bytes", rec.n))
 }
 
 // recorder notes the status and size of a response on its way.

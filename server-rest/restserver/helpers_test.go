@@ -159,5 +159,6 @@ func jsonError(t *testing.T, r response) (msg, param string) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.body), &e), r.body)
 	require.NotEmpty(t, e.Error)
+	require.NoError(t, jsonEndsInNewline(r.ctype, []byte(r.body)))
 	return e.Error, e.Param
 }

@@ -93,6 +93,9 @@ func conform(x exchange) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := jsonEndsInNewline(x.header.Get("Content-Type"), x.body); err != nil {
+		return "", fmt.Errorf("%s %s: %w", x.req.Method, x.req.URL, err)
+	}
 	ctx := context.Background()
 	// Route as Echo does: on the escaped path (an escaped "/" stays in its
 	// segment), with path parameters unescaped once.
@@ -145,6 +148,20 @@ func conform(x exchange) (string, error) {
 		return what, fmt.Errorf("%s %s: the answer %d %q does not match the document: %w", x.req.Method, x.req.URL, x.status, cut(x.body), err)
 	}
 	return what, nil
+}
+
+// jsonEndsInNewline checks the one rule of JSON bodies the document cannot
+// state: every JSON body, of every route and status, ends with exactly one
+// newline (as Echo's encoder writes it), so that curl's output ends its line
+// and a client reading JSON lines reads one per body.
+func jsonEndsInNewline(ctype string, body []byte) error {
+	if !strings.HasPrefix(ctype, "application/json") {
+		return nil
+	}
+	if !bytes.HasSuffix(body, []byte("}\n")) && !bytes.HasSuffix(body, []byte("]\n")) {
+		return fmt.Errorf("the JSON body %q does not end with one newline", cut(body))
+	}
+	return nil
 }
 
 // matchesTemplate tells whether path is the documented path template
