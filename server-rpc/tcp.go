@@ -31,7 +31,7 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 		if cerr := svc.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("closing the id service: %w", cerr))
 		} else {
-			log.Info("vesta rpc: id service closed; high-water mark stored")
+			log.Info("vesta: stopped", "server", "rpc")
 		}
 	}()
 	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, cfg.MaxBatch, receiverOptions(cfg, seg)...),
@@ -44,7 +44,7 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	if err != nil {
 		return err
 	}
-	log.Info("vesta rpc: listening", "addr", ln.Addr().String(), "service", rpcapi.ServiceName,
+	log.Info("vesta: listening", "server", "rpc", "addr", ln.Addr().String(), "service", rpcapi.ServiceName,
 		"maxBatch", cfg.MaxBatch, "maxConns", f.maxConns, "maxConnsPerIP", f.maxConnsPerIP,
 		"maxMessageBytes", f.maxMessageBytes, "callTimeout", cfg.CallTimeout)
 	served := make(chan error, 1)
@@ -55,7 +55,7 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 		return fmt.Errorf("serving %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
-	log.Info("vesta rpc: shutting down", "timeout", f.shutdownTimeout, "conns", srv.Stats().Open)
+	log.Info("vesta: shutting down: finishing the calls in flight", "server", "rpc", "timeout", f.shutdownTimeout, "conns", srv.Stats().Open)
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
