@@ -66,7 +66,7 @@ pids+=("$rest_pid")
 "$tmp/barehttp" --listen 127.0.0.1:0 >"$tmp/bare.log" 2>&1 &
 bare_pid=$!
 pids+=("$bare_pid")
-rest=$(wait_for 's/.*msg="rest: listening" addr=\([^ ]*\).*/\1/p' "$tmp/rest.log")
+rest=$(wait_for 's/.*msg="vesta: listening" server=rest addr=\([^ ]*\).*/\1/p' "$tmp/rest.log")
 bare=$(wait_for 's/^listening \(.*\)$/\1/p' "$tmp/bare.log")
 for _ in $(seq 300); do
   curl -fs "http://$rest/readyz" >/dev/null && break

@@ -71,7 +71,7 @@ serve() {
     "$@" 2>"$tmp/$name.log" &
   pids+=("$!")
   printf -v "${name}_pid" '%s' "$!"
-  printf -v "${name}_addr" '%s' "$(wait_for 's/.*msg="rest: listening" addr=\([^ ]*\).*/\1/p' "$tmp/$name.log")"
+  printf -v "${name}_addr" '%s' "$(wait_for 's/.*msg="vesta: listening" server=rest addr=\([^ ]*\).*/\1/p' "$tmp/$name.log")"
 }
 serve plain 1
 serve auth 2 --auth-file "$tmp/auth.yaml"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds every server binary of the repository (server-rest, and server-rpc
-# when its directory exists) for linux and darwin on amd64 and arm64 into
-# dist/, statically (CGO_ENABLED=0), with the version stamped in. Then runs
-# the binaries built for this host with --version to check the stamp.
+# Builds the binaries a user installs — server-rest, server-rpc and
+# vesta-segment (segment tag administration) — for linux and darwin on
+# amd64 and arm64 into dist/, statically (CGO_ENABLED=0), with the version
+# stamped in, and puts LICENSE beside them. Then runs the binaries built for
+# this host with --version to check the stamp.
 #
 #   scripts/release.sh                 # VERSION from git describe
 #   VERSION=v1.2.3 scripts/release.sh
@@ -13,29 +14,31 @@ VERSION=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo de
 PLATFORMS=${PLATFORMS:-"linux/amd64 linux/arm64 darwin/amd64 darwin/arm64"}
 LDFLAGS="-s -w -X github.com/vesta-go/vesta/internal/buildinfo.Version=$VERSION"
 
-servers=()
-for dir in server-rest server-rpc; do
-  if [ -f "$dir/main.go" ]; then servers+=("$dir"); fi
+commands=(server-rest server-rpc cmd/vesta-segment)
+for dir in "${commands[@]}"; do
+  if [ ! -f "$dir/main.go" ]; then
+    echo "release: $dir/main.go not found" >&2
+    exit 1
+  fi
 done
-if [ ${#servers[@]} -eq 0 ]; then
-  echo "release: no server directories found" >&2
-  exit 1
-fi
 
 mkdir -p dist
-echo "release $VERSION: ${servers[*]} for $PLATFORMS"
-for server in "${servers[@]}"; do
+cp LICENSE dist/LICENSE
+echo "release $VERSION: ${commands[*]} for $PLATFORMS"
+for dir in "${commands[@]}"; do
+  name=$(basename "$dir")
   for platform in $PLATFORMS; do
     goos=${platform%/*} goarch=${platform#*/}
-    out="dist/$server-$VERSION-$goos-$goarch"
-    CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -ldflags "$LDFLAGS" -o "$out" "./$server"
+    out="dist/$name-$VERSION-$goos-$goarch"
+    CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -ldflags "$LDFLAGS" -o "$out" "./$dir"
     echo "  $out"
   done
 done
 
 host="$(go env GOHOSTOS)-$(go env GOHOSTARCH)"
 status=0
-for server in "${servers[@]}"; do
+for dir in "${commands[@]}"; do
+  server=$(basename "$dir")
   bin="dist/$server-$VERSION-$host"
   [ -x "$bin" ] || continue
   got=$("$bin" --version)

@@ -58,7 +58,7 @@ type process struct {
 	done chan struct{} // stderr closed
 }
 
-var listenLine = regexp.MustCompile(`msg="rest: listening" addr=(\S+)`)
+var listenLine = regexp.MustCompile(`msg="vesta: listening" server=rest addr=(\S+)`)
 
 func start(t *testing.T, args ...string) *process {
 	t.Helper()
@@ -194,7 +194,7 @@ func (p *process) stop(t *testing.T) {
 	err := p.cmd.Wait()
 	require.NoError(t, err, "clean exit (code 0); log:\n%s", p.logText())
 	assert.Equal(t, 0, p.cmd.ProcessState.ExitCode())
-	assert.Contains(t, p.logText(), "rest: stopped")
+	assert.Contains(t, p.logText(), `msg="vesta: stopped" server=rest`)
 }
 
 // getBody GETs url, with an Accept header unless accept is "", and

@@ -46,7 +46,7 @@ func startBinary(t *testing.T, bin string, args ...string) binary {
 	addr := make(chan string, 1)
 	logDone := make(chan string, 1)
 	go func() {
-		re := regexp.MustCompile(`rpc: listening.* addr=(\S+)`)
+		re := regexp.MustCompile(`vesta: listening.* server=rpc addr=(\S+)`)
 		var all strings.Builder
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {

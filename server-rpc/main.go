@@ -30,9 +30,12 @@ func main() {
 
 // program is server-rpc's start-up: genMethod 1 on TCP, 0 as a plugin.
 func program(f *flags, plugin bool) app.Program {
-	d := config.Defaults{Listen: DefaultListen, GenMethod: intf.GenMethodCentral}
+	d := config.Defaults{Listen: DefaultListen, GenMethod: intf.GenMethodCentral, RPC: true}
 	if plugin {
 		d.GenMethod = intf.GenMethodEmbedded
 	}
-	return app.Program{Name: "server-rpc", Defaults: d, Flags: f.register}
+	return app.Program{Name: "server-rpc", Defaults: d, Flags: f.register, Help: config.Help{
+		Summary: "the vesta-go central server: unique 64-bit IDs and segment IDs over net/rpc on TCP, or as a go-plugin plugin (--plugin).",
+		Docs:    []string{"docs/rpc.md", "docs/operations.md"},
+	}}
 }

@@ -106,7 +106,7 @@ func testServe(t *testing.T, bin string) {
 	addr := make(chan string, 1)
 	logs := make(chan string, 1000)
 	go func() {
-		re := regexp.MustCompile(`rpc: listening.* addr=(\S+)`)
+		re := regexp.MustCompile(`vesta: listening.* server=rpc addr=(\S+)`)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
@@ -159,7 +159,24 @@ func testServe(t *testing.T, bin string) {
 	assert.Contains(t, joined(all), "connection open")
 	assert.Contains(t, joined(all), "segment mode on")
 	assert.FileExists(t, filepath.Join(dataDir, "segments.db"))
-	assert.Contains(t, joined(all), "high-water mark stored")
+	assert.Contains(t, joined(all), `msg="vesta: stopped" server=rpc`)
+	// The life of a server in the words server-rest uses too, in order:
+	// "listening" once the IDs are served.
+	assert.Equal(t, []string{"vesta: segment mode on", "vesta: id service ready", "vesta: listening",
+		"vesta: shutting down: finishing the calls in flight", "vesta: stopped"}, lifeLines(all))
+}
+
+// lifeLines are the messages of the lines that tell a server's life, in
+// order.
+func lifeLines(lines []string) []string {
+	msg := regexp.MustCompile(`msg="(vesta: (segment mode on|id service ready|listening|shutting down[^"]*|stopped))"`)
+	var got []string
+	for _, l := range lines {
+		if m := msg.FindStringSubmatch(l); m != nil {
+			got = append(got, m[1])
+		}
+	}
+	return got
 }
 
 func joined(lines []string) string {

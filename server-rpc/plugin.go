@@ -87,6 +87,6 @@ func runPlugin(cfg config.Config) error {
 	if err := closeSvc(); err != nil {
 		return err
 	}
-	log.Info("vesta plugin: stopped; high-water mark stored")
+	log.Info("vesta: stopped", "server", "plugin")
 	return nil
 }

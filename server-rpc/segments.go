@@ -69,7 +69,7 @@ func (s *segments) start(ctx context.Context) error {
 		return err
 	}
 	s.setDown(err)
-	s.log.Warn("vesta rpc: segment store unreachable at start: serving IDs; SegmentNextIds answers unavailable and the store is retried in the background",
+	s.log.Warn("vesta: segment store unreachable at start: serving IDs; segment calls answer unavailable (SegmentNextIds: code 6) and the store is retried in the background",
 		"err", err, "firstRetry", s.min, "maxWait", s.max)
 	bg, stop := context.WithCancel(context.Background())
 	s.stop, s.done = stop, make(chan struct{})
@@ -97,15 +97,14 @@ func (s *segments) retry(ctx context.Context) {
 			if g != nil {
 				s.g.Store(g)
 			}
-			s.down.Store(nil)
-			s.log.Info("vesta rpc: segment store open: segment mode on")
+			s.down.Store(nil) // the opener logged it: "vesta: segment mode on"
 			return
 		}
 		if ctx.Err() != nil {
 			return
 		}
 		s.setDown(err)
-		s.log.Debug("vesta rpc: segment store still not open", "err", err)
+		s.log.Debug("vesta: segment store unreachable: still retrying", "err", err)
 	}
 }
 

@@ -35,7 +35,7 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 		if cerr := svc.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("closing the id service: %w", cerr))
 		} else {
-			log.Info("vesta rpc: id service closed; high-water mark stored")
+			log.Info("vesta: stopped", "server", "rpc")
 		}
 	}()
 	opts := f.options(log)
@@ -54,7 +54,7 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	sec.Watch(watchCtx)
-	log.Info("vesta rpc: listening", "addr", ln.Addr().String(), "tls", sec.Certs != nil, "service", rpcapi.ServiceName,
+	log.Info("vesta: listening", "server", "rpc", "addr", ln.Addr().String(), "tls", sec.Certs != nil, "service", rpcapi.ServiceName,
 		"maxBatch", cfg.MaxBatch, "maxConns", f.maxConns, "maxConnsPerIP", f.maxConnsPerIP,
 		"maxMessageBytes", f.maxMessageBytes, "callTimeout", cfg.CallTimeout)
 	served := make(chan error, 1)
@@ -65,7 +65,7 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 		return fmt.Errorf("serving %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
-	log.Info("vesta rpc: shutting down", "timeout", f.shutdownTimeout, "conns", srv.Stats().Open)
+	log.Info("vesta: shutting down: finishing the calls in flight", "server", "rpc", "timeout", f.shutdownTimeout, "conns", srv.Stats().Open)
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {

@@ -17,6 +17,9 @@ import (
 // Uniqueness across holders rests on the lease's high-water mark: a holder
 // never issues a time unit above the mark it stored for its machine id
 // (StoreMark), and a new holder starts above the previous holder's mark.
+//
+// The lease logs its holds and losses (the service logs them only at
+// debug level, so that each is read once).
 type MachineLease interface {
 	// Run acquires a machine id and keeps it until ctx is done, telling h
 	// of every change. Before it returns it stops renewing and releases the
@@ -128,7 +131,9 @@ func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs i
 	if closed {
 		return intf.ErrClosed
 	}
-	s.settings.Logger.Info("vesta: machine id held", "machine", machine)
+	// The lease logs the hold, with its details (etcdlease: node, previous
+	// mark): here only at debug level, so that an operator reads it once.
+	s.settings.Logger.Debug("vesta: machine id held", "machine", machine)
 	select {
 	case s.firstHold <- nil:
 	default:
@@ -168,7 +173,8 @@ func (h leaseHolder) Lost() {
 	})
 	if wasHeld {
 		s.fences.Add(1)
-		s.settings.Logger.Warn("vesta: machine id lease lost; not issuing until an id is held again")
+		// The lease logs the loss, with why (see Hold).
+		s.settings.Logger.Debug("vesta: machine id lease lost; not issuing until an id is held again")
 	}
 }
 

@@ -5,22 +5,28 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/vesta-go/vesta/internal/buildinfo"
 	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
-const usage = `usage:
-  vesta-segment [flags] create-tag TAG [--step N] [--initial N] [--description TEXT]
-  vesta-segment [flags] list
-
-flags:
-`
+// help is what --help says besides the flags.
+var help = config.Help{
+	Summary: "creates and lists the tags of segment mode in the store the vesta-go servers use.",
+	Usage: []string{
+		"vesta-segment [flags] create-tag TAG [--step N] [--initial N] [--description TEXT]",
+		"vesta-segment [flags] list",
+	},
+	Docs: []string{"docs/segment.md"},
+}
 
 // groups are the configuration keys vesta-segment reads: which store and
 // where (the SQLite file lives in the data dir). It starts no ID service,
@@ -46,24 +52,32 @@ type command struct {
 // run is the whole program, minus os.Exit.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("vesta-segment", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	fs.SetOutput(io.Discard) // parse errors are returned; --help is the loader's
+	fs.Usage = func() {}
 	loader := config.Register(fs, config.Defaults{}, groups...)
 	loader.Stderr = stderr
+	loader.TakesArgs = true
 	var cmd command
 	fs.Int64Var(&cmd.step, "step", segment.DefaultTagStep, "create-tag: the tag's step (ids per range; about 600 x peak ids/s)")
 	fs.Int64Var(&cmd.initial, "initial", segment.DefaultInitialMaxId, "create-tag: the tag's first id")
 	fs.StringVar(&cmd.description, "description", "", "create-tag: a description, up to 256 characters")
-	if err := fs.Parse(args); err != nil {
+	version := fs.Bool("version", false, "print the version and exit")
+	if err := loader.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
+			if err := loader.WriteHelp(stdout, "vesta-segment", help); err != nil {
+				return exitError
+			}
 			return exitOK
 		}
 		fmt.Fprintf(stderr, "vesta-segment: %v (see --help)\n", err)
 		return exitUsage
 	}
+	if *version {
+		fmt.Fprintf(stdout, "vesta-segment %s\n", buildinfo.String())
+		return exitOK
+	}
 	if err := cmd.parse(fs); err != nil {
-		fmt.Fprintf(stderr, "vesta-segment: %v\n\n", err)
-		fs.Usage()
+		fmt.Fprintf(stderr, "vesta-segment: %v\n\nusage:\n  %s\n(see --help)\n", err, strings.Join(help.Usage, "\n  "))
 		return exitUsage
 	}
 	cfg, err := loader.Load()
@@ -115,18 +129,56 @@ func (c *command) exec(ctx context.Context, cfg stores.Config, stdout io.Writer)
 	}
 	defer st.Close()
 	if c.name == "create-tag" {
-		t := segment.TagInfo{Tag: c.tag, MaxId: c.initial, Step: c.step, Description: c.description}
-		if err := st.CreateTag(ctx, t); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "created tag %s: first id %d, step %d\n", t.Tag, t.MaxId, t.Step)
-		return nil
+		return c.createTag(ctx, st, stdout)
 	}
 	tags, err := st.Tags(ctx)
 	if err != nil {
 		return err
 	}
 	return printTags(stdout, tags)
+}
+
+// createTag creates the tag, or accepts the row already there when it
+// matches what the command asks, so that a deployment step (an init
+// container) can run it every time: the same step and description, and a
+// max_id at least --initial (max_id grows as ranges are handed out, so a
+// tag in use still matches). A row that differs is an error naming each
+// difference: the command never changes a row.
+func (c *command) createTag(ctx context.Context, st segment.Store, stdout io.Writer) error {
+	t := segment.TagInfo{Tag: c.tag, MaxId: c.initial, Step: c.step, Description: c.description}
+	err := st.CreateTag(ctx, t)
+	if err == nil {
+		fmt.Fprintf(stdout, "created tag %s: first id %d, step %d\n", t.Tag, t.MaxId, t.Step)
+		return nil
+	}
+	if !errors.Is(err, segment.ErrTagExists) {
+		return err
+	}
+	tags, lerr := st.Tags(ctx)
+	if lerr != nil {
+		return errors.Join(err, lerr)
+	}
+	i := slices.IndexFunc(tags, func(r segment.TagInfo) bool { return r.Tag == t.Tag })
+	if i < 0 { // removed since: say what CreateTag said
+		return err
+	}
+	row := tags[i]
+	var diffs []string
+	if row.Step != t.Step {
+		diffs = append(diffs, fmt.Sprintf("its step is %d, --step asks for %d", row.Step, t.Step))
+	}
+	if row.Description != t.Description {
+		diffs = append(diffs, fmt.Sprintf("its description is %q, --description asks for %q", row.Description, t.Description))
+	}
+	if row.MaxId < t.MaxId {
+		diffs = append(diffs, fmt.Sprintf("its max_id (the next id to hand out) is %d, below --initial %d", row.MaxId, t.MaxId))
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("%w, and differs from what create-tag asks: %s. The command changes no row: "+
+			"run it with the row's values, or change the row with SQL (docs/segment.md)", err, strings.Join(diffs, "; "))
+	}
+	fmt.Fprintf(stdout, "tag %s exists and matches: next id %d, step %d\n", row.Tag, row.MaxId, row.Step)
+	return nil
 }
 
 func printTags(w io.Writer, tags []segment.TagInfo) error {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 // vs runs the command and returns its exit code and output.
@@ -32,6 +34,7 @@ func TestCreateAndList(t *testing.T) {
 	code, _, errOut = vs(t, "--data-dir", dir, "create-tag", "order")
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, errOut, `segment tag "order": segment tag already exists`)
+	assert.Contains(t, errOut, "its max_id (the next id to hand out) is 0, below --initial 1")
 
 	code, out, errOut = vs(t, "list", "--data-dir", dir)
 	require.Equal(t, exitOK, code, errOut)
@@ -86,25 +89,39 @@ func TestRuntimeErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	code, _, errOut := vs(t, "--help")
+	code, out, errOut := vs(t, "--help")
 	assert.Equal(t, exitOK, code)
-	assert.Contains(t, errOut, "create-tag TAG")
-	assert.Contains(t, errOut, "--segment-store")
+	assert.Empty(t, errOut, "--help is on stdout")
+	assert.True(t, strings.HasPrefix(out, "vesta-segment: creates and lists the tags of segment mode"), out)
+	assert.Contains(t, out, "create-tag TAG")
+	assert.Contains(t, out, "--segment-store string")
+	assert.Contains(t, out, "--step int")
+	assert.Contains(t, out, "docs/segment.md")
+}
+
+// A usage error says what is wrong and how the command is used, briefly.
+func TestUsageErrorSaysHow(t *testing.T) {
+	code, out, errOut := vs(t, "--data-dir", t.TempDir(), "drop-tag", "x")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "vesta-segment: unknown command \"drop-tag\"\n\nusage:\n"+
+		"  vesta-segment [flags] create-tag TAG [--step N] [--initial N] [--description TEXT]\n"+
+		"  vesta-segment [flags] list\n(see --help)\n", errOut)
 }
 
 // --help lists the keys vesta-segment reads (the file, the data dir, the
 // segment store) and its own flags: nothing of the ID service, etcd, the
 // servers or logging.
 func TestHelpListsOnlyWhatItReads(t *testing.T) {
-	_, _, errOut := vs(t, "--help")
+	_, out, _ := vs(t, "--help")
 	var flags []string
-	for _, line := range strings.Split(errOut, "\n") {
-		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], "--") {
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(line, "  --") {
 			flags = append(flags, f[0])
 		}
 	}
-	assert.Equal(t, []string{"--config", "--data-dir", "--description", "--initial", "--no-data-dir",
-		"--segment-dsn", "--segment-store", "--step"}, flags)
+	assert.Equal(t, []string{"--config", "--data-dir", "--no-data-dir", "--segment-store", "--segment-dsn",
+		"--description", "--initial", "--step", "--version"}, flags, "by group, the command's own flags last")
 }
 
 // A config file shared with the servers may hold their keys: vesta-segment
@@ -123,5 +140,53 @@ func TestSharedConfigFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("segmentStroe: off\n"), 0o600))
 	code, _, errOut = vs(t, "--config", file, "list")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, "unknown key(s) segmentstroe")
+	assert.Contains(t, errOut, "unknown key segmentstroe: did you mean segmentStore?")
+}
+
+// create-tag is idempotent, for a deployment step that runs it every time:
+// a row that matches what it asks is success (also once the tag is in use
+// and its max_id has grown); a row that differs fails, naming every
+// difference, and is left as it is.
+func TestCreateTagAgain(t *testing.T) {
+	dir := t.TempDir()
+	create := []string{"--data-dir", dir, "create-tag", "order", "--step", "500", "--initial", "100", "--description", "orders"}
+	code, out, errOut := vs(t, create...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "created tag order: first id 100, step 500\n", out)
+
+	code, out, errOut = vs(t, create...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "tag order exists and matches: next id 100, step 500\n", out)
+	assert.Empty(t, errOut)
+
+	// The servers took ranges: max_id grew past --initial. Still the same tag.
+	ctx := context.Background()
+	st, err := stores.OpenStore(ctx, stores.Config{DataDir: dir})
+	require.NoError(t, err)
+	_, _, err = st.Alloc(ctx, "order", 0)
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	code, out, errOut = vs(t, create...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "tag order exists and matches: next id 600, step 500\n", out)
+
+	code, out, errOut = vs(t, "--data-dir", dir, "create-tag", "order", "--step", "1000", "--initial", "5000", "--description", "all orders")
+	assert.Equal(t, exitError, code)
+	assert.Empty(t, out)
+	assert.Equal(t, `vesta-segment: segment tag "order": segment tag already exists, and differs from what create-tag asks: `+
+		`its step is 500, --step asks for 1000; its description is "orders", --description asks for "all orders"; `+
+		`its max_id (the next id to hand out) is 600, below --initial 5000. The command changes no row: `+
+		`run it with the row's values, or change the row with SQL (docs/segment.md)`+"\n", errOut)
+
+	code, out, _ = vs(t, "--data-dir", dir, "list")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, []string{"order", "600", "500"}, strings.Fields(strings.Split(out, "\n")[1])[:3], "the row is left as it was")
+}
+
+// --version prints the version, as the servers' does (scripts/release.sh
+// checks it).
+func TestVersion(t *testing.T) {
+	code, out, errOut := vs(t, "--version")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `^vesta-segment \S+\n$`, out)
 }

@@ -38,6 +38,8 @@ type Program struct {
 	Groups []config.Group
 	// Flags adds the program's own flags; may be nil.
 	Flags func(fs *pflag.FlagSet)
+	// Help is what --help says besides the flags.
+	Help config.Help
 	// Stdout and Stderr default to os.Stdout and os.Stderr.
 	Stdout, Stderr io.Writer
 }
@@ -46,7 +48,7 @@ type Program struct {
 var ErrExit = errors.New("exit")
 
 // Setup parses args (without the program name) and loads the configuration.
-// It returns ErrExit after printing help or the version.
+// It returns ErrExit after printing help (on stdout) or the version.
 func (p Program) Setup(args []string) (config.Config, *pflag.FlagSet, error) {
 	stdout, stderr := p.Stdout, p.Stderr
 	if stdout == nil {
@@ -56,21 +58,25 @@ func (p Program) Setup(args []string) (config.Config, *pflag.FlagSet, error) {
 		stderr = os.Stderr
 	}
 	fs := pflag.NewFlagSet(p.Name, pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // parse errors are returned; --help is the loader's
+	fs.Usage = func() {}
 	loader := config.Register(fs, p.Defaults, p.Groups...)
 	loader.Stderr = stderr
 	version := fs.Bool("version", false, "print the version and exit")
 	if p.Flags != nil {
 		p.Flags(fs)
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := loader.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
+			if err := loader.WriteHelp(stdout, p.Name, p.Help); err != nil {
+				return config.Config{}, fs, err
+			}
 			return config.Config{}, fs, ErrExit
 		}
-		return config.Config{}, fs, err
+		return config.Config{}, fs, fmt.Errorf("%w (see --help)", err)
 	}
 	if fs.NArg() > 0 {
-		return config.Config{}, fs, fmt.Errorf("unexpected arguments %q", fs.Args())
+		return config.Config{}, fs, fmt.Errorf("unexpected arguments %q (see --help)", fs.Args())
 	}
 	if *version {
 		fmt.Fprintf(stdout, "%s %s\n", p.Name, buildinfo.String())
@@ -107,7 +113,8 @@ func StartService(ctx context.Context, cfg config.Config) (*service.Service, err
 }
 
 // OpenSegments opens segment mode as cfg configures it (segmentStore,
-// segmentDSN, segmentTags) and logs it. It returns a nil Generator and no
+// segmentDSN, segmentTags) and logs it. With none of those keys set its
+// SQLite file is opened only once it exists (stores.Config.OnDemand). It returns a nil Generator and no
 // error when segment mode is off. An error that says the store cannot be
 // reached now (network, timeout, a PostgreSQL that refuses connections
 // for the moment) matches intf.ErrUnavailable: the servers retry those in
@@ -129,7 +136,13 @@ func OpenSegments(ctx context.Context, cfg config.Config) (*segment.Generator, e
 		}
 		return nil, fmt.Errorf("segment mode: %w", err)
 	}
-	log.Info("vesta: segment mode on", "store", cfg.Segment.Store, "tags", g.Tags())
+	if tags := g.Tags(); cfg.Segment.OnDemand && len(tags) == 0 {
+		path, _ := cfg.Segment.SQLitePath() // Open found it
+		log.Info("vesta: segment mode on demand: no segment key is set and there are no tags yet; the SQLite file is opened once it exists (vesta-segment create-tag makes it), never created unasked",
+			"file", path)
+	} else {
+		log.Info("vesta: segment mode on", "store", cfg.Segment.Store, "tags", tags)
+	}
 	return g, nil
 }
 

@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,6 +26,9 @@ func main() {
 	machine := fs.Int64("machine", 1, "machine id of the plugin")
 	dataDir := fs.String("data-dir", "", "the plugin's data dir (default: a temp dir)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) { // usage printed
+			return
+		}
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

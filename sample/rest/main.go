@@ -1,6 +1,7 @@
-// Command rest calls a running server-rest with nothing but net/http: it
-// takes one ID, a batch, and explains the batch's first ID; with --tag, it
-// also takes a batch of segment IDs of that tag.
+// Command rest calls a running server-rest with nothing but net/http and
+// intf (stdlib only), whose Int64Id reads the IDs that JSON carries as
+// strings: it takes one ID, a batch, and explains the batch's first ID;
+// with --tag, it also takes a batch of segment IDs of that tag.
 //
 //	go run ./server-rest --data-dir "$(mktemp -d)" --segment-tags order &
 //	go run ./sample/rest --url http://localhost:8080 -n 3 --tag order
@@ -28,28 +29,31 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vesta-go/vesta/intf"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Getenv("VESTA_TOKEN")); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Getenv("VESTA_TOKEN")); err != nil && !errors.Is(err, flag.ErrHelp) { // --help: usage printed, exit 0
 		fmt.Fprintln(os.Stderr, "rest:", err)
 		os.Exit(1)
 	}
 }
 
-// expId is the JSON of /expid. IDs travel as strings in JSON.
+// expId is the JSON of /expid. IDs travel as strings in JSON:
+// intf.Int64Id reads them (and writes them) so.
 type expId struct {
-	Machine   int64  `json:"machine"`
-	Seq       int64  `json:"seq"`
-	Time      int64  `json:"time"`
-	GenMethod int64  `json:"genMethod"`
-	Type      int64  `json:"type"`
-	Version   int64  `json:"version"`
-	ID        string `json:"id"`
-	TypeName  string `json:"typeName"`
-	Timestamp string `json:"timestamp"`
+	Machine   int64        `json:"machine"`
+	Seq       int64        `json:"seq"`
+	Time      int64        `json:"time"`
+	GenMethod int64        `json:"genMethod"`
+	Type      int64        `json:"type"`
+	Version   int64        `json:"version"`
+	ID        intf.Int64Id `json:"id"`
+	TypeName  string       `json:"typeName"`
+	Timestamp string       `json:"timestamp"`
 }
 
 // run is the sample; envToken is $VESTA_TOKEN.
@@ -93,17 +97,17 @@ func run(ctx context.Context, args []string, out io.Writer, envToken string) err
 	}
 	fmt.Fprintln(out, "genid:", id)
 
-	var batch []string
+	var batch []intf.Int64Id
 	if err := c.getJSON(ctx, "/genid?count="+strconv.Itoa(*n), &batch); err != nil {
 		return err
 	}
 	if len(batch) == 0 {
 		return errors.New("genid returned an empty batch")
 	}
-	fmt.Fprintf(out, "batch of %d: %s\n", len(batch), strings.Join(batch, " "))
+	fmt.Fprintf(out, "batch of %d: %s\n", len(batch), joinIds(batch))
 
 	var x expId
-	if err := c.getJSON(ctx, "/expid?id="+url.QueryEscape(batch[0]), &x); err != nil {
+	if err := c.getJSON(ctx, "/expid?id="+batch[0].String(), &x); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "expid %s: machine=%d seq=%d time=%d (%s) genMethod=%d type=%d (%s) version=%d\n",
@@ -112,12 +116,20 @@ func run(ctx context.Context, args []string, out io.Writer, envToken string) err
 	if *tag == "" {
 		return nil
 	}
-	var segment []string
+	var segment []intf.Int64Id
 	if err := c.getJSON(ctx, "/segment/"+url.PathEscape(*tag)+"?count="+strconv.Itoa(*n), &segment); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "segment %s: %s\n", *tag, strings.Join(segment, " "))
+	fmt.Fprintf(out, "segment %s: %s\n", *tag, joinIds(segment))
 	return nil
+}
+
+func joinIds(ids []intf.Int64Id) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = id.String()
+	}
+	return strings.Join(s, " ")
 }
 
 // client is a minimal server-rest client.

@@ -40,6 +40,9 @@ func main() {
 	fs.StringVar(&sec.keyFile, "key-file", "", "PEM key of --cert-file")
 	fs.StringVar(&sec.tokenFile, "token-file", "", "file holding the token (else $VESTA_TOKEN, if set)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) { // usage printed
+			return
+		}
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -38,7 +38,7 @@ type Proc struct {
 	exited    chan struct{}
 }
 
-var listening = regexp.MustCompile(`rpc: listening.* addr=(\S+)`)
+var listening = regexp.MustCompile(`vesta: listening.* server=rpc addr=(\S+)`)
 
 // Start starts a server with machine id machine on addr ("" for a free
 // port) with its data in dataDir, and waits until it listens.

@@ -386,7 +386,7 @@ func startServer(bin string, args []string) (*server, error) {
 	addr := make(chan string, 1)
 	go func() {
 		defer os.RemoveAll(dir)
-		listening := regexp.MustCompile(`rpc: listening.* addr=(\S+)`)
+		listening := regexp.MustCompile(`vesta: listening.* server=rpc addr=(\S+)`)
 		totals := regexp.MustCompile(`connection totals"? (.*)`)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {

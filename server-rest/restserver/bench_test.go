@@ -53,7 +53,7 @@ func BenchmarkGenIdPath(b *testing.B) {
 		svc, err := restapp.Start(cfg)(ctx)
 		return constService{svc}, err
 	}
-	srv, _ := startServerWith(b, testConfig(b, "--no-data-dir=true"), start)
+	srv, _ := startServerWith(b, testConfig(b), start)
 	h := srv.Handler()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

@@ -13,10 +13,10 @@ import (
 // (JavaScript loses integers above 2^53) and its time, readable.
 type expIdBody struct {
 	intf.Id
-	ID         string `json:"id"`
-	IDUnsigned string `json:"idUnsigned"`
-	TypeName   string `json:"typeName"`
-	Timestamp  string `json:"timestamp"`
+	ID         intf.Int64Id `json:"id"` // a JSON string
+	IDUnsigned string       `json:"idUnsigned"`
+	TypeName   string       `json:"typeName"`
+	Timestamp  string       `json:"timestamp"`
 }
 
 // expId serves /expid?id=N: the ID's fields, decoded by its own type bit.
@@ -48,7 +48,7 @@ func (s *Server) expId(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, expIdBody{
 		Id:         x,
-		ID:         strconv.FormatInt(id, 10),
+		ID:         intf.Int64Id(id),
 		IDUnsigned: strconv.FormatUint(uint64(id), 10),
 		TypeName:   intf.IdType(x.Type).String(),
 		Timestamp:  t.Format(timeLayout),

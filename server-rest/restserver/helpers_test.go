@@ -100,7 +100,9 @@ type response struct {
 	header http.Header
 }
 
-// fetch does one request; it is safe to call from any goroutine.
+// fetch does one request and checks the answer against docs/openapi.yaml
+// (conform), so that every test of the package keeps the document true;
+// it is safe to call from any goroutine.
 func fetch(method, url string, header http.Header, body io.Reader) (response, error) {
 	req, err := http.NewRequestWithContext(context.Background(), method, url, body)
 	if err != nil {
@@ -115,7 +117,12 @@ func fetch(method, url string, header http.Header, body io.Reader) (response, er
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return response{status: resp.StatusCode, ctype: resp.Header.Get("Content-Type"), body: string(b), header: resp.Header}, err
+	r := response{status: resp.StatusCode, ctype: resp.Header.Get("Content-Type"), body: string(b), header: resp.Header}
+	if err != nil {
+		return r, err
+	}
+	_, err = conform(exchange{req: req, status: resp.StatusCode, header: resp.Header, body: b})
+	return r, err
 }
 
 func do(t *testing.T, method, url string, header http.Header, body io.Reader) response {
@@ -152,5 +159,6 @@ func jsonError(t *testing.T, r response) (msg, param string) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.body), &e), r.body)
 	require.NotEmpty(t, e.Error)
+	require.NoError(t, jsonEndsInNewline(r.ctype, []byte(r.body)))
 	return e.Error, e.Param
 }

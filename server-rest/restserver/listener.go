@@ -81,7 +81,7 @@ func (l *limitListener) warn(ip string) {
 	n := l.unlogged
 	l.lastWarn, l.unlogged = now, 0
 	l.mu.Unlock()
-	l.log.Warn("rest: connection refused: too many connections from one address (maxConnsPerIP)",
+	l.log.Warn("vesta: connection refused: too many connections from this address (maxConnsPerIP)",
 		"remote", ip, "max", l.max, "refusedSinceLastWarning", n)
 }
 

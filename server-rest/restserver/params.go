@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/vesta-go/vesta/intf"
 )
@@ -70,19 +69,14 @@ func parseDecimal(name, s, want string) (int64, error) {
 }
 
 // parseId accepts the signed and the unsigned decimal form of the same 64
-// bits: version 1 IDs are negative as int64 (Java's long), and
-// 2^63..2^64-1 written unsigned map to them.
+// bits (intf.ParseInt64Id): version 1 IDs are negative as int64 (Java's
+// long), and 2^63..2^64-1 written unsigned map to them.
 func parseId(name, s string) (int64, error) {
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err == nil {
-		return v, nil
+	id, err := intf.ParseInt64Id(s)
+	if err != nil {
+		return 0, numberError(name, s, idWant, err)
 	}
-	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-") {
-		if u, uerr := strconv.ParseUint(strings.TrimPrefix(s, "+"), 10, 64); uerr == nil {
-			return int64(u), nil
-		}
-	}
-	return 0, numberError(name, s, idWant, err)
+	return int64(id), nil
 }
 
 // idWant describes the values /expid accepts.

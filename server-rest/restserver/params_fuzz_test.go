@@ -36,6 +36,7 @@ var fuzzTags = []string{"order", "fuzz"}
 // the real handler of a ready server (real ID service, SQLite segment
 // mode) and checks, for /genid, /expid, /transtime, /makeid and
 // /segment/{tag}:
+//   - the answer conforms to docs/openapi.yaml (conform);
 //   - no panic, never a 500, only 200, 400 or 404 (an unknown tag or path);
 //   - every error is JSON; a 400 whose query string parses names the
 //     parameter to blame ("param", a parameter of the endpoint or of the
@@ -120,6 +121,9 @@ func FuzzRESTParams(f *testing.F) {
 		if r == nil {
 			return // net/http refuses the request itself
 		}
+		if _, err := conform(exchange{req: r.req, status: r.status, header: r.header, body: []byte(r.body)}); err != nil {
+			t.Fatal(err)
+		}
 		switch r.status {
 		case http.StatusOK:
 			checkOK(t, h, e.path, r)
@@ -137,6 +141,7 @@ type fuzzResponse struct {
 	req    *http.Request
 	status int
 	ctype  string
+	header http.Header
 	body   string
 }
 
@@ -166,7 +171,7 @@ func fuzzServe(h http.Handler, target, accept string) *fuzzResponse {
 	req.RemoteAddr = "127.0.0.1:1234"
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	return &fuzzResponse{target: target, req: req, status: rec.Code, ctype: rec.Header().Get("Content-Type"), body: rec.Body.String()}
+	return &fuzzResponse{target: target, req: req, status: rec.Code, ctype: rec.Header().Get("Content-Type"), header: rec.Header(), body: rec.Body.String()}
 }
 
 // checkError checks an error answer: JSON naming the parameter to blame.

@@ -48,6 +48,7 @@ func plainToJSON(p []byte) (out []byte, ok bool) {
 		}
 	}
 	b, _ := json.Marshal(errorBody{Error: msg}) // a struct of strings: cannot fail
+	b = append(b, '\n')                         // as every JSON body
 	return fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
 		code, http.StatusText(code), len(b), b), true
 }

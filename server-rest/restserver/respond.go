@@ -107,13 +107,15 @@ func (w *bodyWriter) finish() error {
 	return w.err
 }
 
-// writeId sends one ID: its decimal as text/plain, or {"id":"..."} as JSON.
+// writeId sends one ID: its decimal as text/plain (no newline, as Vesta:
+// the body parses as a number), or {"id":"..."} as JSON, which ends with a
+// newline as every JSON body does (Echo's encoder writes one).
 func writeId(c echo.Context, id int64, asJSON bool) error {
 	if asJSON {
 		w := newBodyWriter(c, appJSON)
 		w.b = append(w.b, `{"id":"`...)
 		w.b = strconv.AppendInt(w.b, id, 10)
-		w.b = append(w.b, `"}`...)
+		w.b = append(w.b, "\"}\n"...)
 		return w.finish()
 	}
 	w := newBodyWriter(c, textPlain)
@@ -122,7 +124,7 @@ func writeId(c echo.Context, id int64, asJSON bool) error {
 }
 
 // writeIds sends a batch: one decimal per line as text/plain, or a JSON
-// array of strings.
+// array of strings and a newline.
 func writeIds(c echo.Context, ids []int64, asJSON bool) error {
 	if !asJSON {
 		w := newBodyWriter(c, textPlain)
@@ -141,6 +143,6 @@ func writeIds(c echo.Context, ids []int64, asJSON bool) error {
 		w.b = append(strconv.AppendInt(append(w.b, '"'), id, 10), '"')
 		w.maybeFlush()
 	}
-	w.b = append(w.b, ']')
+	w.b = append(w.b, "]\n"...)
 	return w.finish()
 }

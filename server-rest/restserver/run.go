@@ -38,7 +38,11 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 // A cancelled ctx is a clean exit: Serve returns nil.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := s.httpServer()
-	s.log.Info("rest: listening", "addr", ln.Addr().String(), "tls", s.certs != nil, "maxConnsPerIP", s.maxConnsPerIP, "callTimeout", s.callTimeout)
+	addr := ln.Addr().String()
+	// /healthz and /readyz answer at once; "listening" is logged once the ID
+	// service is ready too, after its own "id service ready", so that the
+	// line an operator waits for means the IDs are served.
+	s.log.Debug("rest: accepting connections; the ID endpoints answer 503 until the id service is ready", "addr", addr)
 	ln = newLimitListener(s.tlsListener(ln), s.maxConnsPerIP, s.log, s.metrics.connsRefused.Inc)
 
 	serveErr := make(chan error, 1)
@@ -60,12 +64,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			startErr = nil
 			if err != nil {
 				runErr, running = err, false
+			} else {
+				s.log.Info("vesta: listening", "server", "rest", "addr", addr, "tls", s.certs != nil, "maxConnsPerIP", s.maxConnsPerIP, "callTimeout", s.callTimeout)
 			}
 		}
 	}
 
 	s.draining.Store(true)
-	s.log.Info("rest: shutting down: finishing in-flight requests", "timeout", s.shutdownTimeout)
+	s.log.Info("vesta: shutting down: finishing the calls in flight", "server", "rest", "timeout", s.shutdownTimeout)
 	cancelStart()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.shutdownTimeout)
 	defer cancel()
@@ -85,14 +91,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	runErr = errors.Join(runErr, s.Close())
 	if runErr == nil {
-		s.log.Info("rest: stopped")
+		s.log.Info("vesta: stopped", "server", "rest")
 	}
 	return runErr
 }
 
 func (s *Server) httpServer() *http.Server {
 	return &http.Server{
-		Handler:           s.echo,
+		Handler:           s.handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,

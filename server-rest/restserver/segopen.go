@@ -85,21 +85,21 @@ func (s *Server) segmentsDown(err error, first bool) {
 	prev := s.segDown.Swap(ae)
 	switch {
 	case first:
-		s.log.Warn("rest: segment store unreachable at start: serving IDs; /segment answers 503 and the store is retried in the background",
+		s.log.Warn("vesta: segment store unreachable at start: serving IDs; segment calls answer unavailable (/segment: 503) and the store is retried in the background",
 			"err", err, "firstRetry", s.retryMin, "maxWait", s.retryMax)
 	case prev == nil || errors.Is(prev.Err, intf.ErrUnavailable) != unreachable:
-		s.log.Warn("rest: "+what+": still retrying", "err", err)
+		s.log.Warn("vesta: "+what+": still retrying", "err", err)
 	default:
-		s.log.Debug("rest: "+what, "err", err)
+		s.log.Debug("vesta: "+what+": still retrying", "err", err)
 	}
 }
 
 // publishSegments makes segment mode (nil: off) available to the
-// handlers, unless Close came first, which then closes it.
+// handlers, unless Close came first, which then closes it. The opener
+// logs what it opened (app.OpenSegments: "vesta: segment mode on").
 func (s *Server) publishSegments(seg Segments) error {
 	if seg == nil {
 		s.segmentsOff.Store(true)
-		s.log.Info("rest: segment mode off: /segment answers 404")
 		return nil
 	}
 	s.mu.Lock()
@@ -108,10 +108,5 @@ func (s *Server) publishSegments(seg Segments) error {
 		return errors.Join(intf.ErrClosed, seg.Close())
 	}
 	s.seg.Store(&segmentsRef{seg})
-	if s.segDown.Load() != nil {
-		s.log.Info("rest: segment store open again: segment mode on", "tags", seg.Tags())
-	} else {
-		s.log.Info("rest: segment mode on", "tags", seg.Tags())
-	}
 	return nil
 }

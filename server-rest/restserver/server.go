@@ -131,6 +131,7 @@ type Server struct {
 	idType          intf.IdType
 	countWant       string // what ?count allows, for error messages
 	echo            *echo.Echo
+	handler         http.Handler // echo with the access log
 	metrics         *metrics
 	guard           *access.Guard   // nil: no checks (WithGuard)
 	certs           *tlsserve.Certs // nil: plain HTTP (WithTLS)
@@ -195,11 +196,13 @@ func New(start StartFunc, opts ...Option) *Server {
 	s.countWant = "an integer 1.." + strconv.Itoa(s.maxBatch) + " (maxBatch)"
 	s.metrics = newMetrics(s)
 	s.echo = s.newEcho()
+	s.handler = s.withAccessLog(s.echo)
 	return s
 }
 
-// Handler is the HTTP handler of every endpoint.
-func (s *Server) Handler() http.Handler { return s.echo }
+// Handler is the HTTP handler of every endpoint, with the access log (at
+// debug level).
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // Ready is closed once the ID service is constructed and segment mode is
 // open (or off).

@@ -37,7 +37,7 @@ func (s *Server) admit(c *conn) bool {
 		logIt, unlogged := s.refusalLog.logIt(time.Now(), warnInterval)
 		s.mu.Unlock()
 		if logIt {
-			s.log.Warn("vesta rpc: connection refused: "+reason, "remote", c.RemoteAddr(),
+			s.log.Warn("vesta: connection refused: "+reason, "remote", c.RemoteAddr(),
 				"maxConns", s.opts.MaxConns, "maxConnsPerIP", s.opts.MaxConnsPerIP,
 				"refusedTotal", s.ctr.refused.Load(), "refusedSinceLastWarning", unlogged)
 		}

@@ -6,8 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -54,11 +54,13 @@ type Loader struct {
 	groups map[Group]bool
 	// Stderr receives the logs of the configured logger; nil means os.Stderr.
 	Stderr io.Writer
+	// TakesArgs says the program takes arguments besides flags (Parse).
+	TakesArgs bool
 }
 
 // Register adds to fs one flag per key of the groups (GroupFile always;
 // none given means ServerGroups) and returns the loader of those keys.
-// Parse fs, then call Load.
+// Parse the command line (Loader.Parse), then call Load.
 func Register(fs *pflag.FlagSet, d Defaults, groups ...Group) *Loader {
 	if len(groups) == 0 {
 		groups = ServerGroups()
@@ -68,19 +70,27 @@ func Register(fs *pflag.FlagSet, d Defaults, groups ...Group) *Loader {
 		l.groups[g] = true
 	}
 	for _, k := range l.keys() {
-		def := k.Default
-		switch k.Name {
-		case KeyListen:
-			def = d.Listen
-		case KeyGenMethod:
-			def = num(d.GenMethod)
-		}
-		fs.String(k.Flag, def, k.Usage)
-		if def == boolean(false) { // a boolean: a bare --flag means true
-			fs.Lookup(k.Flag).NoOptDefVal = boolean(true)
+		def := l.defaultOf(k)
+		f := fs.VarPF(&keyValue{typ: keyType(k, def)}, k.Flag, "", k.Usage)
+		f.DefValue = def
+		if f.Value.Type() == typeBool { // a bare --flag means true
+			f.NoOptDefVal = boolean(true)
 		}
 	}
 	return l
+}
+
+// defaultOf is the default of k in this program, as text: the program's
+// (Defaults) for listen and genMethod; "" when there is none or it
+// varies by machine.
+func (l *Loader) defaultOf(k Key) string {
+	switch k.Name {
+	case KeyListen:
+		return l.d.Listen
+	case KeyGenMethod:
+		return num(l.d.GenMethod)
+	}
+	return k.Default
 }
 
 // keys are the keys of the registered groups.
@@ -97,27 +107,27 @@ func (l *Loader) keys() []Key {
 // Load reads the file, environment and flags into a validated Config. It
 // reads only the registered groups' keys; the fields of the others keep
 // their zero values (the libraries' defaults).
+//
+// A VESTA_* environment variable or a key in the file that is no key is
+// an error (UnknownKeyError), and so is a value a key does not allow
+// (ValueError, naming where it was set).
 func (l *Loader) Load() (Config, error) {
-	v := viper.NewWithOptions(viper.WithCodecRegistry(codecs()))
-	for _, k := range l.keys() {
-		if err := v.BindEnv(k.Name, k.Env); err != nil {
-			return Config{}, err
-		}
-		if err := v.BindPFlag(k.Name, l.fs.Lookup(k.Flag)); err != nil {
-			return Config{}, err
-		}
+	if err := checkEnv(os.Environ()); err != nil {
+		return Config{}, err
 	}
-	r := reader{v: v, fs: l.fs}
+	// Flags and variables are read by lookup, viper reads the file: a flag
+	// or a variable then never passes through viper's lenient conversions.
+	r := reader{fileVals: viper.NewWithOptions(viper.WithCodecRegistry(codecs())), fs: l.fs}
 	var c Config
 	if file := r.str(KeyConfig, ""); file != "" {
-		if err := readFile(v, file); err != nil {
+		if err := r.readFile(file); err != nil {
 			return Config{}, err
 		}
 		c.File = file
 	}
 	has := l.groups
 	if has[GroupServer] {
-		c.Listen = r.listen(l.d.Listen)
+		c.Listen = r.listen(l.d.Listen, l.d.portProperties())
 		c.MaxBatch = int(r.int(KeyMaxBatch, "", DefaultMaxBatch, 1, intf.MaxBatch))
 		c.CallTimeout = r.duration(KeyCallTimeout, DefaultCallTimeout, time.Millisecond, 10*time.Minute)
 		c.MaxConnsPerIP = int(r.int(KeyMaxConnsPerIP, "", DefaultMaxConnsPerIP, 1, 1_000_000))
@@ -158,10 +168,19 @@ func (l *Loader) Load() (Config, error) {
 	if has[GroupEtcd] {
 		etcdOpts = r.etcd(c.MachineProvider)
 	}
+	if has[GroupService] { // after the values are checked one by one
+		r.checkProviderKeys(c.MachineProvider, has[GroupEtcd])
+	}
+	if has[GroupDataDir] {
+		r.checkDataDirKeys(s.NoDataDir, has[GroupService])
+	}
 	if r.err != nil {
 		return Config{}, r.err
 	}
 	s.Logger = c.NewLogger(l.Stderr)
+	if has[GroupServer] {
+		r.warnIneffective(s.Logger)
+	}
 	c.Segment.Settings.Logger = s.Logger
 	if c.MachineProvider == ProviderEtcd {
 		etcdOpts.Logger = s.Logger
@@ -173,40 +192,38 @@ func (l *Loader) Load() (Config, error) {
 	return c, nil
 }
 
-// readFile reads a config file by its extension and rejects unknown keys.
-func readFile(v *viper.Viper, file string) error {
+// readFile reads a config file by its extension and refuses unknown keys.
+func (r *reader) readFile(file string) error {
 	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(file)), ".")
 	switch ext {
 	case "yaml", "yml", "toml", "json", "properties", "props", "prop":
 	default:
 		return fmt.Errorf("config file %s: unsupported extension %q: use .yaml, .yml, .toml, .json or .properties", file, ext)
 	}
-	v.SetConfigFile(file)
-	if err := v.ReadInConfig(); err != nil {
+	r.fileVals.SetConfigFile(file)
+	if err := r.fileVals.ReadInConfig(); err != nil {
 		return fmt.Errorf("config file %s: %w", file, err)
 	}
-	var unknown []string
-	for _, k := range v.AllKeys() {
-		if v.InConfig(k) && !knownFileKey(k) {
-			unknown = append(unknown, k)
+	r.file = file
+	var unknown []*UnknownKeyError
+	for _, k := range r.fileVals.AllKeys() {
+		if r.fileVals.InConfig(k) && !knownFileKey(k) {
+			unknown = append(unknown, unknownKey(k, r.source(k), fileKeys(), true))
 		}
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return fmt.Errorf("config file %s: unknown key(s) %s: see docs/configuration.md", file, strings.Join(unknown, ", "))
-	}
-	return nil
+	return joinUnknown(unknown)
 }
 
-// listen takes listen, else Vesta's vesta.port as ":port".
-func (r *reader) listen(def string) string {
+// listen takes listen, else the first of Vesta's port properties set
+// (ports) as ":port".
+func (r *reader) listen(def string, ports []string) string {
 	const wantAddr = "host:port with port 0..65535, e.g. :8080 or 127.0.0.1:8080"
 	const wantPort = "a port 0..65535"
 	addr := r.given(KeyListen, "", wantAddr)
-	if !r.v.IsSet(KeyListen) {
-		if port := r.given(VestaPort, "", wantPort); port != "" {
+	if name := r.setName(ports...); !r.isSet(KeyListen) && name != "" {
+		if port := r.given(name, "", wantPort); port != "" {
 			if _, err := parsePort(port); err != nil {
-				r.fail(VestaPort, port, wantPort)
+				r.fail(name, port, wantPort)
 			}
 			addr = ":" + port
 		}
@@ -252,10 +269,10 @@ func (r *reader) idType() intf.IdType {
 // populator takes populator, else Vesta's two boolean switches.
 func (r *reader) populator() string {
 	valid := service.Populators()
-	if r.v.IsSet(KeyPopulator) || r.failEmptyEnv(KeyPopulator, "one of "+strings.Join(valid, ", ")) {
+	if r.isSet(KeyPopulator) || r.failEmptyEnv(KeyPopulator, "one of "+strings.Join(valid, ", ")) {
 		return r.oneOf(KeyPopulator, service.DefaultPopulator, valid...)
 	}
-	switch {
+	switch { // atomic wins over sync, as in Vesta
 	case r.bool(VestaAtomic, "", false):
 		return service.PopulatorAtomic
 	case r.bool(VestaSyncLock, "", false):
@@ -291,10 +308,7 @@ func (r *reader) machine(s *service.Settings, withEtcd bool) string {
 	provider := r.given(KeyMachineProvider, "", want)
 	ips := r.str(KeyIPs, VestaIPs)
 	if provider == "" {
-		provider = ProviderProperty
-		if ips != "" && !r.v.IsSet(KeyMachine) && !r.v.IsSet(VestaMachine) {
-			provider = ProviderIPs
-		}
+		provider = r.defaultProvider()
 	}
 	switch provider {
 	case ProviderProperty:
@@ -316,6 +330,25 @@ func (r *reader) machine(s *service.Settings, withEtcd bool) string {
 	return provider
 }
 
+// defaultProvider is the provider when machineProvider is not set:
+// property, or ips when ips is set and machine is not, or is set at a
+// lower layer (a flag's ips list over the file's machine id). Both at one
+// layer contradict each other.
+func (r *reader) defaultProvider() string {
+	m, ips := r.setName(KeyMachine, VestaMachine), r.setName(KeyIPs, VestaIPs)
+	switch {
+	case ips == "":
+		return ProviderProperty
+	case m == "" || r.source(ips).Layer > r.source(m).Layer:
+		return ProviderIPs
+	}
+	if machine := r.int(KeyMachine, VestaMachine, 0, 0, intf.MaxMachine); r.err == nil { // a wrong value first
+		r.conflict(ips, m, num(machine),
+			"both give the machine id (ips: this host's index in the list); set machineProvider to property or ips")
+	}
+	return ProviderProperty
+}
+
 // NewLogger returns the slog logger the configuration asks for, writing to
 // w (os.Stderr when nil).
 func (c Config) NewLogger(w io.Writer) *slog.Logger {
@@ -324,7 +357,30 @@ func (c Config) NewLogger(w io.Writer) *slog.Logger {
 	}
 	opts := &slog.HandlerOptions{Level: c.LogLevel}
 	if c.LogFormat == "json" {
+		opts.ReplaceAttr = readableDuration
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// readableDuration writes a duration as the text log does, "15s", rather
+// than as the JSON handler does, 15000000000 nanoseconds: what an operator
+// reads, and what the duration keys take.
+func readableDuration(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
+}
+
+// fileKeys are the names a file may hold: every key but config, and
+// Vesta's property names.
+func fileKeys() []string {
+	var names []string
+	for _, k := range Keys() {
+		if k.Name != KeyConfig {
+			names = append(names, k.Name)
+		}
+	}
+	return append(names, vestaKeys()...)
 }

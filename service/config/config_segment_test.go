@@ -75,3 +75,27 @@ func TestSegmentInvalidValues(t *testing.T) {
 		})
 	}
 }
+
+// Segment mode is on demand (its file opened once it exists, never
+// created unasked) unless a segment key asks for it, from any layer.
+func TestSegmentOnDemandUnlessAsked(t *testing.T) {
+	c, err := load(t, "--data-dir", t.TempDir())
+	require.NoError(t, err)
+	assert.True(t, c.Segment.OnDemand, "nothing asked for segment mode")
+
+	for _, args := range [][]string{
+		{"--segment-tags", "order"},
+		{"--segment-store", "sqlite"},
+		{"--segment-dsn", "/var/lib/ids/segments.db"},
+		{"--config", writeFile(t, "c.yaml", "segmentTags: order\n")},
+		{"--segment-store", "postgres", "--segment-dsn", "postgres://ids@db:5432/vesta"},
+	} {
+		c, err := load(t, append(args, "--data-dir", t.TempDir())...)
+		require.NoError(t, err)
+		assert.False(t, c.Segment.OnDemand, "%v asks for segment mode", args)
+	}
+	t.Setenv("VESTA_SEGMENT_TAGS", "order")
+	c, err = load(t, "--data-dir", t.TempDir())
+	require.NoError(t, err)
+	assert.False(t, c.Segment.OnDemand, "VESTA_SEGMENT_TAGS asks for segment mode")
+}

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,14 +105,15 @@ func TestVestaPropertiesFile(t *testing.T) {
 
 func TestFileFormats(t *testing.T) {
 	for name, body := range map[string]string{
-		"c.yaml": "machine: 7\nips: [10.0.0.1, 10.0.0.2]\nmachineProvider: property\n",
-		"c.toml": "machine = 7\nips = \"10.0.0.1,10.0.0.2\"\nmachineProvider = \"property\"\n",
-		"c.json": `{"machine": 7, "ips": "10.0.0.1,10.0.0.2", "machineProvider": "property"}`,
+		"c.yaml": "genMethod: 1\nips: [10.0.0.1, 10.0.0.2]\nmachineProvider: ips\n",
+		"c.toml": "genMethod = 1\nips = \"10.0.0.1,10.0.0.2\"\nmachineProvider = \"ips\"\n",
+		"c.json": `{"genMethod": 1, "ips": "10.0.0.1,10.0.0.2", "machineProvider": "ips"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			c, err := load(t, "--config", writeFile(t, name, body))
 			require.NoError(t, err)
-			assert.Equal(t, int64(7), c.Service.Machine)
+			assert.Equal(t, int64(1), c.Service.GenMethod)
+			assert.Equal(t, service.IPListMachine{IPs: []string{"10.0.0.1", "10.0.0.2"}}, c.Service.MachineProvider)
 		})
 	}
 }
@@ -199,7 +202,8 @@ func TestEmptyEnvNeverOverridesTheFile(t *testing.T) {
 	_, err = load(t, "--machine-provider", "etcd", "--etcd-endpoints", "127.0.0.1:2379")
 	require.Error(t, err, "an empty etcdPrefix means nothing")
 	assert.Contains(t, err.Error(), "config key etcdPrefix:")
-	assert.Contains(t, err.Error(), "VESTA_ETCD_PREFIX is set but empty")
+	assert.Contains(t, err.Error(), `config key etcdPrefix: "" from environment variable VESTA_ETCD_PREFIX: want`)
+	assert.Contains(t, err.Error(), "the variable is set but empty")
 }
 
 func TestEmptyEnvIsNotUnset(t *testing.T) {
@@ -229,9 +233,11 @@ func TestInvalidFileValueNamesVestaKey(t *testing.T) {
 }
 
 func TestFileErrors(t *testing.T) {
-	_, err := load(t, "--config", writeFile(t, "c.yaml", "machine: 1\nmachnie: 2\n"))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "unknown key(s) machnie")
+	file := writeFile(t, "c.yaml", "machine: 1\nmachnie: 2\n")
+	_, err := load(t, "--config", file)
+	require.ErrorIs(t, err, ErrUnknownKey)
+	assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+	assert.Equal(t, "config file "+file+" line 2: unknown key machnie: did you mean machine? Every key is in docs/configuration.md", err.Error())
 
 	_, err = load(t, "--config", writeFile(t, "c.ini", "machine=1\n"))
 	require.Error(t, err)
@@ -271,5 +277,25 @@ func TestEpochFollowsTheServiceRule(t *testing.T) {
 	}
 	_, err = load(t, "--epoch", "soon")
 	require.ErrorIs(t, err, intf.ErrInvalidArgument)
-	assert.Contains(t, err.Error(), `config key epoch: "soon": want an integer: Unix milliseconds, 1..now`)
+	assert.Contains(t, err.Error(), `config key epoch: "soon" from flag --epoch: want an integer: Unix milliseconds, 1..now`)
+}
+
+// JSON logs write durations as the text logs do ("15s"), not in
+// nanoseconds; nested in groups too.
+func TestJSONLogDurations(t *testing.T) {
+	c, err := load(t, "--log-format", "json")
+	require.NoError(t, err)
+	var b strings.Builder
+	c.NewLogger(&b).Info("m", "timeout", 15*time.Second, slog.Group("g", "wait", 1500*time.Millisecond), "n", 7)
+	var line map[string]any
+	require.NoError(t, json.Unmarshal([]byte(b.String()), &line))
+	assert.Equal(t, "15s", line["timeout"])
+	assert.Equal(t, map[string]any{"wait": "1.5s"}, line["g"])
+	assert.Equal(t, float64(7), line["n"], "other numbers stay numbers")
+
+	c, err = load(t)
+	require.NoError(t, err)
+	b.Reset()
+	c.NewLogger(&b).Info("m", "timeout", 15*time.Second)
+	assert.Contains(t, b.String(), " timeout=15s\n", "the text format, as before")
 }

@@ -30,6 +30,20 @@ const (
 type Defaults struct {
 	Listen    string // e.g. ":8080"
 	GenMethod int64  // e.g. intf.GenMethodREST
+	// RPC says the program is Vesta's central server's counterpart
+	// (server-rpc): it listens on Vesta's vesta.service.port (from
+	// vesta-server.properties), else on vesta.port, when listen is not
+	// set; the others on vesta.port only.
+	RPC bool
+}
+
+// portProperties are the Vesta properties, in order, that give the
+// program's port when listen is not set.
+func (d Defaults) portProperties() []string {
+	if d.RPC {
+		return []string{VestaServicePort, VestaPort}
+	}
+	return []string{VestaPort}
 }
 
 // The default texts of Keys, written from the constants the loader and

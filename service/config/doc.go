@@ -12,7 +12,14 @@
 // Precedence, highest first: a flag given on the command line, an
 // environment variable, the key in the file, Vesta's own property name in
 // the file (vesta.machine, vesta.ips, ...), the default. Every value is
-// parsed strictly; a bad one is an error naming the key and what it allows,
-// and an unknown key in the file is an error too (a typo must not silently
-// leave a default in force).
+// parsed strictly, whichever layer gave it; a bad one is a *ValueError
+// naming the key, the value, where it was set (Source: the flag, the
+// variable, the file and line, or the default) and what the key allows.
+// A key in the file, or a VESTA_* environment variable, that is no key is
+// an *UnknownKeyError naming the nearest real one: a typo must not
+// silently leave a default in force.
+//
+// A program registers the groups, parses its command line with
+// Loader.Parse, prints its --help with Loader.WriteHelp (each flag typed,
+// with its default, variable and file key) and loads with Loader.Load.
 package config

@@ -79,3 +79,41 @@ func TestDocsShowEveryKeysDefault(t *testing.T) {
 	}
 	assert.Empty(t, rows, "rows of keys that do not exist")
 }
+
+// The example errors of docs/configuration.md are the loader's own.
+func TestDocsErrorExamples(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	require.NoError(t, err)
+	text := string(doc)
+	example := func(t *testing.T, err error, file, docFile string) {
+		t.Helper()
+		require.Error(t, err)
+		msg := "server-rest: " + err.Error()
+		if file != "" {
+			msg = strings.ReplaceAll(msg, file, docFile)
+		}
+		assert.Contains(t, text, "    "+msg+"\n")
+	}
+	_, err = load(t, "--machine", "2000")
+	example(t, err, "", "")
+	_, err = load(t, "--machine-provider", "ips")
+	example(t, err, "", "")
+	props := writeFile(t, "vesta.properties", "# Vesta's file\nvesta.genMethod=2\nvesta.type=0\nvesta.machine=2000\n")
+	_, err = load(t, "--config", props)
+	example(t, err, props, "/etc/vesta.properties")
+	yaml := writeFile(t, "vesta.yaml", "machine: 1\nmachnie: 2\n")
+	_, err = load(t, "--config", yaml)
+	example(t, err, yaml, "vesta.yaml")
+	_, err = load(t, "--machine", "5", "--machine-provider", "hostname")
+	example(t, err, "", "")
+	t.Run("environment", func(t *testing.T) {
+		t.Setenv("VESTA_MACHINE", "2000")
+		_, err := load(t)
+		example(t, err, "", "")
+	})
+	t.Run("unknown variable", func(t *testing.T) {
+		t.Setenv("VESTA_DATA_DRI", "/var/lib/vesta")
+		_, err := load(t)
+		example(t, err, "", "")
+	})
+}

@@ -65,7 +65,7 @@ func TestOtherGroupsKeysAreIgnored(t *testing.T) {
 
 	_, err = loadGroups(t, segmentOnly, "--config", writeFile(t, "typo.yaml", "segmentStroe: off\n"))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "unknown key(s) segmentstroe")
+	assert.Contains(t, err.Error(), "unknown key segmentstroe: did you mean segmentStore?")
 
 	t.Setenv("VESTA_SEGMENT_STORE", "mysql")
 	_, err = loadGroups(t, segmentOnly)

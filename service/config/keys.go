@@ -55,6 +55,15 @@ const (
 	VestaPort      = "vesta.port"
 	VestaSyncLock  = "vesta.sync.lock.impl.key"
 	VestaAtomic    = "vesta.atomic.impl.key"
+	// VestaServicePort is the port of Vesta's central server
+	// (vesta-server.properties): server-rpc listens on it when listen is
+	// not set; server-rest ignores it.
+	VestaServicePort = "vesta.service.port"
+	// VestaRegisterCenter is the registry Vesta's central server announced
+	// itself to (ZooKeeper, multicast). vesta-go has none: clients are
+	// given the servers' addresses. Accepted, with a warning, so that a
+	// Vesta user's file is read as it is.
+	VestaRegisterCenter = "vesta.service.register.center"
 )
 
 // Machine id providers.
@@ -97,7 +106,7 @@ func Keys() []Key {
 		{Name: KeyHostname, Flag: "hostname", Env: "VESTA_HOSTNAME", Group: GroupService, Varies: true,
 			Usage: "host name for provider hostname, which takes its trailing number (default: the OS host name)"},
 		{Name: KeyGenMethod, Flag: "gen-method", Env: "VESTA_GEN_METHOD", Vesta: VestaGenMethod, Group: GroupService, Varies: true,
-			Usage: "genMethod field 0..3 (0 embedded, 1 RPC, 2 REST); default per program"},
+			Usage: "genMethod field 0..3 (0 embedded, 1 RPC, 2 REST)"},
 		{Name: KeyType, Flag: "type", Env: "VESTA_TYPE", Vesta: VestaType, Group: GroupService, Default: intf.MaxPeak.String(),
 			Usage: "ID type: max-peak (0) or min-granularity (1)"},
 		{Name: KeyVersion, Flag: "id-version", Env: "VESTA_VERSION", Group: GroupService, Default: num(0), // Settings' zero value
@@ -120,7 +129,7 @@ func Keys() []Key {
 			Usage: "run without a data dir: no high-water mark (a restart with the clock behind can repeat IDs)"},
 
 		{Name: KeyListen, Flag: "listen", Env: "VESTA_LISTEN", Vesta: VestaPort, Group: GroupServer, Varies: true,
-			Usage: "listen address host:port; default per program"},
+			Usage: "listen address host:port"},
 		{Name: KeyMaxBatch, Flag: "max-batch", Env: "VESTA_MAX_BATCH", Group: GroupServer, Default: num(DefaultMaxBatch),
 			Usage: "largest batch one request may ask for, 1..100000"},
 		{Name: KeyCallTimeout, Flag: "call-timeout", Env: "VESTA_CALL_TIMEOUT", Group: GroupServer, Default: dur(DefaultCallTimeout),
@@ -145,7 +154,7 @@ func vestaKeys() []string {
 			ks = append(ks, k.Vesta)
 		}
 	}
-	return append(ks, VestaSyncLock, VestaAtomic)
+	return append(ks, VestaSyncLock, VestaAtomic, VestaServicePort, VestaRegisterCenter)
 }
 
 // knownFileKey reports whether a key found in a file (lower-cased by

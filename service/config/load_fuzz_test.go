@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -168,10 +169,34 @@ func FuzzLoadFile(f *testing.F) {
 			if msg := err.Error(); !strings.Contains(msg, path) && !strings.Contains(msg, "config key ") {
 				t.Fatalf("Load of %q (.%s): the error names neither the file nor a key: %v", content, e, err)
 			}
+			checkErrorSource(t, err, path, content)
 			return
 		}
 		checkValid(t, c, path, content)
 	})
+}
+
+// checkErrorSource fails unless an error about a key of the file names
+// the file and the key's line.
+func checkErrorSource(t *testing.T, err error, path string, content []byte) {
+	t.Helper()
+	var src config.Source
+	var ve *config.ValueError
+	var ue *config.UnknownKeyError
+	var ce *config.ConflictError
+	switch {
+	case errors.As(err, &ve):
+		src = ve.Source
+	case errors.As(err, &ue):
+		src = ue.Source
+	case errors.As(err, &ce):
+		src = ce.Source
+	default:
+		return
+	}
+	if src.Layer == config.LayerFile && (src.Name != path || src.Line < 1) {
+		t.Fatalf("Load of %q: the error's source is %+v, want the file and a line: %v", content, src, err)
+	}
 }
 
 // FuzzConfigRoundTrip writes the same settings in each of the four

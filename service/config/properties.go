@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,17 @@ func (propertiesCodec) Encode(map[string]any) ([]byte, error) {
 // lines, '#' and '!' comments, '\' line continuations and the escapes \t,
 // \n, \r, \f and \uXXXX. Dotted keys become nested maps, as viper expects.
 func (propertiesCodec) Decode(b []byte, out map[string]any) error {
+	return eachProperty(b, func(line int, key, value string) error {
+		if err := setNested(out, strings.Split(key, "."), value); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		return nil
+	})
+}
+
+// eachProperty calls f with every property of a .properties file, its key
+// and value unescaped, and the line it begins on.
+func eachProperty(b []byte, f func(line int, key, value string) error) error {
 	lines := strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
 	for i := 0; i < len(lines); i++ {
 		lineNo := i + 1
@@ -48,8 +60,8 @@ func (propertiesCodec) Decode(b []byte, out map[string]any) error {
 		if err != nil {
 			return fmt.Errorf("line %d: %w", lineNo, err)
 		}
-		if err := setNested(out, strings.Split(k, "."), value); err != nil {
-			return fmt.Errorf("line %d: %w", lineNo, err)
+		if err := f(lineNo, k, value); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -119,6 +131,9 @@ func unescape(s string) (string, error) {
 }
 
 func setNested(m map[string]any, path []string, value string) error {
+	if slices.Contains(path, "") { // viper would fold such a key into another, or drop it
+		return fmt.Errorf("key %q has an empty part between dots", strings.Join(path, "."))
+	}
 	for i, p := range path[:len(path)-1] {
 		next, ok := m[p]
 		if !ok {

@@ -25,7 +25,7 @@ func TestPropertiesDecode(t *testing.T) {
 }
 
 func TestPropertiesDecodeErrors(t *testing.T) {
-	for _, in := range []string{"a=1\na.b=2\n", "a.b=2\na=1\n", "a=\\u12\n", "a=\\uzzzz\n"} {
+	for _, in := range []string{"a=1\na.b=2\n", "a.b=2\na=1\n", "a=\\u12\n", "a=\\uzzzz\n", ". 0\n", "a..b=1\n", ".a=1\n", "a.=1\n"} {
 		assert.Error(t, propertiesCodec{}.Decode([]byte(in), map[string]any{}), in)
 	}
 	_, err := propertiesCodec{}.Encode(nil)

@@ -19,8 +19,8 @@ const (
 // segmentKeys are the keys of GroupSegment and GroupSegmentTags.
 func segmentKeys() []Key {
 	return []Key{
-		{Name: KeySegmentStore, Flag: "segment-store", Env: "VESTA_SEGMENT_STORE", Group: GroupSegment, Default: stores.SQLite,
-			Usage: "segment mode's store: sqlite, postgres or off (off when noDataDir is set and segmentDSN is not)"},
+		{Name: KeySegmentStore, Flag: "segment-store", Env: "VESTA_SEGMENT_STORE", Group: GroupSegment, Varies: true,
+			Usage: "segment mode's store: sqlite, postgres or off (default: sqlite, opened at start when a segment key is set; else its file is opened once it exists, never created unasked; off with noDataDir and no segmentDSN)"},
 		{Name: KeySegmentDSN, Flag: "segment-dsn", Env: "VESTA_SEGMENT_DSN", Group: GroupSegment, Varies: true,
 			Usage: "postgres: the DSN (required); sqlite: the file path (default <dataDir>/segments.db)"},
 		{Name: KeySegmentTags, Flag: "segment-tags", Env: "VESTA_SEGMENT_TAGS", Group: GroupSegmentTags,
@@ -38,11 +38,15 @@ func (r *reader) segment(s *service.Settings, withTags bool) stores.Config {
 	}
 	c.Store = r.oneOf(KeySegmentStore, def, stores.Kinds()...)
 	switch c.Store {
+	case stores.Off:
+		if c.DSN != "" {
+			r.conflict(KeySegmentDSN, KeySegmentStore, stores.Off, "segmentStore off opens no store, so segmentDSN would be ignored")
+		}
 	case stores.Postgres:
 		if c.DSN == "" {
 			r.fail(KeySegmentDSN, "", "a PostgreSQL DSN, e.g. postgres://user:password@host:5432/db (required by segmentStore postgres)")
 		} else if _, err := pgstore.ParseDSN(c.DSN); err != nil {
-			r.fail(KeySegmentDSN, "(not shown: it may hold a password)", "a PostgreSQL URL or key=value DSN ("+err.Error()+")")
+			r.fail(KeySegmentDSN, c.DSN, "a PostgreSQL URL or key=value DSN ("+err.Error()+")") // not shown: secretKeys
 		}
 	case stores.SQLite:
 		if c.DSN == "" && s.NoDataDir {
@@ -52,6 +56,10 @@ func (r *reader) segment(s *service.Settings, withTags bool) stores.Config {
 			r.fail(KeySegmentDSN, c.DSN, "a file path without '?' or '#' (segmentStore sqlite)")
 		}
 	}
+	// Nothing asked for segment mode: the SQLite file is opened once it
+	// exists, never created unasked (stores.Config.OnDemand).
+	c.OnDemand = c.Store == stores.SQLite && !r.isSet(KeySegmentStore) && !r.isSet(KeySegmentDSN) &&
+		!(withTags && r.isSet(KeySegmentTags))
 	if !withTags {
 		return c
 	}

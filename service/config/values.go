@@ -10,64 +10,78 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
-
-	"github.com/vesta-go/vesta/intf"
 )
 
 var stderr = os.Stderr
 
-// reader converts raw viper values strictly and keeps the first error, so
-// Load reads straight through and reports the first wrong key.
+// reader converts raw values strictly and keeps the first error, so Load
+// reads straight through and reports the first wrong key.
 type reader struct {
-	v   *viper.Viper
-	fs  *pflag.FlagSet // to tell whether a flag overrides the environment
-	err error
+	// fileVals holds the config file's values only: read a key with
+	// lookup (or raw, str, ...), which applies the flag and the variable
+	// first.
+	fileVals *viper.Viper
+	fs       *pflag.FlagSet // the flags
+	file     string         // the config file's path, "" when none
+	lines    fileLines      // the file's keys' lines, for the errors
+	err      error
 }
 
 // emptyEnv returns the environment variable of key when it is set to ""
-// and no flag overrides it. Viper ignores such a variable (the file or the
-// default applies, as for keys whose empty value means "default"); for the
-// keys that mean nothing when empty it is a mistake to report, e.g. a
-// template that expanded to nothing.
+// and no flag overrides it. lookup ignores such a variable (the file or
+// the default applies, as for keys whose empty value means "default");
+// for the keys that mean nothing when empty it is a mistake to report,
+// e.g. a template that expanded to nothing.
 func (r *reader) emptyEnv(key string) (string, bool) {
-	for _, k := range Keys() {
-		if k.Name != key {
-			continue
-		}
-		if v, set := os.LookupEnv(k.Env); !set || v != "" {
-			return "", false
-		}
-		if f := r.fs.Lookup(k.Flag); f != nil && f.Changed {
-			return "", false
-		}
-		return k.Env, true
+	k, ok := keyNamed(key)
+	if !ok {
+		return "", false
 	}
-	return "", false
+	if v, set := os.LookupEnv(k.Env); !set || v != "" {
+		return "", false
+	}
+	if f := r.fs.Lookup(k.Flag); f != nil && f.Changed {
+		return "", false
+	}
+	return k.Env, true
 }
 
 // failEmptyEnv reports key when its environment variable is set but empty.
 func (r *reader) failEmptyEnv(key, want string) bool {
 	env, empty := r.emptyEnv(key)
 	if empty {
-		r.fail(key, "", want+" ("+env+" is set but empty)")
+		r.failFrom(key, "", Source{Layer: LayerEnv, Name: env}, want+" (the variable is set but empty)")
 	}
 	return empty
 }
 
-func (r *reader) fail(key string, value any, want string) {
-	if r.err == nil {
-		r.err = fmt.Errorf("%w: config key %s: %q: want %s", intf.ErrInvalidArgument, key, fmt.Sprint(value), want)
+// fail refuses the value of name (a key, or Vesta's name of one), naming
+// where it was set.
+func (r *reader) fail(name string, value any, want string) {
+	r.failFrom(name, value, r.source(name), want)
+}
+
+func (r *reader) failFrom(name string, value any, src Source, want string) {
+	if r.err != nil {
+		return
 	}
+	v, secret := secretKeys[name]
+	if !secret {
+		v = fmt.Sprint(value)
+	}
+	r.err = &ValueError{Key: name, Value: v, Source: src, Want: want}
 }
 
 // raw returns the value of key, or of its Vesta alias, and the name it was
 // found under.
 func (r *reader) raw(key, alias string) (any, string, bool) {
-	if r.v.IsSet(key) {
-		return r.v.Get(key), key, true
+	if v, _, ok := r.lookup(key); ok {
+		return v, key, true
 	}
-	if alias != "" && r.v.IsSet(alias) {
-		return r.v.Get(alias), alias, true
+	if alias != "" {
+		if v, _, ok := r.lookup(alias); ok {
+			return v, alias, true
+		}
 	}
 	return nil, key, false
 }
@@ -157,11 +171,8 @@ func (r *reader) bool(key, alias string, def bool) bool {
 	if b, isBool := v.(bool); isBool {
 		return b
 	}
-	switch strings.ToLower(strings.TrimSpace(fmt.Sprint(v))) {
-	case "true", "on", "yes", "1":
-		return true
-	case "false", "off", "no", "0":
-		return false
+	if b, ok := parseBool(fmt.Sprint(v)); ok {
+		return b
 	}
 	r.fail(name, v, "true or false (also on/off, yes/no, 1/0)")
 	return def

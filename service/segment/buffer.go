@@ -36,13 +36,26 @@ type buffer struct {
 	// it would repeat IDs and is refused.
 	highest  int64
 	step     int64     // size of the last range
-	dbStep   int64     // the row's step, floor of the dynamic step
+	dbStep   int64     // the row's step, floor of the dynamic step; 0 until known
 	lastLoad time.Time // when the last range arrived; zero before the first
 	lastErr  error     // of the last load; nil when it succeeded
 	lastFail time.Time
 }
 
 func newBuffer(tag string) *buffer { return &buffer{tag: tag} }
+
+// noteDBStep records the row's step as the tag list gives it, so that
+// Status reports it before the tag's first range is loaded (a load
+// records it too: Alloc returns it). It is the floor of the dynamic step,
+// as the row has it now.
+func (b *buffer) noteDBStep(step int64) {
+	if step <= 0 { // not a step any load would accept (acceptLocked)
+		return
+	}
+	b.mu.Lock()
+	b.dbStep = step
+	b.mu.Unlock()
+}
 
 // takeLocked copies runs of IDs into dst, switching to the spare range
 // when the current one is used up, and returns how many it copied.

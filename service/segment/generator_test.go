@@ -403,3 +403,26 @@ func mustDuration(t *testing.T, s string) (d time.Duration) {
 	require.NoError(t, err)
 	return d
 }
+
+// A tag not yet asked for reports the row's step, read with the tag list:
+// /segment shows a configured tag as step 0 (nothing loaded), dbStep 500,
+// not as 0 and 0. A row's step changed in the database shows at the next
+// reread.
+func TestStatusBeforeTheFirstLoad(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "o", MaxId: 1, Step: 500})
+		st, err := f.g.Status("o")
+		require.NoError(t, err)
+		assert.Equal(t, segment.TagStatus{Tag: "o", DBStep: 500}, st)
+
+		f.db.exec(t, "UPDATE leaf_alloc SET step = 700 WHERE biz_tag = 'o'")
+		require.NoError(t, f.g.Refresh(context.Background()))
+		st, err = f.g.Status("o")
+		require.NoError(t, err)
+		assert.Equal(t, int64(700), st.DBStep)
+
+		take(t, f.g, "o", 1)
+		st = settle(t, f.g, "o")
+		assert.Equal(t, []int64{700, 700}, []int64{st.Step, st.DBStep}, "the first range has the row's step")
+	})
+}

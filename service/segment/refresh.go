@@ -52,6 +52,7 @@ func (g *Generator) Refresh(ctx context.Context) error {
 			}
 			added = append(added, t.Tag)
 		}
+		b.noteDBStep(t.Step)
 		next[t.Tag] = b
 	}
 	for t, b := range old {

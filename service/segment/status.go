@@ -12,7 +12,8 @@ type TagStatus struct {
 	// range loaded ahead (0 when there is none).
 	Current, Spare int64
 	// Step is the size of the last range loaded (0 before the first);
-	// DBStep the row's step.
+	// DBStep the row's step, as the tag list or the last load read it
+	// (known before the first load).
 	Step, DBStep int64
 	// Loading reports a load in progress.
 	Loading bool

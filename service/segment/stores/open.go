@@ -44,6 +44,15 @@ type Config struct {
 	// Tags are created at start when missing (existing rows are left as
 	// they are).
 	Tags []segment.TagInfo
+	// OnDemand says the configuration did not ask for segment mode (the
+	// loader sets it when none of segmentStore, segmentDSN and
+	// segmentTags is set): the SQLite file is then opened only once it
+	// exists — at start when it does, else at the first use that finds
+	// it — and only creating a tag creates it. So a server that never
+	// serves segment IDs leaves no segments.db behind, and tags created
+	// later (vesta-segment create-tag) are served at their first request.
+	// For the SQLite store only.
+	OnDemand bool
 	// Settings tunes the Generator; its Store field is ignored (Open sets it).
 	Settings segment.Settings
 }
@@ -67,7 +76,8 @@ func (c Config) SQLitePath() (string, error) {
 	return filepath.Join(dir, sqlitestore.FileName), nil
 }
 
-// OpenStore opens the configured store and creates the table if needed.
+// OpenStore opens the configured store and creates the table if needed
+// (an OnDemand store: once its file exists).
 func OpenStore(ctx context.Context, c Config) (segment.Store, error) {
 	var (
 		st  segment.Store
@@ -76,7 +86,9 @@ func OpenStore(ctx context.Context, c Config) (segment.Store, error) {
 	switch c.Store {
 	case SQLite, "":
 		var path string
-		if path, err = c.SQLitePath(); err == nil {
+		if path, err = c.SQLitePath(); err == nil && c.OnDemand {
+			st = &onDemandStore{path: path}
+		} else if err == nil {
 			st, err = sqlitestore.Open(ctx, path)
 		}
 	case Postgres:
