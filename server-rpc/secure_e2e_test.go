@@ -49,7 +49,7 @@ func startRPC(t *testing.T, bin string, args ...string) *rpcProcess {
 	addr := make(chan string, 1)
 	go func() {
 		defer close(p.done)
-		re := regexp.MustCompile(`rpc: listening.* addr=(\S+)`)
+		re := regexp.MustCompile(`vesta: listening.* server=rpc addr=(\S+)`)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			p.log.Write([]byte(sc.Text() + "\n"))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -25,6 +26,7 @@ import (
 	"github.com/vesta-go/vesta/internal/restapp"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/restserver"
+	"github.com/vesta-go/vesta/service/access"
 	"github.com/vesta-go/vesta/service/config"
 )
 
@@ -254,12 +256,16 @@ func documentedAnswers(t *testing.T) []string {
 // seen: the document lists nothing the server never says.
 func TestOpenAPIConformance(t *testing.T) {
 	seen := map[string]bool{}
+	var token string // the Bearer token the next checks send ("" none)
 	check := func(base, method, path, accept, body string) {
 		t.Helper()
 		req, err := http.NewRequestWithContext(context.Background(), method, base+path, strings.NewReader(body))
 		require.NoError(t, err)
 		if accept != "" {
 			req.Header.Set("Accept", accept)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
@@ -295,6 +301,31 @@ func TestOpenAPIConformance(t *testing.T) {
 		}
 		check(ts.URL, "GET", "/genId", "", "")
 		check(ts.URL, "GET", "/segment/order/", "", "")
+	})
+
+	t.Run("auth", func(t *testing.T) {
+		clients := []access.Client{
+			{Name: "gen", Tokens: [][32]byte{access.HashToken("vesta_gen-token")}, Scopes: []access.Scope{"genid"}},
+			{Name: "dec", Tokens: [][32]byte{access.HashToken("vesta_dec-token")}, Scopes: []access.Scope{"decode"}},
+			{Name: "slow", Tokens: [][32]byte{access.HashToken("vesta_slow-token")}, Scopes: []access.Scope{"genid", "segment:*"}, Rate: 1, Burst: 1},
+		}
+		p, err := access.NewPolicy(clients)
+		require.NoError(t, err)
+		g, err := access.NewGuard(access.Options{Policy: p, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
+		_, ts := startServer(t, testConfig(t, "--machine", "79", "--segment-tags", "order"), restserver.WithGuard(g))
+		routes := []string{"/genid", "/expid?id=" + workedId, "/transtime?time=1", "/makeid?" + workedQuery, "/segment", "/segment/order", "/metrics"}
+		defer func() { token = "" }()
+		for _, tok := range []string{"", "vesta_gen-token", "vesta_dec-token"} { // 401 everywhere; 403 where the client lacks the scope
+			token = tok
+			for _, r := range routes {
+				check(ts.URL, "GET", r, "", "")
+			}
+		}
+		token = "vesta_slow-token" // a burst of 1: the second call is over the quota
+		for _, r := range []string{"/genid", "/genid", "/segment/order", "/segment/order"} {
+			check(ts.URL, "GET", r, "", "")
+		}
 	})
 
 	t.Run("starting", func(t *testing.T) {

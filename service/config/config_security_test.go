@@ -60,5 +60,5 @@ func TestSecurityKeysRefused(t *testing.T) {
 	}
 	t.Setenv("VESTA_RATE_LIMIT", "")
 	_, err := load(t, "--data-dir", t.TempDir())
-	assert.ErrorContains(t, err, "VESTA_RATE_LIMIT is set but empty")
+	assert.ErrorContains(t, err, `from environment variable VESTA_RATE_LIMIT: want a number 0..1e+09 (the variable is set but empty)`)
 }
