@@ -1,7 +1,6 @@
 package client_test
 
 import (
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -10,39 +9,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/scripts/grayfail"
+	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 )
 
-// binDir holds the server-rpc binary that the gray-failure tests share: it
-// is built once per package run, by the first test that needs it.
-var (
-	binDir  string
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// grayEnv returns an Env on the shared server-rpc binary, with its data
-// dirs in the test's temp dir.
+// grayEnv returns an Env on the server-rpc binary (one build shared by
+// the packages of a run, internal/testbin), with its data dirs in the
+// test's temp dir.
 func grayEnv(t *testing.T) *grayfail.Env {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts server-rpc processes")
 	}
-	binOnce.Do(func() {
-		if binDir, binErr = os.MkdirTemp("", "vesta-client-test"); binErr == nil {
-			binPath, binErr = grayfail.Build(binDir)
-		}
-	})
-	require.NoError(t, binErr)
-	return &grayfail.Env{Bin: binPath, Dir: t.TempDir()}
+	return &grayfail.Env{Bin: rpctest.BuildServerRPC(t), Dir: t.TempDir()}
 }
 
 // The rows of issue 21, through real server-rpc processes. The bounds are

@@ -21,32 +21,25 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/testbin"
 	"github.com/vesta-go/vesta/intf"
 )
 
-// binary is server-rest built once by TestMain, with a stamped version.
+// binary is server-rest with a stamped version, built by TestMain (one
+// build per source state, shared with later runs: internal/testbin).
 var binary string
 
 const testVersion = "v0.0.0-e2e"
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "server-rest-e2e")
+	var err error
+	binary, err = testbin.Build("github.com/vesta-go/vesta/server-rest",
+		"-ldflags", "-X github.com/vesta-go/vesta/internal/buildinfo.Version="+testVersion)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "building server-rest:", err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "server-rest")
-	build := exec.Command("go", "build", "-o", binary,
-		"-ldflags", "-X github.com/vesta-go/vesta/internal/buildinfo.Version="+testVersion, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	code := 1
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building server-rest:", err)
-	} else {
-		code = m.Run()
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // process is a running server-rest whose stderr is collected.

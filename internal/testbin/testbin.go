@@ -1,0 +1,166 @@
+// Package testbin builds the module's commands for tests that run the real
+// binaries (server-rpc, server-rest), once per source state rather than
+// once per test package.
+//
+// A go test ./... runs several packages that each need server-rpc; linking
+// it takes 2-3 s of CPU, every time into a fresh directory. Build instead
+// keeps one output per (module directory, package, flags) under
+// os.TempDir and lets go build decide whether it is up to date, as it
+// does for any -o target: the first package of a run links, the others
+// (and later runs, until a source changes) find it current in about half
+// a second. A file lock serialises the packages that build at the same
+// time.
+//
+// The path Build returns is a copy named by its content, never written
+// again: a test may start it while another package's go build, after a
+// source change, links a new one.
+package testbin
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// keepOld is how long superseded copies stay, for test processes of an
+// older run that still start them.
+const keepOld = time.Hour
+
+// Build returns the path of the command pkg (an import path, e.g.
+// github.com/vesta-go/vesta/server-rpc) as go build makes it with the
+// extra flags (e.g. "-ldflags", "-X ..."). It runs go build in the current
+// directory, which must be inside the module (a test's package directory
+// is).
+func Build(pkg string, flags ...string) (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	name := path.Base(pkg)
+	key := sha256.Sum256([]byte(strings.Join(append([]string{root, pkg}, flags...), "\x00")))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("vesta-testbin-%d", os.Getuid()), hex.EncodeToString(key[:8]))
+	if err := os.MkdirAll(filepath.Join(dir, "stage"), 0o700); err != nil {
+		return "", fmt.Errorf("testbin: %w", err)
+	}
+	unlock, err := lock(filepath.Join(dir, "lock"))
+	if err != nil {
+		return "", fmt.Errorf("testbin: %w", err)
+	}
+	defer unlock()
+
+	stage := filepath.Join(dir, "stage", name)
+	args := append(append([]string{"build", "-o", stage}, flags...), pkg)
+	var stderr bytes.Buffer
+	cmd := exec.Command("go", args...)
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("testbin: go %s: %w\n%s", strings.Join(args, " "), err, stderr.Bytes())
+	}
+	sum, err := fileSum(stage)
+	if err != nil {
+		return "", fmt.Errorf("testbin: %w", err)
+	}
+	// The copy keeps the command's name: it shows in usage and logs.
+	final := filepath.Join(dir, sum, name)
+	if _, err := os.Stat(final); err == nil {
+		return final, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(final), 0o700); err != nil {
+		return "", fmt.Errorf("testbin: %w", err)
+	}
+	if err := copyExecutable(stage, final); err != nil {
+		return "", fmt.Errorf("testbin: %w", err)
+	}
+	pruneOld(dir, sum)
+	return final, nil
+}
+
+// Must is Build for a test: an error fails tb.
+func Must(tb testing.TB, pkg string, flags ...string) string {
+	tb.Helper()
+	bin, err := Build(pkg, flags...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return bin
+}
+
+// moduleRoot is the directory of the main module's go.mod.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("testbin: go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("testbin: not inside a Go module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+func fileSum(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8]), nil
+}
+
+// copyExecutable copies src to dst through a temporary name, so that dst
+// appears whole or not at all.
+func copyExecutable(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp := dst + ".tmp"
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
+}
+
+// pruneOld removes the copies of earlier source states (the directories
+// named by their sum) that are older than keepOld. A process already
+// started from one keeps running.
+func pruneOld(dir, keep string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == "stage" || e.Name() == keep {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > keepOld {
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}

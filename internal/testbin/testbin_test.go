@@ -1,0 +1,55 @@
+package testbin
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const small = "github.com/vesta-go/vesta/sample/embedded"
+
+func TestBuildSharesOneBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go build")
+	}
+	// Two builders at once (as two test packages of a run) wait for each
+	// other on the lock and get the same file.
+	var paths [2]string
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i := range paths {
+		wg.Go(func() { paths[i], errs[i] = Build(small) })
+	}
+	wg.Wait()
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	assert.Equal(t, paths[0], paths[1])
+	assert.Equal(t, "embedded", filepath.Base(paths[0]), "the command keeps its name")
+	out, err := exec.Command(paths[0], "-n", "1", "-data-dir", t.TempDir()).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	again := Must(t, small)
+	assert.Equal(t, paths[0], again, "an up-to-date build is reused")
+
+	stripped := Must(t, small, "-ldflags", "-s -w")
+	assert.NotEqual(t, paths[0], stripped, "other flags, another build")
+	a, err := os.Stat(paths[0])
+	require.NoError(t, err)
+	b, err := os.Stat(stripped)
+	require.NoError(t, err)
+	assert.Less(t, b.Size(), a.Size(), "the flags reached go build")
+}
+
+func TestBuildReportsGoBuildErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go build")
+	}
+	_, err := Build("github.com/vesta-go/vesta/no/such/command")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no/such/command")
+}
