@@ -28,6 +28,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -42,6 +43,28 @@ const keepOld = time.Hour
 // directory, which must be inside the module (a test's package directory
 // is).
 func Build(pkg string, flags ...string) (string, error) {
+	// A process asks go build once per binary: the sources do not change
+	// under a running test.
+	key := strings.Join(append([]string{pkg}, flags...), "\x00")
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	if p, ok := built.paths[key]; ok {
+		return p, nil
+	}
+	p, err := build(pkg, flags...)
+	if err == nil {
+		built.paths[key] = p
+	}
+	return p, err
+}
+
+// built remembers the binaries this process has built.
+var built = struct {
+	mu    sync.Mutex
+	paths map[string]string
+}{paths: map[string]string{}}
+
+func build(pkg string, flags ...string) (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return "", err
