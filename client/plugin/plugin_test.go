@@ -127,7 +127,10 @@ func TestLaunchPluginWithADoneContextStartsNothing(t *testing.T) {
 func TestLaunchPluginCancelledDuringStartStopsTheProcess(t *testing.T) {
 	t.Parallel()
 	script, pidFile := pidScript(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // go-plugin's StartTimeout
+	// The deadline is go-plugin's StartTimeout: the start it abandons
+	// ends then, and only then can the process be stopped. The cancel
+	// comes first, so Launch returns context.Canceled, not the deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
 	_, err := Launch(ctx, script, Config{LogOutput: &syncbuf.Buffer{}})

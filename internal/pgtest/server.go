@@ -185,6 +185,23 @@ func (s *Server) DSN(db string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", s.port, db)
 }
 
+// NewSchema creates a fresh schema in the database postgres and returns a
+// DSN whose connections use it (search_path): tables made through it are
+// the test's own, as in a fresh database, for a thousandth of the cost of
+// CREATE DATABASE (which copies a template: 0.1-0.3 s).
+func (s *Server) NewSchema(ctx context.Context) (string, error) {
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), s.dbs.Add(1))
+	conn, err := pgx.Connect(ctx, s.DSN("postgres"))
+	if err != nil {
+		return "", fmt.Errorf("pgtest: %w", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
+		return "", fmt.Errorf("pgtest: creating schema %s: %w", name, err)
+	}
+	return s.DSN("postgres") + "&search_path=" + name, nil
+}
+
 // NewDatabase creates a fresh database and returns its DSN.
 func (s *Server) NewDatabase(ctx context.Context) (string, error) {
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), s.dbs.Add(1))
