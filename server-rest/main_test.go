@@ -31,7 +31,11 @@ var binary string
 
 const testVersion = "v0.0.0-e2e"
 
+// TestMain builds the binary and lets up to 8 tests run at once (unless
+// -parallel says otherwise): each starts its own server processes and
+// mostly waits on them and on their real clock, not on the CPU.
 func TestMain(m *testing.M) {
+	testbin.RaiseParallel(8)
 	var err error
 	binary, err = testbin.Build("github.com/vesta-go/vesta/server-rest",
 		"-ldflags", "-X github.com/vesta-go/vesta/internal/buildinfo.Version="+testVersion)

@@ -14,6 +14,9 @@
 // The path Build returns is a copy named by its content, never written
 // again: a test may start it while another package's go build, after a
 // source change, links a new one.
+//
+// RaiseParallel lets the tests of such a package, which wait on processes
+// rather than on the CPU, run more at once than -parallel's default.
 package testbin
 
 import (
@@ -21,12 +24,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -185,5 +191,25 @@ func pruneOld(dir, keep string) {
 		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > keepOld {
 			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
+	}
+}
+
+// RaiseParallel sets -test.parallel to n (at least GOMAXPROCS) unless the
+// command line set it. A package whose parallel tests wait on processes
+// and real time rather than on the CPU (the tests that run the binaries)
+// calls it from TestMain, before m.Run, so that more of them wait at once
+// than the default of GOMAXPROCS allows.
+func RaiseParallel(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	raiseParallel(flag.CommandLine, n)
+}
+
+func raiseParallel(fs *flag.FlagSet, n int) {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = fs.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0))))
 	}
 }

@@ -1,9 +1,12 @@
 package testbin
 
 import (
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -63,4 +66,22 @@ func TestBuildReportsGoBuildErrors(t *testing.T) {
 	_, err := Build("github.com/vesta-go/vesta/no/such/command")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no/such/command")
+}
+
+func TestRaiseParallel(t *testing.T) {
+	flags := func(args ...string) *flag.FlagSet {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		fs.Int("test.parallel", runtime.GOMAXPROCS(0), "")
+		require.NoError(t, fs.Parse(args))
+		return fs
+	}
+	fs := flags()
+	raiseParallel(fs, 64)
+	assert.Equal(t, "64", fs.Lookup("test.parallel").Value.String())
+	fs = flags()
+	raiseParallel(fs, 1)
+	assert.Equal(t, strconv.Itoa(runtime.GOMAXPROCS(0)), fs.Lookup("test.parallel").Value.String(), "never below GOMAXPROCS")
+	fs = flags("-test.parallel", "3")
+	raiseParallel(fs, 64)
+	assert.Equal(t, "3", fs.Lookup("test.parallel").Value.String(), "a -parallel of the command line stays")
 }
