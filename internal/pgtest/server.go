@@ -58,7 +58,8 @@ func isFile(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// Start runs initdb in a new temp directory and starts the server.
+// Start makes a fresh cluster in a new temp directory (initData) and
+// starts the server.
 func Start(ctx context.Context, o Options) (*Server, error) {
 	bin, err := FindBin()
 	if err != nil {
@@ -82,7 +83,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if !o.Fsync {
 		s.serverOpts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 	}
-	if _, err := s.run(ctx, "initdb", "-D", s.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"); err != nil {
+	if err := s.initData(ctx); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
