@@ -151,29 +151,21 @@ func fileSum(p string) (string, error) {
 }
 
 // copyExecutable copies src to dst through a temporary name, so that dst
-// appears whole or not at all.
+// appears whole or not at all. cp writes it, not this process: a process
+// that a test here forks while the copy is open for writing would inherit
+// the descriptor until its exec, and an exec of the copy meanwhile would
+// fail with "text file busy" (golang/go#22315).
 func copyExecutable(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
 	tmp := dst + ".tmp"
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
-	if err != nil {
+	if out, err := exec.Command("cp", src, tmp).CombinedOutput(); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("cp %s: %w: %s", src, err, out)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		_ = os.Remove(tmp)
 		return err
 	}
-	_, err = io.Copy(out, in)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, dst)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	return err
+	return nil
 }
 
 // pruneOld removes the copies of earlier source states (the directories
