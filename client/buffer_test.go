@@ -17,6 +17,7 @@ import (
 )
 
 func TestBufferedClient(t *testing.T) {
+	t.Parallel() // its own server, like every parallel test here
 	srv := rpctest.Start(t, rpctest.Config{Machine: 9})
 	c, err := New([]string{srv.Addr}, WithLogger(quiet), WithBuffer(100, 30))
 	require.NoError(t, err)

@@ -113,6 +113,7 @@ func TestContextDeadlineOnAHungServer(t *testing.T) {
 // marked down at that call's deadline, and the next calls go to the next
 // server.
 func TestASilentServerIsMarkedDown(t *testing.T) {
+	t.Parallel() // waits out a 200 ms call timeout
 	good, _ := serveScripted(t, &scripted{})
 	c := newClient(t, []string{silentAddr(t), good}, WithCallTimeout(200*time.Millisecond))
 	_, err := c.GenId(context.Background())
@@ -126,12 +127,14 @@ func TestASilentServerIsMarkedDown(t *testing.T) {
 }
 
 func TestCallTimeoutAppliesWithoutADeadline(t *testing.T) {
+	t.Parallel() // waits out a 50 ms call timeout
 	c := newClient(t, []string{silentAddr(t)}, WithCallTimeout(50*time.Millisecond))
 	_, err := c.ExpId(context.Background(), 1)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
 func TestCancelledContext(t *testing.T) {
+	t.Parallel()
 	srv := rpctest.Start(t, rpctest.Config{})
 	c := newClient(t, []string{srv.Addr})
 	ctx, cancel := context.WithCancel(context.Background())

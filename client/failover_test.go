@@ -19,6 +19,7 @@ import (
 // Two servers with their own machine ids; the first is stopped while
 // callers are busy: every call succeeds and no ID repeats.
 func TestFailoverUnderLoad(t *testing.T) {
+	t.Parallel()
 	a := rpctest.Start(t, rpctest.Config{Machine: 1})
 	b := rpctest.Start(t, rpctest.Config{Machine: 2})
 	c := newClient(t, []string{a.Addr, b.Addr})

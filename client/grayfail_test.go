@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"os"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -10,49 +11,51 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/scripts/grayfail"
+	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 )
 
-// binDir holds the server-rpc binary that the gray-failure tests share: it
-// is built once per package run, by the first test that needs it.
-var (
-	binDir  string
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// grayEnv returns an Env on the shared server-rpc binary, with its data
-// dirs in the test's temp dir.
+// grayEnv returns an Env on the server-rpc binary (one build shared by
+// the packages of a run, internal/testbin), with its data dirs in the
+// test's temp dir.
 func grayEnv(t *testing.T) *grayfail.Env {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts server-rpc processes")
 	}
-	binOnce.Do(func() {
-		if binDir, binErr = os.MkdirTemp("", "vesta-client-test"); binErr == nil {
-			binPath, binErr = grayfail.Build(binDir)
-		}
-	})
-	require.NoError(t, binErr)
-	return &grayfail.Env{Bin: binPath, Dir: t.TempDir()}
+	return &grayfail.Env{Bin: rpctest.BuildServerRPC(t), Dir: t.TempDir()}
 }
 
 // The rows of issue 21, through real server-rpc processes. The bounds are
 // generous (a noisy 2-core machine); scripts/bench-grayfail.sh prints the
 // figures against the tight targets.
 //
-// This one is not parallel: it counts the goroutines of the whole test
-// process, which no other test may start or end meanwhile.
+// This one counts the goroutines of its whole process, which no other test
+// may start or end meanwhile: it runs alone in a child process (this test
+// binary, told to run only this test), so that here it can run in
+// parallel with the others.
 func TestGrayFailureStoppedServer(t *testing.T) {
+	if bin := os.Getenv(stoppedChildEnv); bin != "" {
+		testGrayFailureStoppedServer(t, &grayfail.Env{Bin: bin, Dir: t.TempDir()})
+		return
+	}
+	t.Parallel()
 	e := grayEnv(t)
+	args := []string{"-test.run=^TestGrayFailureStoppedServer$", "-test.count=1", "-test.v"}
+	if d, ok := t.Deadline(); ok {
+		args = append(args, "-test.timeout="+time.Until(d).String())
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), stoppedChildEnv+"="+e.Bin)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the test failed in its child process:\n%s", out)
+	require.Contains(t, string(out), "--- PASS: TestGrayFailureStoppedServer", "the child ran the test:\n%s", out)
+}
+
+// stoppedChildEnv carries the server-rpc binary to the child process of
+// TestGrayFailureStoppedServer, and tells it that it is the child.
+const stoppedChildEnv = "VESTA_TEST_GRAYFAIL_STOPPED_BIN"
+
+func testGrayFailureStoppedServer(t *testing.T, e *grayfail.Env) {
 	s, err := e.Stopped(64, time.Second)
 	require.NoError(t, err)
 	assert.Positive(t, s.Calls)
@@ -67,8 +70,8 @@ func TestGrayFailureStoppedServer(t *testing.T) {
 // the package's other parallel tests: their subtests are started from
 // goroutines, so all of them run at once whatever -parallel says.
 func TestGrayFailureRealServers(t *testing.T) {
-	e := grayEnv(t)
 	t.Parallel()
+	e := grayEnv(t)
 	scenarios := []struct {
 		name string
 		run  func(t *testing.T)

@@ -186,6 +186,7 @@ func TestBufferRefillFollowsTheServersMaxBatch(t *testing.T) {
 // A caller waiting for another caller's dial to the same slot returns at
 // its own deadline, not the dial timeout.
 func TestWaitingForADialKeepsTheDeadline(t *testing.T) {
+	t.Parallel() // unreachableAddr waits out a dial timeout
 	addr := unreachableAddr(t)
 	c := newClient(t, []string{addr}, WithPoolSize(1), WithDialTimeout(3*time.Second))
 	go c.GenId(context.Background()) // dials the one slot and hangs for the dial timeout

@@ -29,6 +29,7 @@ func sqliteSegments(t *testing.T, tags string) *segment.Generator {
 }
 
 func TestSegmentNextIds(t *testing.T) {
+	t.Parallel()
 	srv := rpctest.Start(t, rpctest.Config{MaxBatch: 100, Segments: sqliteSegments(t, "order,invoice:1000:500")})
 	c := newClient(t, []string{srv.Addr})
 	ctx := context.Background()
@@ -70,6 +71,7 @@ func TestSegmentNextIds(t *testing.T) {
 }
 
 func TestSegmentOffOnTheServer(t *testing.T) {
+	t.Parallel()
 	off := rpctest.Start(t, rpctest.Config{})
 	on := rpctest.Start(t, rpctest.Config{Segments: sqliteSegments(t, "order")})
 	c := newClient(t, []string{off.Addr, on.Addr})
@@ -93,6 +95,7 @@ func (d *dry) NextIds(_ context.Context, tag string, _ int) ([]int64, error) {
 // A server that cannot serve a tag now is skipped for the call but stays
 // up for everything else; one that gives no answer is marked down.
 func TestSegmentFailover(t *testing.T) {
+	t.Parallel()
 	d := &dry{}
 	a := rpctest.Start(t, rpctest.Config{Machine: 1, Segments: d})
 	b := rpctest.Start(t, rpctest.Config{Machine: 2, Segments: sqliteSegments(t, "order")})

@@ -62,6 +62,7 @@ func TestBorrowIsBounded(t *testing.T) {
 // of a burst (the mark stored ahead is what a crash leaves) and an
 // immediate restart repeat no ID, and the restart serves without a stall.
 func TestBorrowedIdsSurviveACrash(t *testing.T) {
+	t.Parallel() // own data dir and fake clock; among the slowest here
 	l := layoutOf(t, intf.MinGranularity)
 	dir := t.TempDir()
 	clk := newFakeClock(testStart)

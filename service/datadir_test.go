@@ -137,6 +137,7 @@ func TestCloseWithoutIdsKeepsMarkSafe(t *testing.T) {
 }
 
 func TestRestartAfterCloseIssuesAbove(t *testing.T) {
+	t.Parallel() // own data dir and fake clock; among the slowest here
 	for _, typ := range bothTypes {
 		for _, pop := range service.Populators() {
 			t.Run(typ.String()+"/"+pop, func(t *testing.T) {
@@ -166,6 +167,7 @@ func TestRestartAfterCloseIssuesAbove(t *testing.T) {
 }
 
 func TestRestartClockBehindWithinBound(t *testing.T) {
+	t.Parallel() // own data dir and fake clock; among the slowest here
 	for _, typ := range bothTypes {
 		t.Run(typ.String(), func(t *testing.T) {
 			l := layoutOf(t, typ)
@@ -279,6 +281,7 @@ func TestRestartAfterCrash(t *testing.T) {
 // GenId inside the populator while Close runs; then the clock moves to the
 // next unit and the GenId resumes.
 func TestCloseRacingGenId(t *testing.T) {
+	t.Parallel() // own data dir and fake clock; among the slowest here
 	for _, pop := range service.Populators() {
 		t.Run(pop, func(t *testing.T) {
 			l := layoutOf(t, intf.MaxPeak)

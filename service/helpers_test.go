@@ -61,9 +61,10 @@ func checkUnique(l intf.Layout, ids [][]int64) (total int, err error) {
 	var fixed uint64
 	fixedSet := false
 	minU, maxU := int64(1)<<62, int64(-1)
+	tf := l.Time
 	for _, s := range ids {
 		for _, id := range s {
-			u := l.Time.Get(uint64(id))
+			u := tf.Get(uint64(id))
 			minU, maxU = min(minU, u), max(maxU, u)
 			if !fixedSet {
 				fixed, fixedSet = uint64(id)&fixedMask, true
@@ -94,9 +95,10 @@ func checkUnique(l intf.Layout, ids [][]int64) (total int, err error) {
 		return total, nil
 	}
 	bits := make([]uint64, (span+63)/64)
+	tf, sf := l.Time, l.Seq // not the whole Layout per ID: this runs millions of times
 	for _, s := range ids {
 		for _, id := range s {
-			u, q := unitSeq(l, id)
+			u, q := tf.Get(uint64(id)), sf.Get(uint64(id))
 			k := (u-minU)*seqSpan + q
 			w, b := k/64, uint64(1)<<(k%64)
 			if bits[w]&b != 0 {
@@ -126,9 +128,10 @@ func (b *logBuffer) logger() *slog.Logger {
 // issue order, strictly increase.
 func assertStrictlyIncreasing(t testing.TB, l intf.Layout, ids []int64) {
 	t.Helper()
+	tf, sf := l.Time, l.Seq // not the whole Layout per ID: this runs millions of times
 	for i := 1; i < len(ids); i++ {
-		pu, ps := unitSeq(l, ids[i-1])
-		u, s := unitSeq(l, ids[i])
+		pu, ps := tf.Get(uint64(ids[i-1])), sf.Get(uint64(ids[i-1]))
+		u, s := tf.Get(uint64(ids[i])), sf.Get(uint64(ids[i]))
 		if u < pu || (u == pu && s <= ps) {
 			require.Failf(t, "not strictly increasing", "ids[%d] = (time %d, seq %d) after ids[%d] = (time %d, seq %d)", i, u, s, i-1, pu, ps)
 		}

@@ -160,6 +160,7 @@ func TestLeaseRunFailsBeforeHold(t *testing.T) {
 }
 
 func TestLeaseNewHonoursContext(t *testing.T) {
+	t.Parallel() // waits out a 50 ms deadline
 	lease := newFakeLease()
 	ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
 	defer cancel()
@@ -198,6 +199,7 @@ func TestLeaseMarkFollowsRenewal(t *testing.T) {
 // id's previous holder left, which the next holder waits past. A hold that
 // comes after Close began is refused.
 func TestCloseRacingANewHoldLowersNoMark(t *testing.T) {
+	t.Parallel() // own data dir and fake clock; among the slowest here
 	for i := range 50 {
 		clock := newFakeClock(testStart)
 		lease := newFakeLease()

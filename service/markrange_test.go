@@ -95,6 +95,7 @@ func (c stalledClock) WaitUntil(ctx context.Context, t int64) error {
 // never keeps Close from finishing, with every populator; the waiter gets
 // ErrClosed and no ID, and a restart repeats nothing.
 func TestCloseEndsWaiters(t *testing.T) {
+	t.Parallel() // own data dir and fake clock; among the slowest here
 	for _, pop := range service.Populators() {
 		t.Run(pop, func(t *testing.T) {
 			l := layoutOf(t, intf.MinGranularity)

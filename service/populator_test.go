@@ -34,17 +34,41 @@ var populatorTests = []struct {
 
 func TestPopulators(t *testing.T) {
 	require.Equal(t, []string{"atomic", "lock", "packed", "sync"}, service.Populators())
+	t.Parallel()
+	if raceEnabled {
+		// Under -race the CPU is the limit (64 goroutines on one service
+		// keep about one core busy, the critical section being serial):
+		// two populators at a time (-parallel, GOMAXPROCS by default), each
+		// running its table in order, so that a real-clock run still
+		// outpaces its budget.
+		for _, pop := range service.Populators() {
+			t.Run(pop, func(t *testing.T) {
+				t.Parallel()
+				for _, tc := range populatorTests {
+					t.Run(tc.name, func(t *testing.T) { tc.run(t, pop) })
+				}
+			})
+		}
+		return
+	}
+	// Without -race most of the time goes to waiting for the real clock's
+	// budget (1,024 min-granularity IDs a millisecond per service), not to
+	// the CPU, and every service has a budget of its own: every populator
+	// and every row of the table run at once, whatever -parallel says
+	// (their subtests are started from goroutines).
+	var pops sync.WaitGroup
 	for _, pop := range service.Populators() {
-		t.Run(pop, func(t *testing.T) {
-			// The populators run side by side (up to -parallel, GOMAXPROCS
-			// by default): under -race 64 goroutines on one service keep
-			// about one core busy, the critical section being serial.
-			t.Parallel()
-			for _, tc := range populatorTests {
-				t.Run(tc.name, func(t *testing.T) { tc.run(t, pop) })
-			}
+		pops.Go(func() {
+			t.Run(pop, func(t *testing.T) {
+				var rows sync.WaitGroup
+				for _, tc := range populatorTests {
+					rows.Go(func() { t.Run(tc.name, func(t *testing.T) { tc.run(t, pop) }) })
+				}
+				rows.Wait()
+			})
 		})
 	}
+	pops.Wait()
 }
 
 func testPopulatorSettings(t *testing.T, pop string) {
@@ -247,12 +271,26 @@ func testExhaustionBatchesFakeClock(t *testing.T, pop string) {
 // real clock out of a unit: 2^20 IDs must be taken within one second, so
 // the populator must really sleep until the next second. It stops at the
 // first wait, which is on average half a second away. Under -race 2^20 IDs
-// a second is within reach only without competition, so this test is not
-// parallel: Go runs it before the package's parallel tests start.
+// a second is within reach only without competition, so under -race this
+// test is not parallel (Go runs it before the package's parallel tests
+// start) and takes the populators one by one. Without -race a populator
+// issues 2^20 IDs in a few milliseconds, even next to TestPopulators: the
+// four run at once, in parallel with the other tests, and wait for the
+// same second.
 func TestExhaustionRealClock(t *testing.T) {
-	for _, pop := range service.Populators() {
-		t.Run(pop, func(t *testing.T) { testExhaustionRealClock(t, pop) })
+	if !raceEnabled {
+		t.Parallel()
 	}
+	var wg sync.WaitGroup
+	for _, pop := range service.Populators() {
+		run := func() { t.Run(pop, func(t *testing.T) { testExhaustionRealClock(t, pop) }) }
+		if raceEnabled {
+			run()
+		} else {
+			wg.Go(run)
+		}
+	}
+	wg.Wait()
 }
 
 func testExhaustionRealClock(t *testing.T, pop string) {

@@ -104,7 +104,11 @@ func TestPluginArgs(t *testing.T) {
 }
 
 // pidScript writes a plugin stand-in that records its pid in pidFile and
-// then waits without ever answering go-plugin's handshake.
+// then waits without ever answering go-plugin's handshake. Call it before
+// t.Parallel: a process that another test forks while the script is open
+// for writing inherits that descriptor, and exec of the script then fails
+// with "text file busy" (golang/go#22315); no parallel test runs while
+// the sequential ones do.
 func pidScript(t *testing.T) (script, pidFile string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -114,8 +118,8 @@ func pidScript(t *testing.T) (script, pidFile string) {
 }
 
 func TestLaunchPluginWithADoneContextStartsNothing(t *testing.T) {
+	script, pidFile := pidScript(t) // before t.Parallel: see pidScript
 	t.Parallel()
-	script, pidFile := pidScript(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := Launch(ctx, script, Config{LogOutput: &syncbuf.Buffer{}})
@@ -125,9 +129,12 @@ func TestLaunchPluginWithADoneContextStartsNothing(t *testing.T) {
 }
 
 func TestLaunchPluginCancelledDuringStartStopsTheProcess(t *testing.T) {
+	script, pidFile := pidScript(t) // before t.Parallel: see pidScript
 	t.Parallel()
-	script, pidFile := pidScript(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // go-plugin's StartTimeout
+	// The deadline is go-plugin's StartTimeout: the start it abandons
+	// ends then, and only then can the process be stopped. The cancel
+	// comes first, so Launch returns context.Canceled, not the deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
 	_, err := Launch(ctx, script, Config{LogOutput: &syncbuf.Buffer{}})

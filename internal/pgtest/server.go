@@ -58,7 +58,8 @@ func isFile(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// Start runs initdb in a new temp directory and starts the server.
+// Start makes a fresh cluster in a new temp directory (initData) and
+// starts the server.
 func Start(ctx context.Context, o Options) (*Server, error) {
 	bin, err := FindBin()
 	if err != nil {
@@ -82,7 +83,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if !o.Fsync {
 		s.serverOpts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 	}
-	if _, err := s.run(ctx, "initdb", "-D", s.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"); err != nil {
+	if err := s.initData(ctx); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
@@ -183,6 +184,23 @@ func (s *Server) Destroy() error {
 // DSN is the connection string of database db.
 func (s *Server) DSN(db string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", s.port, db)
+}
+
+// NewSchema creates a fresh schema in the database postgres and returns a
+// DSN whose connections use it (search_path): tables made through it are
+// the test's own, as in a fresh database, for a thousandth of the cost of
+// CREATE DATABASE (which copies a template: 0.1-0.3 s).
+func (s *Server) NewSchema(ctx context.Context) (string, error) {
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), s.dbs.Add(1))
+	conn, err := pgx.Connect(ctx, s.DSN("postgres"))
+	if err != nil {
+		return "", fmt.Errorf("pgtest: %w", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
+		return "", fmt.Errorf("pgtest: creating schema %s: %w", name, err)
+	}
+	return s.DSN("postgres") + "&search_path=" + name, nil
 }
 
 // NewDatabase creates a fresh database and returns its DSN.

@@ -3,6 +3,7 @@ package rpcapi
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/rpc"
 	"strings"
@@ -18,16 +19,28 @@ import (
 // deafPeer is a TCP connection to a peer that accepts and never reads,
 // with small socket buffers so that a big request cannot be sent.
 func deafPeer(t *testing.T) net.Conn {
+	c, _ := deafPeerAfter(t, 0)
+	return c
+}
+
+// deafPeerAfter is deafPeer whose peer first reads n bytes; began is
+// closed once it has them, so a test knows that a send is under way.
+func deafPeerAfter(t *testing.T, n int) (c net.Conn, began <-chan struct{}) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { ln.Close() })
 	accepted := make(chan net.Conn, 1)
+	read := make(chan struct{})
 	go func() {
 		c, err := ln.Accept()
-		if err == nil {
-			_ = c.(*net.TCPConn).SetReadBuffer(4096)
-			accepted <- c
+		if err != nil {
+			return
+		}
+		_ = c.(*net.TCPConn).SetReadBuffer(4096)
+		accepted <- c
+		if _, err := io.ReadFull(c, make([]byte, n)); err == nil {
+			close(read)
 		}
 	}()
 	nc, err := net.Dial("tcp", ln.Addr().String())
@@ -35,7 +48,7 @@ func deafPeer(t *testing.T) net.Conn {
 	require.NoError(t, nc.(*net.TCPConn).SetWriteBuffer(4096))
 	peer := <-accepted
 	t.Cleanup(func() { peer.Close() })
-	return nc
+	return nc, read
 }
 
 // A send the peer does not read ends at the caller's deadline, breaks the
@@ -80,12 +93,17 @@ func TestStuckSendEndsAtTheDeadline(t *testing.T) {
 
 // A cancel ends a stuck send of a call with no deadline.
 func TestStuckSendEndsOnCancel(t *testing.T) {
-	c := NewNetConn(deafPeer(t), ServiceName)
+	nc, began := deafPeerAfter(t, 1)
+	c := NewNetConn(nc, ServiceName)
 	defer c.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	// Late enough that the 1 MB request is being written (encoding it takes
-	// a while on a loaded machine), so the cancel ends a stuck send.
-	time.AfterFunc(time.Second, cancel)
+	// Once the peer has the request's first byte, the 1 MB request is
+	// being written and cannot fit the 4 KiB buffers: the cancel ends a
+	// stuck send, however long encoding took on a loaded machine.
+	go func() {
+		<-began
+		cancel()
+	}()
 	_, err := c.NextIds(ctx, strings.Repeat("x", 1<<20), 1)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.True(t, c.Broken())

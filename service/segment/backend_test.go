@@ -76,7 +76,7 @@ func newSQLiteDB(t testing.TB) database {
 
 func newPostgresDB(t testing.TB) database {
 	srv := pgtest.Shared(t)
-	dsn, err := srv.NewDatabase(context.Background())
+	dsn, err := srv.NewSchema(context.Background())
 	require.NoError(t, err)
 	return database{
 		open: func(t testing.TB) segment.Store {

@@ -8,13 +8,11 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/testbin"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
@@ -136,15 +134,9 @@ func (s *Server) Stop() error {
 	return s.stopErr
 }
 
-// BuildServerRPC builds the server-rpc command into a temporary directory
-// and returns the binary's path.
+// BuildServerRPC returns the server-rpc command built for tests. The
+// packages of one go test run share one build (see internal/testbin).
 func BuildServerRPC(tb testing.TB) string {
 	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "server-rpc")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/vesta-go/vesta/server-rpc")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		tb.Fatalf("rpctest: go build server-rpc: %v", err)
-	}
-	return bin
+	return testbin.Must(tb, "github.com/vesta-go/vesta/server-rpc")
 }

@@ -61,6 +61,7 @@ func TestOpenSQLiteAtDSNPath(t *testing.T) {
 }
 
 func TestOpenPostgres(t *testing.T) {
+	t.Parallel() // waits on PostgreSQL's start, not on the CPU
 	dsn, err := pgtest.Shared(t).NewDatabase(context.Background())
 	require.NoError(t, err)
 	cfg := stores.Config{Store: stores.Postgres, DSN: dsn, Tags: []segment.TagInfo{{Tag: "order", MaxId: 1, Step: 10}}, Settings: quiet()}
@@ -110,6 +111,7 @@ func TestSQLitePathDefault(t *testing.T) {
 // A PostgreSQL that accepts connections and never answers fails the start
 // within the open timeout (three LoadTimeouts) instead of hanging it.
 func TestOpenGivesUpOnASilentDatabase(t *testing.T) {
+	t.Parallel() // waits out its timeouts, not on the CPU
 	addr := nettest.Silent(t)
 	s := quiet()
 	s.LoadTimeout = 200 * time.Millisecond
