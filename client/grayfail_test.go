@@ -53,7 +53,7 @@ func TestGrayFailureStoppedServer(t *testing.T) {
 
 // stoppedChildEnv carries the server-rpc binary to the child process of
 // TestGrayFailureStoppedServer, and tells it that it is the child.
-const stoppedChildEnv = "VESTA_TEST_GRAYFAIL_STOPPED_BIN"
+const stoppedChildEnv = "GRAYFAIL_TEST_STOPPED_BIN" // not VESTA_*: server-rpc refuses unknown VESTA_ variables
 
 func testGrayFailureStoppedServer(t *testing.T, e *grayfail.Env) {
 	s, err := e.Stopped(64, time.Second)
