@@ -60,3 +60,16 @@ func Run(t *testing.T, args ...string) Result {
 	}
 	return Result{Code: cmd.ProcessState.ExitCode(), Stdout: stdout.String(), Stderr: stderr.String()}
 }
+
+// CheckHelp asserts what every command's --help should do, as a user's
+// shell sees it: print the usage and exit 0; and a wrong flag fails.
+func CheckHelp(t *testing.T) {
+	t.Helper()
+	r := Run(t, "--help")
+	if r.Code != 0 || !bytes.Contains([]byte(r.Stdout+r.Stderr), []byte("Usage")) {
+		t.Errorf("--help: exit %d, want 0 and a usage; stdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r = Run(t, "--no-such-flag"); r.Code == 0 {
+		t.Errorf("--no-such-flag: exit 0, want a failure")
+	}
+}
