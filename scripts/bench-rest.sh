@@ -27,38 +27,10 @@ BATCH=${BATCH:-1000}
 TAG=${TAG:-bench}
 BUDGET=1048576
 
-if ! command -v wrk >/dev/null; then
-  echo "installing wrk" >&2
-  apt-get update >/dev/null && apt-get install -y wrk >/dev/null
-fi
-
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+source scripts/benchlib.sh # after the cd above: the repository root
 
 go build -o "$tmp/server-rest" ./server-rest
 go build -o "$tmp/barehttp" ./scripts/barehttp
-
-# wait_for PATTERN FILE: print the first match of a sed -n pattern in FILE,
-# waiting up to 30 s for it to appear.
-wait_for() {
-  for _ in $(seq 300); do
-    addr=$(sed -n "$1" "$2" | head -n 1)
-    if [ -n "$addr" ]; then echo "$addr"; return 0; fi
-    sleep 0.1
-  done
-  echo "timed out waiting for $2:" >&2
-  cat "$2" >&2
-  return 1
-}
 
 "$tmp/server-rest" --listen 127.0.0.1:0 --machine 1 --data-dir "$tmp/data" --segment-tags "$TAG" 2>"$tmp/rest.log" &
 rest_pid=$!
@@ -75,7 +47,6 @@ done
 curl -fs "http://$rest/readyz" >/dev/null
 
 # cpu_ticks PID: user+system CPU time of a process, in clock ticks.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 tick=$(getconf CLK_TCK)
 
 # load URL DURATION PID: run wrk, print "req/s p99 server-CPU-µs-per-request";
@@ -96,7 +67,6 @@ load() {
     END {printf "%s %s %.1f\n", rps, p99, t*1e6/hz/n}' <<<"$out"
 }
 
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 
 echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency, $ROUNDS rounds, alternating"
 load "http://$rest/genid" 2s "$rest_pid" >/dev/null # warm-up

@@ -30,38 +30,12 @@ THREADS=${THREADS:-2}
 FAIR_DURATION=${FAIR_DURATION:-10s} # whole seconds
 HEAVY_RATE=${HEAVY_RATE:-200000} # the rate of the issue's example auth file
 
-if ! command -v wrk >/dev/null; then
-  echo "installing wrk" >&2
-  apt-get update >/dev/null && apt-get install -y wrk >/dev/null
-fi
-
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+source scripts/benchlib.sh # after the cd above: the repository root
 
 go build -o "$tmp/server-rest" ./server-rest
 go build -o "$tmp/securebench" ./scripts/securebench
 "$tmp/securebench" setup --dir "$tmp" --heavy-rate "$HEAVY_RATE"
 bench_token=$(cat "$tmp/bench.token")
-
-wait_for() {
-  for _ in $(seq 300); do
-    addr=$(sed -n "$1" "$2" | head -n 1)
-    if [ -n "$addr" ]; then echo "$addr"; return 0; fi
-    sleep 0.1
-  done
-  echo "timed out waiting for $2:" >&2
-  cat "$2" >&2
-  return 1
-}
 
 # serve NAME MACHINE ARGS...: start a server-rest; sets NAME_addr and NAME_pid.
 serve() {
@@ -84,7 +58,6 @@ for pair in "http://$plain_addr" "http://$auth_addr" "https://$tls_addr" "https:
   done
 done
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 tick=$(getconf CLK_TCK)
 
 # load URL DURATION PID [TOKEN]: run wrk, print "req/s p99 server-CPU-µs-per-request";
@@ -107,7 +80,6 @@ load() {
     END {printf "%s %s %.1f\n", rps, p99, t*1e6/hz/n}' <<<"$out"
 }
 
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 
 names=(plain auth tls tlsauth)
 labels=("plain HTTP" "tokens (auth file)" "TLS" "TLS + tokens")
