@@ -3,8 +3,10 @@ package intf
 import "time"
 
 // Decode splits an ID into its fields by the layout its own type bit
-// names. It is pure: no service is needed to read an ID.
-func Decode(id int64) Id {
+// names, and returns that layout too: the one Encode takes to build the ID
+// back (or a neighbour of it). It is pure: no service is needed to read an
+// ID. Int64Id's Decode method returns the fields alone.
+func Decode(id int64) (Id, Layout) {
 	u := uint64(id)
 	l := LayoutOfId(id)
 	return Id{
@@ -14,7 +16,7 @@ func Decode(id int64) Id {
 		GenMethod: l.GenMethod.Get(u),
 		Type:      l.TypeBit.Get(u),
 		Version:   l.Version.Get(u),
-	}
+	}, l
 }
 
 // Encode packs id's fields in layout l after checking each against its

@@ -20,7 +20,9 @@ func TestEncodeDecodeWorkedExample(t *testing.T) {
 	id, err := intf.Encode(mustLayout(t, intf.MaxPeak), f)
 	require.NoError(t, err)
 	assert.Equal(t, want, id)
-	assert.Equal(t, f, intf.Decode(id))
+	got, l := intf.Decode(id)
+	assert.Equal(t, f, got)
+	assert.Equal(t, mustLayout(t, intf.MaxPeak), l, "the layout its type bit names")
 }
 
 func mustLayout(t *testing.T, typ intf.IdType) intf.Layout {
@@ -40,13 +42,19 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		id, err := intf.Encode(l, top)
 		require.NoError(t, err)
 		assert.Less(t, id, int64(0))
-		assert.Equal(t, top, intf.Decode(id))
+		got, gl := intf.Decode(id)
+		assert.Equal(t, top, got)
+		assert.Equal(t, l, gl)
 		for range 1000 {
 			f := intf.Id{Machine: r.Int64N(l.Machine.Max() + 1), Seq: r.Int64N(l.Seq.Max() + 1),
 				Time: r.Int64N(l.Time.Max() + 1), GenMethod: r.Int64N(4), Type: int64(typ), Version: r.Int64N(2)}
 			id, err := intf.Encode(l, f)
 			require.NoError(t, err)
-			require.Equal(t, f, intf.Decode(id))
+			got, gl := intf.Decode(id)
+			require.Equal(t, f, got)
+			back, err := intf.Encode(gl, got) // Decode's layout builds it back
+			require.NoError(t, err)
+			require.Equal(t, id, back)
 		}
 	}
 }
@@ -74,7 +82,7 @@ func TestEncodeRefusesOutOfRange(t *testing.T) {
 
 func TestTimestamp(t *testing.T) {
 	assert.Equal(t, time.Date(2026, 10, 13, 14, 56, 45, 0, time.UTC),
-		intf.Decode(2705126582500361294).Timestamp(intf.DefaultEpochMillis))
+		intf.Int64Id(2705126582500361294).Decode().Timestamp(intf.DefaultEpochMillis))
 	mg := intf.Id{Time: 1500, Type: 1}
 	assert.Equal(t, time.UnixMilli(intf.DefaultEpochMillis+1500).UTC(), mg.Timestamp(intf.DefaultEpochMillis))
 	assert.Equal(t, time.UnixMilli(1500).UTC(), mg.Timestamp(0))
@@ -82,12 +90,17 @@ func TestTimestamp(t *testing.T) {
 
 // Decode needs no service: any ID says how to read it.
 func ExampleDecode() {
-	f := intf.Decode(2705126582500361294)
+	f, l := intf.Decode(2705126582500361294)
 	fmt.Println(f)
 	fmt.Println(f.Timestamp(intf.DefaultEpochMillis))
+	// The layout builds a neighbour: the next sequence number.
+	f.Seq++
+	next, err := intf.Encode(l, f)
+	fmt.Println(next, err)
 	// Output:
 	// {machine:78 seq:498081 time:371861805 genMethod:2 type:0 version:0}
 	// 2026-10-13 14:56:45 +0000 UTC
+	// 2705126582500362318 <nil>
 }
 
 // Encode checks every field against the layout's widths.

@@ -59,13 +59,16 @@ func (id Int64Id) Int64() int64 { return int64(id) }
 func (id Int64Id) String() string { return strconv.FormatInt(int64(id), 10) }
 
 // Decode splits the ID into its fields (the package's Decode).
-func (id Int64Id) Decode() Id { return Decode(int64(id)) }
+func (id Int64Id) Decode() Id {
+	f, _ := Decode(int64(id))
+	return f
+}
 
 // Time is the instant the ID's time field stands for, with the epoch in
 // Unix milliseconds (DefaultEpochMillis unless the issuing service was
 // given another): Decode(id).Timestamp(epochMillis).
 func (id Int64Id) Time(epochMillis int64) time.Time {
-	return Decode(int64(id)).Timestamp(epochMillis)
+	return id.Decode().Timestamp(epochMillis)
 }
 
 // MarshalJSON writes the ID as a JSON string of its signed decimal.

@@ -93,11 +93,12 @@ func TestInt64IdInStructsAndMaps(t *testing.T) {
 
 func TestInt64IdDecodeAndTime(t *testing.T) {
 	id := intf.Int64Id(workedId)
-	assert.Equal(t, intf.Decode(workedId), id.Decode())
+	fields, _ := intf.Decode(workedId)
+	assert.Equal(t, fields, id.Decode())
 	assert.Equal(t, int64(workedId), id.Int64())
 	assert.Equal(t, "2705126582500361294", id.String())
 	assert.Equal(t, time.Date(2026, 10, 13, 14, 56, 45, 0, time.UTC), id.Time(intf.DefaultEpochMillis))
-	assert.Equal(t, intf.Decode(workedId).Timestamp(0), id.Time(0), "the epoch given is the one used")
+	assert.Equal(t, fields.Timestamp(0), id.Time(0), "the epoch given is the one used")
 
 	ms, err := intf.Encode(mustLayout(t, intf.MinGranularity), intf.Id{Time: 1234, Type: 1})
 	require.NoError(t, err)

@@ -234,7 +234,9 @@ func (s *Service) GenIds(ctx context.Context, n int) ([]int64, error) {
 func (s *Service) varBits() uint64 { return s.layout.Time.Mask() | s.layout.Seq.Mask() }
 
 // ExpId splits an ID into its fields by the layout its type bit names.
-func (s *Service) ExpId(_ context.Context, id int64) (intf.Id, error) { return intf.Decode(id), nil }
+func (s *Service) ExpId(_ context.Context, id int64) (intf.Id, error) {
+	return intf.Int64Id(id).Decode(), nil
+}
 
 // MakeId packs the request's fields, taking omitted ones from the
 // settings. A field out of range is an *intf.FieldError naming it.

@@ -840,7 +840,7 @@ func report(o opts, col *collector, nodes []*node, faults *faultLog, segments bo
 	for _, ps := range col.vesta {
 		for _, p := range ps {
 			for _, id := range p {
-				machines[intf.Decode(id).Machine] = true
+				machines[intf.Int64Id(id).Decode().Machine] = true
 			}
 		}
 	}

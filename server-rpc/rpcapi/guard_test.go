@@ -25,7 +25,9 @@ func (failing) GenIds(context.Context, int) ([]int64, error) { return nil, intf.
 // decoder answers the decode calls too.
 type decoder struct{ recorder }
 
-func (decoder) ExpId(_ context.Context, id int64) (intf.Id, error) { return intf.Decode(id), nil }
+func (decoder) ExpId(_ context.Context, id int64) (intf.Id, error) {
+	return intf.Int64Id(id).Decode(), nil
+}
 func (decoder) MakeId(context.Context, intf.MakeIdRequest) (int64, error) {
 	return 7, nil
 }
