@@ -159,9 +159,9 @@ func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 // Alloc advances max_id by step (the row's step when step <= 0) with one
 // UPDATE ... RETURNING and returns the new max_id and the row's step.
 //
-// It first checks the server's replication again (its settings may have
-// been reloaded since the connection was made): a refusal is a
-// *ReplicationError. A commit that the server confirms with a WARNING —
+// With a DSN naming several servers it first checks the server's
+// replication again (its settings may have been reloaded since the
+// connection was made): a refusal is a *ReplicationError. A commit that the server confirms with a WARNING —
 // PostgreSQL's answer when the wait for the synchronous standby is
 // cancelled (pg_cancel_backend): committed here, maybe not on the standby
 // — is not trusted: the range is skipped and ErrUnconfirmedCommit
@@ -172,8 +172,10 @@ func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxId, dbSte
 		return 0, 0, fmt.Errorf("segment store postgres: allocating for %q: %w", tag, err)
 	}
 	defer conn.Release()
-	if err := s.checkReplication(ctx, conn.Conn()); err != nil {
-		return 0, 0, fmt.Errorf("segment tag %q: %w", tag, err)
+	if s.hosts > 1 { // one host: the connection's check holds (a primary turns standby only by a restart)
+		if err := s.checkReplication(ctx, conn.Conn()); err != nil {
+			return 0, 0, fmt.Errorf("segment tag %q: %w", tag, err)
+		}
 	}
 	pc := conn.Conn().PgConn()
 	s.warned.Delete(pc)
