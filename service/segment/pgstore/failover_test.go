@@ -253,18 +253,46 @@ func TestFailoverSynchronousStandby(t *testing.T) {
 		len(r.ids[0]), len(r.ids[1]), r.promote.Round(time.Millisecond), r.recovered.Round(time.Millisecond),
 		r.outage.Round(time.Millisecond), len(r.errs[0]), len(r.errs[1]))
 
-	// The new primary turns asynchronous (its standby's name dropped, a
-	// reload): the next allocation is refused, loudly.
 	st, err := pgstore.OpenOptions(ctx, c.DSN("postgres"), pgstore.Options{})
 	require.NoError(t, err)
 	defer st.Close()
 	_, _, err = st.Alloc(ctx, failoverTag, 0)
-	require.NoError(t, err)
+	require.NoError(t, err, "the new primary allocates: its cascade is its synchronous standby")
+
+	// Its standby gone, a commit waits for it; cancelling that wait
+	// (pg_cancel_backend) makes PostgreSQL confirm the commit with only a
+	// WARNING: committed here, not on any standby. The range is not used.
+	require.NoError(t, c.Cascade.StopImmediate(ctx))
+	allocErr := make(chan error, 1)
+	go func() {
+		actx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		_, _, err := st.Alloc(actx, failoverTag, 0)
+		allocErr <- err
+	}()
+	require.Eventually(t, func() bool {
+		conn, err := pgx.Connect(ctx, c.Standby.DSN("postgres"))
+		if err != nil {
+			return false
+		}
+		defer conn.Close(context.Background())
+		var cancelled int
+		err = conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'SyncRep'`).Scan(&cancelled)
+		return err == nil && cancelled > 0
+	}, 10*time.Second, 20*time.Millisecond, "an allocation waits for the synchronous standby")
+	err = <-allocErr
+	require.ErrorIs(t, err, pgstore.ErrUnconfirmedCommit)
+	assert.ErrorContains(t, err, "synchronous replication", "the server's warning is quoted")
+
+	// The new primary turns asynchronous (its standby's name dropped, a
+	// reload): the next allocation is refused, loudly.
 	require.NoError(t, c.Standby.Exec(ctx, `ALTER SYSTEM SET synchronous_standby_names = ''`, `SELECT pg_reload_conf()`))
 	require.Eventually(t, func() bool {
-		_, _, err = st.Alloc(ctx, failoverTag, 0)
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second) // until the reload is seen, a commit would wait
+		defer cancel()
+		_, _, err = st.Alloc(actx, failoverTag, 0)
 		return errors.Is(err, pgstore.ErrUnsafeReplication)
-	}, 10*time.Second, 10*time.Millisecond, "last error: %v", err)
+	}, 20*time.Second, 10*time.Millisecond, "last error: %v", err)
 	assert.ErrorContains(t, err, "synchronous_standby_names is empty")
 	assert.ErrorContains(t, err, "segmentAllowAsyncFailover: true")
 	assert.NotZero(t, st.Refusals())
