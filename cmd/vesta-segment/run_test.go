@@ -120,7 +120,7 @@ func TestHelpListsOnlyWhatItReads(t *testing.T) {
 			flags = append(flags, f[0])
 		}
 	}
-	assert.Equal(t, []string{"--config", "--data-dir", "--no-data-dir", "--segment-store", "--segment-dsn",
+	assert.Equal(t, []string{"--config", "--data-dir", "--no-data-dir", "--segment-store", "--segment-dsn", "--segment-allow-async-failover",
 		"--description", "--initial", "--step", "--version"}, flags, "by group, the command's own flags last")
 }
 

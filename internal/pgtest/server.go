@@ -40,6 +40,12 @@ type Server struct {
 func FindBin() (string, error) {
 	if p, err := exec.LookPath("pg_ctl"); err == nil {
 		if _, err := exec.LookPath("initdb"); err == nil {
+			// A link in PATH (/usr/local/bin/pg_ctl) stands for the
+			// installation's bin directory, which has the other tools
+			// (pg_basebackup) too.
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				p = real
+			}
 			return filepath.Dir(p), nil
 		}
 	}
@@ -61,6 +67,27 @@ func isFile(p string) bool {
 // Start makes a fresh cluster in a new temp directory (initData) and
 // starts the server.
 func Start(ctx context.Context, o Options) (*Server, error) {
+	s, err := newServer()
+	if err != nil {
+		return nil, err
+	}
+	if !o.Fsync {
+		s.serverOpts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	}
+	if err := s.initData(ctx); err != nil {
+		_ = os.RemoveAll(s.dir)
+		return nil, err
+	}
+	if err := s.Restart(ctx); err != nil {
+		_ = os.RemoveAll(s.dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// newServer makes the temp directory of a server and picks its port; the
+// data directory is the caller's to fill.
+func newServer() (*Server, error) {
 	bin, err := FindBin()
 	if err != nil {
 		return nil, err
@@ -80,17 +107,6 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, err
 	}
 	s.serverOpts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200", s.port, s.sock)
-	if !o.Fsync {
-		s.serverOpts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-	}
-	if err := s.initData(ctx); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
-	}
-	if err := s.Restart(ctx); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
-	}
 	return s, nil
 }
 

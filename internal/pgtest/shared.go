@@ -50,3 +50,26 @@ func StopShared() {
 		}
 	}
 }
+
+// NewCluster starts a replicated Cluster for t, destroyed when t ends.
+// Without PostgreSQL binaries it skips t with a loud message; any other
+// failure fails it.
+func NewCluster(t testing.TB, o ClusterOptions) *Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := StartCluster(ctx, o)
+	if errors.Is(err, ErrNoPostgres) {
+		fmt.Fprintf(os.Stderr, "\n!!! %v: the PostgreSQL replication tests are SKIPPED !!!\n\n", err)
+		t.Skipf("!!! SKIPPED: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("starting a replicated PostgreSQL cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Destroy(); err != nil {
+			t.Errorf("pgtest: removing the cluster: %v", err)
+		}
+	})
+	return c
+}

@@ -99,3 +99,24 @@ func TestSegmentOnDemandUnlessAsked(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, c.Segment.OnDemand, "VESTA_SEGMENT_TAGS asks for segment mode")
 }
+
+func TestSegmentAllowAsyncFailover(t *testing.T) {
+	pg := []string{"--segment-store", "postgres", "--segment-dsn", "postgres://ids@db1:5432,db2:5432/vesta"}
+	c, err := load(t, pg...)
+	require.NoError(t, err)
+	assert.False(t, c.Segment.AllowAsyncFailover, "off by default")
+
+	c, err = load(t, append(pg, "--segment-allow-async-failover")...)
+	require.NoError(t, err)
+	assert.True(t, c.Segment.AllowAsyncFailover)
+
+	t.Setenv("VESTA_SEGMENT_ALLOW_ASYNC_FAILOVER", "yes")
+	c, err = load(t, pg...)
+	require.NoError(t, err)
+	assert.True(t, c.Segment.AllowAsyncFailover, "from the environment")
+
+	t.Setenv("VESTA_SEGMENT_ALLOW_ASYNC_FAILOVER", "maybe")
+	_, err = load(t, pg...)
+	require.ErrorIs(t, err, intf.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "config key segmentAllowAsyncFailover:")
+}

@@ -49,6 +49,8 @@ func TestContradictionsAreRefused(t *testing.T) {
 			KeyResetDataDir, KeyNoDataDir, "no mark to reset"},
 		{"segmentDSN with segmentStore off", []string{"--segment-store", "off", "--segment-dsn", "/var/lib/ids.db"},
 			KeySegmentDSN, KeySegmentStore, "segmentStore off opens no store"},
+		{"segmentAllowAsyncFailover without postgres", []string{"--segment-allow-async-failover"},
+			KeySegmentAllowAsyncFailover, KeySegmentStore, "only a PostgreSQL store"},
 		{"both in a file", file("machine: 5\nmachineProvider: hostname\n"),
 			KeyMachine, KeyMachineProvider, "so machine would be ignored"},
 	}

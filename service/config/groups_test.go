@@ -36,7 +36,7 @@ func flagNames(fs *pflag.FlagSet) []string {
 func TestRegisterOnlyTheGroups(t *testing.T) {
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	Register(fs, Defaults{}, segmentOnly...)
-	assert.Equal(t, []string{"config", "data-dir", "no-data-dir", "segment-dsn", "segment-store"}, flagNames(fs),
+	assert.Equal(t, []string{"config", "data-dir", "no-data-dir", "segment-allow-async-failover", "segment-dsn", "segment-store"}, flagNames(fs),
 		"the file key always, then only the groups' keys")
 
 	fs = pflag.NewFlagSet("test", pflag.ContinueOnError)

@@ -36,6 +36,9 @@ var groupTitles = map[Group]string{
 // helpWidth is the width --help wraps its text to.
 const helpWidth = 100
 
+// maxHelpCol is the widest the flags' column gets: where the texts begin.
+const maxHelpCol = 40
+
 // nbsp joins words that wrap keeps on one line.
 const nbsp = "\x00"
 
@@ -87,7 +90,7 @@ func (l *Loader) WriteHelp(w io.Writer, name string, h Help) error {
 			col = max(col, len(e.left)+2)
 		}
 	}
-	col = min(col, 40)
+	col = min(col, maxHelpCol)
 	for _, s := range sections {
 		s.write(bw, col)
 	}
@@ -135,7 +138,13 @@ func (l *Loader) keyEntry(k Key) helpEntry {
 	if k.Name != KeyConfig {
 		where += ", key " + k.Name
 	}
-	e.text += " [" + strings.ReplaceAll(where, " ", nbsp) + "]"
+	where = strings.ReplaceAll(where, " ", nbsp)
+	if len(where)+2 > helpWidth-maxHelpCol {
+		// Too long for one line of the narrowest text column: it may
+		// break after the comma.
+		where = strings.Replace(where, ","+nbsp, ", ", 1)
+	}
+	e.text += " [" + where + "]"
 	return e
 }
 

@@ -141,7 +141,7 @@ func TestHelpListsOnlyTheGroups(t *testing.T) {
 	for f := range entries {
 		flags = append(flags, f)
 	}
-	assert.ElementsMatch(t, []string{"--config", "--data-dir", "--no-data-dir", "--segment-dsn", "--segment-store", "--version"}, flags)
+	assert.ElementsMatch(t, []string{"--config", "--data-dir", "--no-data-dir", "--segment-allow-async-failover", "--segment-dsn", "--segment-store", "--version"}, flags)
 	text := help(t, Defaults{}, segmentOnly...)
 	assert.Contains(t, text, "\nData dir:\n")
 	assert.NotContains(t, text, "\nID service:\n")

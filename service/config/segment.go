@@ -14,6 +14,8 @@ const (
 	KeySegmentStore = "segmentStore"
 	KeySegmentDSN   = "segmentDSN"
 	KeySegmentTags  = "segmentTags"
+	// KeySegmentAllowAsyncFailover is pgstore.AllowAsyncFailoverKey.
+	KeySegmentAllowAsyncFailover = pgstore.AllowAsyncFailoverKey
 )
 
 // segmentKeys are the keys of GroupSegment and GroupSegmentTags.
@@ -23,6 +25,8 @@ func segmentKeys() []Key {
 			Usage: "segment mode's store: sqlite, postgres or off (default: sqlite, opened at start when a segment key is set; else its file is opened once it exists, never created unasked; off with noDataDir and no segmentDSN)"},
 		{Name: KeySegmentDSN, Flag: "segment-dsn", Env: "VESTA_SEGMENT_DSN", Group: GroupSegment, Varies: true,
 			Usage: "postgres: the DSN (required); sqlite: the file path (default <dataDir>/segments.db)"},
+		{Name: KeySegmentAllowAsyncFailover, Flag: "segment-allow-async-failover", Env: "VESTA_SEGMENT_ALLOW_ASYNC_FAILOVER", Group: GroupSegment, Default: boolean(false),
+			Usage: "postgres: accept a segmentDSN naming several servers whose primary replicates asynchronously (synchronous_standby_names empty or synchronous_commit below on); a failover can then repeat segment IDs (docs/segment.md)"},
 		{Name: KeySegmentTags, Flag: "segment-tags", Env: "VESTA_SEGMENT_TAGS", Group: GroupSegmentTags,
 			Usage: "segment tags created at start when missing: tag[:initialMaxId[:step]],... e.g. order,invoice:1000:500"},
 	}
@@ -55,6 +59,9 @@ func (r *reader) segment(s *service.Settings, withTags bool) stores.Config {
 		if strings.ContainsAny(c.DSN, "?#") {
 			r.fail(KeySegmentDSN, c.DSN, "a file path without '?' or '#' (segmentStore sqlite)")
 		}
+	}
+	if c.AllowAsyncFailover = r.bool(KeySegmentAllowAsyncFailover, "", false); c.AllowAsyncFailover && c.Store != stores.Postgres {
+		r.conflict(KeySegmentAllowAsyncFailover, KeySegmentStore, c.Store, "only a PostgreSQL store (segmentStore postgres) fails over to a standby")
 	}
 	// Nothing asked for segment mode: the SQLite file is opened once it
 	// exists, never created unasked (stores.Config.OnDemand).

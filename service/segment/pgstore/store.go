@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/vesta-go/vesta/service/segment"
@@ -14,7 +19,30 @@ import (
 
 // Store is a segment.Store on a pgx pool.
 type Store struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	o     Options
+	hosts int // distinct servers the DSN names
+
+	opened      atomic.Bool   // Open has returned it: refusals are logged
+	refusing    atomic.Bool   // the last check refused the server
+	asyncWarned atomic.Bool   // the allowed asynchronous replication was logged
+	refusals    atomic.Uint64 // servers refused (ReplicationError)
+	// warned holds, per connection, the last WARNING the server sent
+	// (see Alloc).
+	warned sync.Map // *pgconn.PgConn → string
+}
+
+// Options tune a Store.
+type Options struct {
+	// AllowAsyncFailover accepts a DSN that names several servers while
+	// the primary replicates asynchronously (segmentAllowAsyncFailover).
+	// A failover can then repeat IDs; it is logged. Without it, such a
+	// primary is refused at Open and, found later (a failover, a
+	// reload of its settings), for every allocation.
+	AllowAsyncFailover bool
+	// Logger receives the refusals and the accepted risk; nil means
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 var _ segment.Store = (*Store)(nil)
@@ -38,26 +66,62 @@ func ParseDSN(dsn string) (*pgxpool.Config, error) {
 // connection attempt until the kernel gives up, minutes later).
 const DefaultConnectTimeout = 5 * time.Second
 
-// Open connects to dsn and checks the connection with a ping. It does not
-// create the table: call Init.
+// Open connects to dsn with the default Options.
 func Open(ctx context.Context, dsn string) (*Store, error) {
+	return OpenOptions(ctx, dsn, Options{})
+}
+
+// OpenOptions connects to dsn and checks the connection with a ping. It
+// does not create the table: call Init.
+//
+// A DSN may name several servers (host=a,b or postgres://u@a:5432,b:5432/db):
+// connections go to the first that accepts writes (target_session_attrs
+// defaults to read-write), and after a failover the pool's new connections
+// find the new primary by themselves. Every new connection, and every
+// allocation, checks the server: a standby is refused (ErrStandby), and
+// with several servers so is a primary that does not replicate
+// synchronously (ErrUnsafeReplication), unless o.AllowAsyncFailover.
+func OpenOptions(ctx context.Context, dsn string, o Options) (*Store, error) {
 	cfg, err := ParseDSN(dsn)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
+	cc := cfg.ConnConfig
+	if cc.ConnectTimeout == 0 {
+		cc.ConnectTimeout = DefaultConnectTimeout
+	}
+	if cc.ValidateConnect == nil {
+		// No target_session_attrs (or any): skip standbys, so that a DSN
+		// listing the standby first still finds the primary.
+		cc.ValidateConnect = pgconn.ValidateConnectTargetSessionAttrsReadWrite
+	}
+	s := &Store{o: o, hosts: len(servers(&cc.Config))}
+	cc.OnNotice = s.noticed
+	cfg.AfterConnect = s.checkReplication
+	cfg.BeforeClose = func(c *pgx.Conn) { s.warned.Delete(c.PgConn()) }
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("segment store postgres: %w", err)
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("segment store postgres: connecting to %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+		var re *ReplicationError
+		if errors.As(err, &re) {
+			return nil, re
+		}
+		return nil, fmt.Errorf("segment store postgres: connecting to %s: %w", strings.Join(servers(&cc.Config), ","), err)
 	}
-	return &Store{pool: pool}, nil
+	s.pool = pool
+	s.opened.Store(true)
+	return s, nil
 }
+
+// Refusals counts the servers refused since Open: standbys, and primaries
+// whose replication is unsafe for the DSN (ReplicationError).
+func (s *Store) Refusals() uint64 { return s.refusals.Load() }
 
 // Init creates leaf_alloc if it does not exist.
 func (s *Store) Init(ctx context.Context) error {
@@ -94,19 +158,58 @@ func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 
 // Alloc advances max_id by step (the row's step when step <= 0) with one
 // UPDATE ... RETURNING and returns the new max_id and the row's step.
+//
+// With a DSN naming several servers it first checks the server's
+// replication again (its settings may have been reloaded since the
+// connection was made): a refusal is a *ReplicationError. A commit that the server confirms with a WARNING —
+// PostgreSQL's answer when the wait for the synchronous standby is
+// cancelled (pg_cancel_backend): committed here, maybe not on the standby
+// — is not trusted: the range is skipped and ErrUnconfirmedCommit
+// returned, since a failover could hand it out again.
 func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxId, dbStep int64, err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("segment store postgres: allocating for %q: %w", tag, err)
+	}
+	defer conn.Release()
+	if s.hosts > 1 { // one host: the connection's check holds (a primary turns standby only by a restart)
+		if err := s.checkReplication(ctx, conn.Conn()); err != nil {
+			return 0, 0, fmt.Errorf("segment tag %q: %w", tag, err)
+		}
+	}
+	pc := conn.Conn().PgConn()
+	s.warned.Delete(pc)
 	q, args := segment.AllocQuery(tag, step)
-	err = s.pool.QueryRow(ctx, q, args...).Scan(&maxId, &dbStep)
+	err = conn.QueryRow(ctx, q, args...).Scan(&maxId, &dbStep)
 	if errors.Is(err, pgx.ErrNoRows) {
 		var n int64
-		if err = s.pool.QueryRow(ctx, segment.ExistsSQL, tag).Scan(&n); err == nil {
+		if err = conn.QueryRow(ctx, segment.ExistsSQL, tag).Scan(&n); err == nil {
 			return 0, 0, segment.AllocMiss(tag, n > 0)
 		}
 	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("segment store postgres: allocating for %q: %w", tag, err)
 	}
+	if w, warned := s.warned.LoadAndDelete(pc); warned {
+		return 0, 0, fmt.Errorf("segment store postgres: allocating for %q: the server answered %q; the range up to %d is skipped: %w",
+			tag, w, maxId, ErrUnconfirmedCommit)
+	}
 	return maxId, dbStep, nil
+}
+
+// ErrUnconfirmedCommit: the server confirmed an allocation with a warning
+// (a cancelled wait for the synchronous standby): the range is skipped.
+var ErrUnconfirmedCommit = errors.New("segment store postgres: allocation committed without confirmation from the synchronous standby")
+
+// noticed keeps the WARNINGs a server sends, for Alloc.
+func (s *Store) noticed(pc *pgconn.PgConn, n *pgconn.Notice) {
+	sev := n.SeverityUnlocalized
+	if sev == "" {
+		sev = n.Severity
+	}
+	if sev == "WARNING" {
+		s.warned.Store(pc, n.Message)
+	}
 }
 
 // CreateTag inserts a row, or returns segment.ErrTagExists.

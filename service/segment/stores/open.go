@@ -38,6 +38,10 @@ type Config struct {
 	// DSN is the PostgreSQL connection string, or for SQLite an optional
 	// file path (default DataDir/segments.db).
 	DSN string
+	// AllowAsyncFailover accepts a PostgreSQL DSN naming several servers
+	// whose primary replicates asynchronously (pgstore.Options): a
+	// failover can then repeat IDs. Postgres only.
+	AllowAsyncFailover bool
 	// DataDir holds the SQLite file when DSN is empty; "" means
 	// service.DefaultDataDir().
 	DataDir string
@@ -92,7 +96,7 @@ func OpenStore(ctx context.Context, c Config) (segment.Store, error) {
 			st, err = sqlitestore.Open(ctx, path)
 		}
 	case Postgres:
-		st, err = pgstore.Open(ctx, c.DSN)
+		st, err = pgstore.OpenOptions(ctx, c.DSN, pgstore.Options{AllowAsyncFailover: c.AllowAsyncFailover, Logger: c.Settings.Logger})
 	case Off:
 		return nil, ErrDisabled
 	default:
