@@ -3,7 +3,6 @@ package restserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -25,7 +24,7 @@ func (s *Server) openSegments(ctx context.Context) error {
 		return s.publishSegments(seg)
 	}
 	if !errors.Is(err, intf.ErrUnavailable) || ctx.Err() != nil {
-		return fmt.Errorf("segment mode: %w", err)
+		return err // the opener names segment mode (internal/app does)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
