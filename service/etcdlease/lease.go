@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
 // Lease leases a machine id from etcd. It implements service.MachineLease;
@@ -51,7 +53,7 @@ type Lease struct {
 // because the service refused their mark (too far ahead of its clock):
 // the attempt then fails with a *MarksAheadError. A running node retries,
 // skipping the ids refused so far, so that a free id beyond them is found.
-const MaxMarkRefusals = 16
+const MaxMarkRefusals = leasekit.MaxMarkRefusals
 
 // Stats returns the lease's counters (service.Stats.Lease).
 func (l *Lease) Stats() service.LeaseStats {
@@ -168,18 +170,7 @@ func (l *Lease) loop(ctx context.Context, h service.LeaseHolder) error {
 			if first {
 				return err
 			}
-			skip := next.skip
-			next = choice{prefer: -1}
-			var ahead *MarksAheadError
-			if errors.As(err, &ahead) && !ahead.Exhausted {
-				next.skip = map[int64]bool{}
-				for id := range skip {
-					next.skip[id] = true
-				}
-				for _, r := range ahead.Refused {
-					next.skip[r.Machine] = true
-				}
-			} // else start over: marks once ahead may be passed by now
+			next = choice{prefer: -1, skip: leasekit.NextSkip(next.skip, err)}
 			if !failing {
 				l.o.Logger.Error("etcdlease: cannot claim a machine id; retrying", "every", retryInterval, "err", err)
 				failing = true
@@ -217,11 +208,11 @@ func (l *Lease) take(ctx context.Context, h service.LeaseHolder, c choice) (*ses
 	if err != nil {
 		return nil, err
 	}
-	skip := map[int64]bool{}
-	for id := range c.skip {
-		skip[id] = true
+	skip := maps.Clone(c.skip)
+	if skip == nil {
+		skip = map[int64]bool{}
 	}
-	var refused []MarkRefusal
+	ahead := &MarksAheadError{Marks: l.keys.Marks(), Provider: "etcdlease"}
 	for {
 		l.setCurrent(s) // Hold stores a mark through StoreMark
 		err := h.Hold(ctx, s.machine, s.validUntil.Load(), s.prevMark)
@@ -234,17 +225,14 @@ func (l *Lease) take(ctx context.Context, h service.LeaseHolder, c choice) (*ses
 			return nil, fmt.Errorf("machine %d: %w", s.machine, err)
 		}
 		l.markRefusals.Add(1)
-		refused = append(refused, MarkRefusal{Machine: s.machine, MarkMillis: s.prevMark,
-			Ahead: time.Duration(s.prevMark*int64(time.Millisecond) - h.Now())})
+		r, full := ahead.Refuse(s.machine, s.prevMark, h.Now(), err, skip)
 		l.o.Logger.Warn("etcdlease: the mark of the machine id claimed is too far ahead; trying another id",
-			"machine", s.machine, "ahead", refused[len(refused)-1].Ahead.Round(time.Millisecond), "err", err)
-		skip[s.machine] = true
-		ahead := &MarksAheadError{Refused: refused, Marks: l.keys.Marks(), Err: err}
+			"machine", s.machine, "ahead", r.Ahead.Round(time.Millisecond), "err", err)
 		if gerr := l.giveBack(ctx, s); gerr != nil {
 			l.release(h, s)
 			return nil, gerr
 		}
-		if len(refused) >= MaxMarkRefusals {
+		if full {
 			l.release(h, s)
 			return nil, ahead
 		}

@@ -135,7 +135,7 @@ func (o Options) withDefaults(dialing bool) (Options, *tls.Config, error) {
 			if o.MachineRange == nil {
 				return nil
 			}
-			return check(o.MachineRange.valid(), "MachineRange", o.MachineRange.String(), fmt.Sprintf("first-last within 0-%d, first <= last", intf.MaxMachine))
+			return check(o.MachineRange.Valid(), "MachineRange", o.MachineRange.String(), fmt.Sprintf("first-last within 0-%d, first <= last", intf.MaxMachine))
 		},
 		func() *OptionError {
 			return check((o.CertFile == "") == (o.KeyFile == ""), "KeyFile", o.KeyFile, "CertFile and KeyFile together")

@@ -37,8 +37,8 @@ func (l *Lease) resume(ctx context.Context, h service.LeaseHolder, st *savedStat
 		// No answer from etcd: resume on what the previous run saved.
 		// The fence stops at the saved validity, and no later than the
 		// mark known stored, which then covers every ID issued.
-		valid := min(st.ValidUntil, st.StoredMarkMs*int64(time.Millisecond))
-		if now < st.Saved || now >= valid {
+		valid := st.OfflineValidity(now)
+		if valid == 0 {
 			l.o.Logger.Warn("etcdlease: etcd is unreachable and the lease saved in the data dir is no longer surely valid; claiming anew",
 				"machine", st.Machine, "err", err)
 			return nil, nil
