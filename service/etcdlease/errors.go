@@ -47,25 +47,7 @@ func (e *ClockSkewError) Is(target error) bool { return target == intf.ErrClockB
 
 // OptionError names the Options field that is wrong. It matches
 // intf.ErrInvalidArgument.
-type OptionError struct {
-	Option string // the field, e.g. "TTL"
-	Value  string
-	Want   string
-	Err    error // the cause, e.g. reading a TLS file; may be nil
-}
-
-func (e *OptionError) Error() string {
-	s := fmt.Sprintf("etcdlease: option %s %q: want %s", e.Option, e.Value, e.Want)
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-// Is makes errors.Is(err, intf.ErrInvalidArgument) true.
-func (e *OptionError) Is(target error) bool { return target == intf.ErrInvalidArgument }
-
-func (e *OptionError) Unwrap() error { return e.Err }
+type OptionError = leasekit.OptionError
 
 // MarkRefusal is one claimed machine id given back because its high-water
 // mark was too far ahead of this node's clock.

@@ -90,7 +90,7 @@ func newLease(o Options, cfg *tls.Config, cli *clientv3.Client) *Lease {
 // still bounds each etcd request made while claiming an id.
 func NewWithClient(cli *clientv3.Client, o Options) (*Lease, error) {
 	if cli == nil {
-		return nil, &OptionError{Option: "client", Want: "a *clientv3.Client"}
+		return nil, &OptionError{Provider: "etcdlease", Option: "client", Want: "a *clientv3.Client"}
 	}
 	o, _, err := o.withDefaults(false)
 	if err != nil {

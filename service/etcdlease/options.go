@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
 // Defaults and limits of Options.
@@ -99,13 +100,7 @@ func (o Options) withDefaults(dialing bool) (Options, *tls.Config, error) {
 	if o.MaxClockSkew == 0 {
 		o.MaxClockSkew = DefaultMaxClockSkew
 	}
-	if o.NodeName == "" {
-		host, err := os.Hostname()
-		if err != nil || host == "" {
-			host = "node"
-		}
-		o.NodeName = fmt.Sprintf("%s-%d", host, os.Getpid())
-	}
+	o.NodeName = leasekit.NodeName(o.NodeName, os.Getpid())
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -144,10 +139,8 @@ func (o Options) withDefaults(dialing bool) (Options, *tls.Config, error) {
 			return check((o.Username == "") == (o.Password == ""), "Password", strings.Repeat("*", len(o.Password)), "Username and Password together")
 		},
 	}
-	for _, c := range checks {
-		if err := c(); err != nil {
-			return o, nil, err
-		}
+	if err := leasekit.CheckAll("etcdlease", checks...); err != nil {
+		return o, nil, err
 	}
 	if !dialing {
 		return o, nil, nil
@@ -159,16 +152,10 @@ func (o Options) withDefaults(dialing bool) (Options, *tls.Config, error) {
 	return o, cfg, nil
 }
 
-func check(ok bool, option, value, want string) *OptionError {
-	if ok {
-		return nil
-	}
-	return &OptionError{Option: option, Value: value, Want: want}
-}
-
-func inRange(option string, d, lo, hi time.Duration) *OptionError {
-	return check(d >= lo && d <= hi, option, d.String(), fmt.Sprintf("a duration %s..%s", lo, hi))
-}
+var (
+	check   = leasekit.Check
+	inRange = leasekit.InRange
+)
 
 // checkEndpoints accepts host:port and http(s)://host:port.
 func (o Options) checkEndpoints() *OptionError {
@@ -201,17 +188,17 @@ func (o Options) tlsConfig() (*tls.Config, error) {
 	if o.CACertFile != "" {
 		pem, err := os.ReadFile(o.CACertFile)
 		if err != nil {
-			return nil, &OptionError{Option: "CACertFile", Value: o.CACertFile, Want: "a readable PEM file", Err: err}
+			return nil, &OptionError{Provider: "etcdlease", Option: "CACertFile", Value: o.CACertFile, Want: "a readable PEM file", Err: err}
 		}
 		cfg.RootCAs = x509.NewCertPool()
 		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, &OptionError{Option: "CACertFile", Value: o.CACertFile, Want: "PEM certificates", Err: errors.New("no certificate found")}
+			return nil, &OptionError{Provider: "etcdlease", Option: "CACertFile", Value: o.CACertFile, Want: "PEM certificates", Err: errors.New("no certificate found")}
 		}
 	}
 	if o.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
 		if err != nil {
-			return nil, &OptionError{Option: "CertFile", Value: o.CertFile, Want: "a PEM certificate matching KeyFile", Err: err}
+			return nil, &OptionError{Provider: "etcdlease", Option: "CertFile", Value: o.CertFile, Want: "a PEM certificate matching KeyFile", Err: err}
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
