@@ -115,7 +115,7 @@ func (l *Lease) claim(ctx context.Context, h service.LeaseHolder, prefer int64, 
 func (l *Lease) renewRow(ctx context.Context, hd *hold) (mark int64, ok bool, err error) {
 	rctx, cancel := l.timeout(ctx)
 	defer cancel()
-	err = l.pool.QueryRow(rctx, l.sql.renew, l.o.Prefix, hd.machine, hd.token, l.o.TTL.Milliseconds()).Scan(&mark)
+	err = l.pool.QueryRow(rctx, l.sql.renew, l.o.Prefix, hd.machine, hd.token, l.o.TTL.Milliseconds(), l.o.NodeName).Scan(&mark)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, nil
 	}

@@ -2,6 +2,7 @@ package pglease_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -173,6 +174,7 @@ type fakeHolder struct {
 	saved     []byte // the latest state saved
 	failSaves bool   // SaveLeaseState fails: the lease cannot record a release
 	machine   int64
+	lease     service.MachineLease // set by run
 	held      chan int64
 	lost      atomic.Int64
 }
@@ -182,7 +184,12 @@ func newFakeHolder(state []byte) *fakeHolder {
 }
 
 func (f *fakeHolder) Now() int64 { return time.Now().UnixNano() }
-func (f *fakeHolder) Hold(_ context.Context, machine, _, _ int64) error {
+
+// Hold stores a mark up to the validity, as the service does.
+func (f *fakeHolder) Hold(ctx context.Context, machine, validUntil, _ int64) error {
+	if err := f.lease.StoreMark(ctx, machine, validUntil/int64(time.Millisecond)); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	f.machine = machine
 	f.mu.Unlock()
@@ -206,4 +213,14 @@ func (f *fakeHolder) lastSaved() []byte {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.saved
+}
+
+// savedValidity reads ValidUntil from a saved lease state.
+func savedValidity(t testing.TB, state []byte) int64 {
+	t.Helper()
+	var st struct {
+		ValidUntil int64 `json:"validUntil"`
+	}
+	require.NoError(t, json.Unmarshal(state, &st))
+	return st.ValidUntil
 }

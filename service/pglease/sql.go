@@ -46,7 +46,7 @@ SELECT (SELECT mark_ms FROM claimed),
 		// A row still carrying our token was never taken over since our
 		// claim (every claim writes a new token), lapsed or not: renewing
 		// it leaves one holder.
-		renew: `UPDATE ` + t + ` SET expires_at = now() + $4 * interval '1 millisecond'
+		renew: `UPDATE ` + t + ` SET expires_at = now() + $4 * interval '1 millisecond', holder = $5
 	WHERE prefix = $1 AND machine = $2 AND token = $3 RETURNING mark_ms`,
 		storeMark: `UPDATE ` + t + ` SET mark_ms = $4, holder = $5 WHERE prefix = $1 AND machine = $2 AND token = $3`,
 		release:   `UPDATE ` + t + ` SET expires_at = '-infinity' WHERE prefix = $1 AND machine = $2 AND token = $3`,
