@@ -78,7 +78,7 @@ func (l *Lease) tryClaim(ctx context.Context, s *session, id int64) (ok bool, ma
 		clientv3.OpGet(l.keys.Mark(id)),
 		l.clockOp(s, time.Duration(s.now())),
 	}, l.rangeOp(s)...)
-	l.claimTxns.Add(1)
+	l.counters.ClaimTxns.Add(1)
 	resp, err := l.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(then...).

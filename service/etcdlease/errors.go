@@ -12,10 +12,10 @@ import (
 var (
 	// ErrAllTaken: every machine id 0..1023 is held by a live node. It
 	// matches intf.ErrUnavailable.
-	ErrAllTaken = fmt.Errorf("every machine id is held by a live node: %w", intf.ErrUnavailable)
+	ErrAllTaken = leasekit.ErrAllTaken
 	// ErrNotHeld: this node does not hold the machine id (any more): its
 	// key is gone or belongs to another lease. It matches intf.ErrFenced.
-	ErrNotHeld = fmt.Errorf("machine id not held by this node: %w", intf.ErrFenced)
+	ErrNotHeld = leasekit.ErrNotHeld
 	// ErrRunning: Run was called on a Lease that runs already; a Lease
 	// serves one service.
 	ErrRunning = errors.New("etcdlease: the lease is already running")

@@ -36,11 +36,8 @@ type Lease struct {
 
 	h service.LeaseHolder // set by Run
 
-	markRefusals atomic.Uint64 // ids given back because their mark was too far ahead
-	claims       atomic.Uint64 // ids claimed
-	claimTxns    atomic.Uint64 // claim transactions, those that lost a race included
-	resumes      atomic.Uint64 // holds resumed from the data dir's state
-	noSpace      atomic.Bool   // the last mark store met etcd's NOSPACE alarm
+	counters leasekit.Counters
+	noSpace  atomic.Bool // the last mark store met etcd's NOSPACE alarm
 
 	historyEvery time.Duration
 	historyWarn  int64
@@ -57,14 +54,9 @@ const MaxMarkRefusals = leasekit.MaxMarkRefusals
 
 // Stats returns the lease's counters (service.Stats.Lease).
 func (l *Lease) Stats() service.LeaseStats {
-	return service.LeaseStats{
-		MarkRefusals:         l.markRefusals.Load(),
-		Claims:               l.claims.Load(),
-		ClaimTxns:            l.claimTxns.Load(),
-		Resumes:              l.resumes.Load(),
-		UncompactedRevisions: l.uncompacted.Load(),
-		NoSpace:              l.noSpace.Load(),
-	}
+	st := l.counters.Stats()
+	st.UncompactedRevisions, st.NoSpace = l.uncompacted.Load(), l.noSpace.Load()
+	return st
 }
 
 var _ service.MachineLease = (*Lease)(nil)
@@ -224,7 +216,7 @@ func (l *Lease) take(ctx context.Context, h service.LeaseHolder, c choice) (*ses
 			l.release(h, s)
 			return nil, fmt.Errorf("machine %d: %w", s.machine, err)
 		}
-		l.markRefusals.Add(1)
+		l.counters.MarkRefusals.Add(1)
 		r, full := ahead.Refuse(s.machine, s.prevMark, h.Now(), err, skip)
 		l.o.Logger.Warn("etcdlease: the mark of the machine id claimed is too far ahead; trying another id",
 			"machine", s.machine, "ahead", r.Ahead.Round(time.Millisecond), "err", err)
@@ -249,7 +241,7 @@ func (l *Lease) take(ctx context.Context, h service.LeaseHolder, c choice) (*ses
 			return nil, fmt.Errorf("%w: the lease was lost while claiming machine %d: %s", ErrNotHeld, s.machine, s.why())
 		}
 	}
-	l.claims.Add(1)
+	l.counters.Claims.Add(1)
 	l.held(h, s)
 	l.o.Logger.Info("etcdlease: machine id held", "machine", s.machine, "node", l.o.NodeName,
 		"lease", fmt.Sprintf("%x", int64(s.lease)), "prevMark", s.prevMark)

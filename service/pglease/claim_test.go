@@ -23,8 +23,14 @@ func TestManyNodesClaimDistinctIdsAtOnce(t *testing.T) {
 	svcs := make([]*service.Service, n)
 	errs := make([]error, n)
 	for i := range leases {
-		// Random claims, as in production: N starters spread over the range.
-		leases[i] = newLease(t, dsn, fmt.Sprintf("n%d", i), func(o *pglease.Options) { *o = withoutLowestFirst(*o) })
+		// Random claims, as in production: N starters spread over the
+		// range. The TTL is long: 64 nodes on a loaded machine under -race
+		// may take longer than a short TTL's validity from claim to GenId,
+		// and what is measured here is the claims.
+		leases[i] = newLease(t, dsn, fmt.Sprintf("n%d", i), func(o *pglease.Options) {
+			*o = withoutLowestFirst(*o)
+			o.TTL = time.Minute
+		})
 	}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -125,7 +131,7 @@ func TestClockSkewRefusesToClaim(t *testing.T) {
 	dsn := newDSN(t)
 	for _, off := range []time.Duration{3 * time.Second, -3 * time.Second} {
 		l := newLease(t, dsn, "skewed")
-		_, err := service.New(bg, service.Settings{Lease: l, NoDataDir: true, Logger: testLog(t), Clock: offsetClock{service.NewSystemClock(), off}})
+		_, err := service.New(bg, service.Settings{Lease: l, NoDataDir: true, Logger: testLog(t), Clock: offsetClock{Base: service.NewSystemClock(), Off: off}})
 		require.Error(t, err)
 		assert.ErrorIs(t, err, intf.ErrClockBehind)
 		var skew *pglease.ClockSkewError

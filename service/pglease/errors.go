@@ -11,11 +11,11 @@ import (
 
 var (
 	// ErrAllTaken: every machine id of the range is held by a live node.
-	// It matches intf.ErrUnavailable.
-	ErrAllTaken = fmt.Errorf("every machine id is held by a live node: %w", intf.ErrUnavailable)
+	// It matches intf.ErrUnavailable (and is etcdlease's).
+	ErrAllTaken = leasekit.ErrAllTaken
 	// ErrNotHeld: this node does not hold the machine id (any more): its
 	// row carries another token. It matches intf.ErrFenced.
-	ErrNotHeld = fmt.Errorf("machine id not held by this node: %w", intf.ErrFenced)
+	ErrNotHeld = leasekit.ErrNotHeld
 	// ErrRunning: Run was called on a Lease that runs already.
 	ErrRunning = errors.New("pglease: the lease is already running")
 )

@@ -89,7 +89,7 @@ func (l *Lease) claim(ctx context.Context, h service.LeaseHolder, prefer int64, 
 		cctx, cancel := l.timeout(ctx)
 		var mark *int64
 		var live []int32
-		l.claimTxns.Add(1)
+		l.counters.ClaimTxns.Add(1)
 		err := l.pool.QueryRow(cctx, l.sql.claim, l.o.Prefix, id, l.o.NodeName, token, l.o.TTL.Milliseconds()).Scan(&mark, &live)
 		cancel()
 		if err != nil {
@@ -145,8 +145,7 @@ func (l *Lease) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 	if hd.offline.Load() {
 		wait = leasekit.RetryInterval
 	}
-	var failedAt int64 // service clock at the first failure; 0 while renewing
-	fenced := false
+	rl := leasekit.RenewLog{Log: l.o.Logger, Provider: "pglease"}
 	for {
 		if ctxtime.Sleep(ctx, wait) != nil {
 			return
@@ -160,17 +159,7 @@ func (l *Lease) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 			hd.lose("its row carries another token: the id was taken over")
 			return
 		case err != nil:
-			now := h.Now()
-			if failedAt == 0 {
-				failedAt = now
-				l.o.Logger.Warn("pglease: cannot renew the machine id's claim; retrying", "machine", hd.machine,
-					"fencedIn", time.Duration(hd.validUntil.Load()-now).Round(time.Millisecond), "err", err)
-			}
-			if !fenced && now >= hd.validUntil.Load() {
-				fenced = true
-				l.o.Logger.Error("pglease: machine id fenced: the claim was not renewed in time; no IDs until it is",
-					"machine", hd.machine, "failingFor", time.Duration(now-failedAt).Round(time.Millisecond))
-			}
+			rl.Failed(h.Now(), hd.validUntil.Load(), hd.machine, err)
 			wait = leasekit.RetryInterval
 			continue
 		}
@@ -178,11 +167,7 @@ func (l *Lease) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 		hd.validUntil.Store(max(v, hd.validUntil.Load()))
 		hd.offline.Store(false)
 		h.Renewed(v)
-		if failedAt != 0 {
-			l.o.Logger.Info("pglease: machine id's claim renewed again", "machine", hd.machine,
-				"failedFor", time.Duration(h.Now()-failedAt).Round(time.Millisecond), "wasFenced", fenced)
-			failedAt, fenced = 0, false
-		}
+		rl.Renewed(h.Now(), hd.machine)
 		wait = interval
 		if hd.held.Load() {
 			_ = l.saveState(h, hd) // logged

@@ -33,10 +33,7 @@ type Lease struct {
 	cur *hold               // the hold whose id the service holds or is taking
 	h   service.LeaseHolder // set by Run
 
-	markRefusals atomic.Uint64
-	claims       atomic.Uint64
-	claimTxns    atomic.Uint64
-	resumes      atomic.Uint64
+	counters leasekit.Counters
 }
 
 var _ service.MachineLease = (*Lease)(nil)
@@ -61,12 +58,7 @@ func (l *Lease) Options() Options { return l.o }
 
 // Stats returns the lease's counters (service.Stats.Lease).
 func (l *Lease) Stats() service.LeaseStats {
-	return service.LeaseStats{
-		MarkRefusals: l.markRefusals.Load(),
-		Claims:       l.claims.Load(),
-		ClaimTxns:    l.claimTxns.Load(),
-		Resumes:      l.resumes.Load(),
-	}
+	return l.counters.Stats()
 }
 
 // Run connects, claims a machine id (or resumes the one the data dir's
@@ -175,7 +167,7 @@ func (l *Lease) take(ctx context.Context, h service.LeaseHolder, prefer int64, s
 		l.setCurrent(hd) // Hold stores a mark through StoreMark
 		err = h.Hold(ctx, hd.machine, hd.validUntil.Load(), hd.prevMark)
 		if err == nil {
-			l.claims.Add(1)
+			l.counters.Claims.Add(1)
 			l.held(h, hd)
 			l.o.Logger.Info("pglease: machine id held", "machine", hd.machine, "node", l.o.NodeName, "prevMark", hd.prevMark)
 			return hd, nil
@@ -185,7 +177,7 @@ func (l *Lease) take(ctx context.Context, h service.LeaseHolder, prefer int64, s
 		if !errors.Is(err, intf.ErrClockBehind) || ctx.Err() != nil {
 			return nil, fmt.Errorf("machine %d: %w", hd.machine, err)
 		}
-		l.markRefusals.Add(1)
+		l.counters.MarkRefusals.Add(1)
 		r, full := ahead.Refuse(hd.machine, hd.prevMark, h.Now(), err, skip)
 		l.o.Logger.Warn("pglease: the mark of the machine id claimed is too far ahead; trying another id",
 			"machine", hd.machine, "ahead", r.Ahead.Round(time.Millisecond), "err", err)

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/internal/pgtest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
@@ -35,7 +35,7 @@ var bg = context.Background()
 
 // testTTL is the claim TTL of most tests: short, so that the failure
 // cases run in seconds.
-const testTTL = 2 * time.Second
+const testTTL = 3 * time.Second
 
 // newDSN is a DSN of the shared server whose tables are the test's own
 // (a fresh schema).
@@ -94,23 +94,7 @@ func rowOf(t testing.TB, c *pgx.Conn, machine int64) (row, bool) {
 }
 
 // testLog writes to t.Log until the test's cleanups are over.
-func testLog(t testing.TB) *slog.Logger {
-	w := &testWriter{t: t}
-	t.Cleanup(func() { w.done.Store(true) }) // registered first: runs last
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type testWriter struct {
-	t    testing.TB
-	done atomic.Bool
-}
-
-func (w *testWriter) Write(p []byte) (int, error) {
-	if !w.done.Load() {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
+func testLog(t testing.TB) *slog.Logger { return leasetest.Log(t) }
 
 // newLease is a Lease on dsn with testTTL and node name name, claiming
 // the lowest free id.
@@ -144,13 +128,7 @@ func startNode(t testing.TB, dsn, name string, edit ...func(*pglease.Options)) (
 // eventually polls cond every few milliseconds for up to limit.
 func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", limit, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	leasetest.Eventually(t, limit, what, cond)
 }
 
 // machineOf is the machine field of id.

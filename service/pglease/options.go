@@ -11,24 +11,18 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
-// Defaults and limits of Options (the TTL's and the clock skew's are
-// etcdlease's: the two providers are configured alike).
+// Defaults of Options; the timings' (and their limits: TTL 2s..1h in
+// whole seconds, DialTimeout 10ms..1m, MaxClockSkew 1ms..1h) are
+// etcdlease's, as the two providers are configured alike.
 const (
 	DefaultTable        = "vesta_machines"
 	DefaultPrefix       = "/vesta"
-	DefaultTTL          = time.Minute
-	MinTTL              = 2 * time.Second
-	MaxTTL              = time.Hour
-	DefaultDialTimeout  = 5 * time.Second
-	MinDialTimeout      = 10 * time.Millisecond
-	MaxDialTimeout      = time.Minute
-	DefaultMaxClockSkew = time.Second
-	MinMaxClockSkew     = time.Millisecond
-	MaxMaxClockSkew     = time.Hour
+	DefaultTTL          = leasekit.DefaultTTL
+	DefaultDialTimeout  = leasekit.DefaultDialTimeout
+	DefaultMaxClockSkew = leasekit.DefaultMaxClockSkew
 )
 
 // Options configures a Lease. Only DSN is required; a zero field takes its
@@ -85,21 +79,14 @@ func (o Options) withDefaults() (Options, *pgxpool.Config, error) {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
-	if o.TTL == 0 {
-		o.TTL = DefaultTTL
-	}
-	if o.DialTimeout == 0 {
-		o.DialTimeout = DefaultDialTimeout
-	}
-	if o.MaxClockSkew == 0 {
-		o.MaxClockSkew = DefaultMaxClockSkew
-	}
+	timings := leasekit.Timings{TTL: &o.TTL, DialTimeout: &o.DialTimeout, MaxClockSkew: &o.MaxClockSkew}
+	timings.Fill()
 	o.NodeName = leasekit.NodeName(o.NodeName, os.Getpid())
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
 	var cfg *pgxpool.Config
-	err := leasekit.CheckAll("pglease",
+	checks := append([]func() *OptionError{
 		func() *OptionError {
 			var err error
 			if cfg, err = ParseDSN(o.DSN); err != nil {
@@ -113,28 +100,14 @@ func (o Options) withDefaults() (Options, *pgxpool.Config, error) {
 		func() *OptionError {
 			return leasekit.Check(o.Prefix != "" && len(o.Prefix) <= 200, "Prefix", o.Prefix, "a fleet name of 1..200 bytes, such as /vesta")
 		},
-		func() *OptionError {
-			return leasekit.Check(o.TTL >= MinTTL && o.TTL <= MaxTTL && o.TTL%time.Second == 0, "TTL", o.TTL.String(),
-				fmt.Sprintf("whole seconds %s..%s", MinTTL, MaxTTL))
-		},
-		func() *OptionError {
-			return leasekit.InRange("DialTimeout", o.DialTimeout, MinDialTimeout, MaxDialTimeout)
-		},
-		func() *OptionError {
-			return leasekit.InRange("MaxClockSkew", o.MaxClockSkew, MinMaxClockSkew, MaxMaxClockSkew)
-		},
+	}, timings.Checks()...)
+	err := leasekit.CheckAll("pglease", append(checks,
 		func() *OptionError {
 			return leasekit.Check(o.NodeName != "" && len(o.NodeName) <= 200 && !strings.ContainsAny(o.NodeName, "\n\r\x00"),
 				"NodeName", o.NodeName, "a name of 1..200 bytes on one line")
 		},
-		func() *OptionError {
-			if o.MachineRange == nil {
-				return nil
-			}
-			return leasekit.Check(o.MachineRange.Valid(), "MachineRange", o.MachineRange.String(),
-				fmt.Sprintf("first-last within 0-%d, first <= last", intf.MaxMachine))
-		},
-	)
+		leasekit.CheckRange(o.MachineRange),
+	)...)
 	if err != nil {
 		return o, nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/internal/leasekit"
@@ -38,16 +37,12 @@ func (l *Lease) resume(ctx context.Context, h service.LeaseHolder, st *leasekit.
 		l.o.Logger.Warn("pglease: cannot check the machine id saved in the data dir; claiming anew", "machine", st.Machine, "err", err)
 		return nil, nil
 	default:
-		valid := st.OfflineValidity(t0)
+		valid := st.OfflineValidity(t0, l.o.Logger, "pglease", "PostgreSQL", err)
 		if valid == 0 {
-			l.o.Logger.Warn("pglease: PostgreSQL is unreachable and the claim saved in the data dir is no longer surely valid; claiming anew",
-				"machine", st.Machine, "err", err)
 			return nil, nil
 		}
 		hd.validUntil.Store(valid)
 		hd.offline.Store(true)
-		l.o.Logger.Warn("pglease: PostgreSQL is unreachable; resuming the machine id on the claim saved in the data dir",
-			"machine", hd.machine, "validFor", time.Duration(valid-t0).Round(time.Millisecond), "err", err)
 	}
 	l.startRenewing(ctx, h, hd)
 	l.setCurrent(hd)
@@ -55,7 +50,7 @@ func (l *Lease) resume(ctx context.Context, h service.LeaseHolder, st *leasekit.
 		l.release(h, hd)
 		return nil, fmt.Errorf("resuming machine %d: %w", hd.machine, err)
 	}
-	l.resumes.Add(1)
+	l.counters.Resumes.Add(1)
 	l.held(h, hd)
 	l.o.Logger.Info("pglease: machine id resumed from the data dir", "machine", hd.machine, "node", l.o.NodeName,
 		"offline", hd.offline.Load())

@@ -50,7 +50,7 @@ SELECT (SELECT mark_ms FROM claimed),
 	WHERE prefix = $1 AND machine = $2 AND token = $3 RETURNING mark_ms`,
 		storeMark: `UPDATE ` + t + ` SET mark_ms = $4, holder = $5 WHERE prefix = $1 AND machine = $2 AND token = $3`,
 		release:   `UPDATE ` + t + ` SET expires_at = '-infinity' WHERE prefix = $1 AND machine = $2 AND token = $3`,
-		clock:     `SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint`,
+		clock:     `SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`,
 	}
 }
 

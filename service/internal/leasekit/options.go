@@ -68,3 +68,13 @@ func NodeName(name string, pid int) string {
 	}
 	return fmt.Sprintf("%s-%d", host, pid)
 }
+
+// CheckRange validates a lease's Options.MachineRange (nil: all ids).
+func CheckRange(r *Range) func() *OptionError {
+	return func() *OptionError {
+		if r == nil {
+			return nil
+		}
+		return Check(r.Valid(), "MachineRange", r.String(), fmt.Sprintf("first-last within 0-%d, first <= last", intf.MaxMachine))
+	}
+}

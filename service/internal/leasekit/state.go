@@ -92,11 +92,16 @@ func SaveState(h service.LeaseHolder, log *slog.Logger, provider string, st Stat
 // coordinator is surely valid (service clock), or 0 when it is not: the
 // saved validity, and no later than the mark known stored, which then
 // covers every ID issued; a clock found before the save has stepped back.
-func (st *State) OfflineValidity(now int64) int64 {
+// It logs the decision (coordinator names what did not answer, err why).
+func (st *State) OfflineValidity(now int64, log *slog.Logger, provider, coordinator string, err error) int64 {
 	valid := min(st.ValidUntil, st.StoredMarkMs*int64(time.Millisecond))
 	if now < st.Saved || now >= valid {
+		log.Warn(provider+": "+coordinator+" is unreachable and the lease saved in the data dir is no longer surely valid; claiming anew",
+			"machine", st.Machine, "err", err)
 		return 0
 	}
+	log.Warn(provider+": "+coordinator+" is unreachable; resuming the machine id on the lease saved in the data dir",
+		"machine", st.Machine, "validFor", time.Duration(valid-now).Round(time.Millisecond), "err", err)
 	return valid
 }
 

@@ -1,6 +1,9 @@
 package leasekit
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // RetryInterval is the pause between attempts while the coordinator
 // fails: renewals and re-acquisition retry this fast, so an outage
@@ -26,3 +29,45 @@ func RenewInterval(ttl time.Duration) time.Duration { return ttl / 3 }
 // Validity is how long after t0 a renewal sent at t0 surely keeps a lease
 // of ttl: ttl less the margin.
 func Validity(ttl time.Duration) time.Duration { return ttl - FenceMargin(ttl) }
+
+// Defaults and limits of the timings both leases take (etcdlease's and
+// pglease's Options).
+const (
+	DefaultTTL          = time.Minute
+	MinTTL              = 2 * time.Second
+	MaxTTL              = time.Hour
+	DefaultDialTimeout  = 5 * time.Second
+	MinDialTimeout      = 10 * time.Millisecond
+	MaxDialTimeout      = time.Minute
+	DefaultMaxClockSkew = time.Second
+	MinMaxClockSkew     = time.Millisecond
+	MaxMaxClockSkew     = time.Hour
+)
+
+// Timings are a lease's TTL, request timeout and clock skew bound.
+type Timings struct{ TTL, DialTimeout, MaxClockSkew *time.Duration }
+
+// Fill sets the zero timings to their defaults.
+func (t Timings) Fill() {
+	for _, f := range []struct {
+		d   *time.Duration
+		def time.Duration
+	}{{t.TTL, DefaultTTL}, {t.DialTimeout, DefaultDialTimeout}, {t.MaxClockSkew, DefaultMaxClockSkew}} {
+		if *f.d == 0 {
+			*f.d = f.def
+		}
+	}
+}
+
+// Checks validate the timings (after Fill).
+func (t Timings) Checks() []func() *OptionError {
+	return []func() *OptionError{
+		func() *OptionError {
+			ttl := *t.TTL
+			return Check(ttl >= MinTTL && ttl <= MaxTTL && ttl%time.Second == 0, "TTL", ttl.String(),
+				fmt.Sprintf("whole seconds %s..%s", MinTTL, MaxTTL))
+		},
+		func() *OptionError { return InRange("DialTimeout", *t.DialTimeout, MinDialTimeout, MaxDialTimeout) },
+		func() *OptionError { return InRange("MaxClockSkew", *t.MaxClockSkew, MinMaxClockSkew, MaxMaxClockSkew) },
+	}
+}
