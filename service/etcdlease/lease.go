@@ -36,8 +36,9 @@ type Lease struct {
 
 	h service.LeaseHolder // set by Run
 
-	counters leasekit.Counters
-	noSpace  atomic.Bool // the last mark store met etcd's NOSPACE alarm
+	counters  leasekit.Counters
+	noSpace   atomic.Bool // the last mark store met etcd's NOSPACE alarm
+	noSpaceMu sync.Mutex  // orders noteNoSpace's transitions
 
 	historyEvery time.Duration
 	historyWarn  int64
@@ -346,9 +347,14 @@ func (l *Lease) StoreMark(ctx context.Context, machine int64, ms int64) error {
 // noteNoSpace says loudly, once per episode, that etcd refuses writes
 // because its quota is full, and when it accepts them again.
 func (l *Lease) noteNoSpace(full bool, machine int64) {
-	if l.noSpace.Swap(full) == full {
+	l.noSpaceMu.Lock()
+	defer l.noSpaceMu.Unlock()
+	if l.noSpace.Load() == full {
 		return
 	}
+	// The line is logged before the flag (Stats().Lease.NoSpace) changes,
+	// so that whoever sees the flag finds the line that explains it.
+	defer l.noSpace.Store(full)
 	if full {
 		l.o.Logger.Error("etcdlease: etcd is out of space (NOSPACE alarm) and refuses writes: this node issues IDs up to the mark already stored, then stops until space is freed; compact and defragment etcd, then `etcdctl alarm disarm` (docs/operations.md)",
 			"machine", machine)
