@@ -1,9 +1,9 @@
 // Package app is the composition root shared by every vesta-go main: flags,
 // --version, configuration, logging, signal handling, and building what the
-// configuration asks for — the ID service with its machine-id lease (etcd)
-// and segment mode with its store. The libraries (service, etcdlease,
-// segment, the servers) take what they need and build nothing else; each
-// main hands their pieces to its server.
+// configuration asks for — the ID service with its machine-id lease (etcd
+// or PostgreSQL) and segment mode with its store. The libraries (service,
+// etcdlease, pglease, segment, the servers) take what they need and build
+// nothing else; each main hands their pieces to its server.
 package app
 
 import (
@@ -25,6 +25,7 @@ import (
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/etcdlease"
+	"github.com/vesta-go/vesta/service/pglease"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
@@ -87,13 +88,21 @@ func (p Program) Setup(args []string) (config.Config, *pflag.FlagSet, error) {
 }
 
 // StartService starts the ID service of cfg — with the etcd lease of
-// provider etcd — and logs what it runs as.
+// provider etcd, the PostgreSQL lease of provider postgres — and logs
+// what it runs as.
 func StartService(ctx context.Context, cfg config.Config) (*service.Service, error) {
 	settings := cfg.Service
-	if cfg.MachineProvider == config.ProviderEtcd {
+	switch cfg.MachineProvider {
+	case config.ProviderEtcd:
 		lease, err := etcdlease.New(cfg.Etcd)
 		if err != nil {
 			return nil, fmt.Errorf("etcd lease: %w", err)
+		}
+		settings.Lease = lease
+	case config.ProviderPostgres:
+		lease, err := pglease.New(cfg.Postgres)
+		if err != nil {
+			return nil, fmt.Errorf("postgres lease: %w", err)
 		}
 		settings.Lease = lease
 	}

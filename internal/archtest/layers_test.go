@@ -94,7 +94,8 @@ func matches(name, p string) bool {
 func ignored(p string) bool {
 	rel := strings.TrimPrefix(p, module+"/")
 	for _, prefix := range []string{"scripts/", "internal/ctxtime", "internal/buildinfo", "internal/nettest", "internal/pgtest",
-		"internal/syncbuf", "internal/archtest", "internal/etcdtest", "internal/tlstest", "internal/maintest", "internal/testbin"} {
+		"internal/syncbuf", "internal/archtest", "internal/etcdtest", "internal/tlstest", "internal/maintest", "internal/testbin",
+		"internal/leasetest"} {
 		if strings.HasPrefix(rel, prefix) {
 			return true
 		}

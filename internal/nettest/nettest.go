@@ -1,6 +1,6 @@
 // Package nettest has loopback servers for tests: Serve runs a handler per
 // connection, Silent accepts connections and never answers (for tests of
-// timeouts).
+// timeouts), Proxy stands in front of a server and can be cut (outages).
 package nettest
 
 import (

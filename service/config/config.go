@@ -17,6 +17,7 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/etcdlease"
+	"github.com/vesta-go/vesta/service/pglease"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
@@ -42,6 +43,11 @@ type Config struct {
 	// MachineProvider is ProviderEtcd (its Logger is set); the program
 	// makes the lease (etcdlease.New) and puts it in Service.Lease.
 	Etcd etcdlease.Options
+	// Postgres are the validated options of the PostgreSQL lease when
+	// MachineProvider is ProviderPostgres (its Logger is set; its DSN may
+	// hold a password: never log it); the program makes the lease
+	// (pglease.New).
+	Postgres pglease.Options
 	// Security is the server's TLS, auth file and quotas.
 	Security Security
 }
@@ -165,8 +171,10 @@ func (l *Loader) Load() (Config, error) {
 		c.Security = r.security()
 	}
 	var etcdOpts etcdlease.Options
+	var pgOpts pglease.Options
 	if has[GroupEtcd] {
 		etcdOpts = r.etcd(c.MachineProvider)
+		pgOpts = r.postgres(c.MachineProvider, etcdOpts)
 	}
 	if has[GroupService] { // after the values are checked one by one
 		r.checkProviderKeys(c.MachineProvider, has[GroupEtcd])
@@ -188,6 +196,13 @@ func (l *Loader) Load() (Config, error) {
 			return Config{}, r.err
 		}
 		c.Etcd = etcdOpts
+	}
+	if c.MachineProvider == ProviderPostgres {
+		pgOpts.Logger = s.Logger
+		if r.checkPostgres(pgOpts); r.err != nil {
+			return Config{}, r.err
+		}
+		c.Postgres = pgOpts
 	}
 	return c, nil
 }
@@ -301,7 +316,7 @@ func (r *reader) epoch() int64 {
 // machine fills the machine id or provider into s and returns the
 // provider's name; provider etcd needs the etcd keys (withEtcd).
 func (r *reader) machine(s *service.Settings, withEtcd bool) string {
-	want := "property, ips, hostname or etcd"
+	want := "property, ips, hostname, etcd or postgres"
 	if !withEtcd {
 		want = "property, ips or hostname (this program reads no etcd keys)"
 	}
@@ -320,7 +335,7 @@ func (r *reader) machine(s *service.Settings, withEtcd bool) string {
 		s.MachineProvider = service.IPListMachine{IPs: strings.Split(ips, ",")}
 	case ProviderHostname:
 		s.MachineProvider = service.HostnameMachine{Hostname: r.str(KeyHostname, "")}
-	case ProviderEtcd: // the program makes the lease (etcdlease.New)
+	case ProviderEtcd, ProviderPostgres: // the program makes the lease (etcdlease.New, pglease.New)
 		if !withEtcd {
 			r.fail(KeyMachineProvider, provider, want)
 		}

@@ -70,7 +70,11 @@ func (r *reader) checkProviderKeys(provider string, withEtcd bool) {
 			names    []string
 			provider string
 			hint     string
-		}{[]string{KeyEtcdEndpoints}, ProviderEtcd, " (set machineProvider etcd to lease the id from etcd)"})
+		}{[]string{KeyEtcdEndpoints}, ProviderEtcd, " (set machineProvider etcd to lease the id from etcd)"}, struct {
+			names    []string
+			provider string
+			hint     string
+		}{[]string{KeyMachineDSN}, ProviderPostgres, " (set machineProvider postgres to lease the id from PostgreSQL)"})
 	}
 	for _, k := range keys {
 		if provider == k.provider || !explicit && (k.provider == ProviderProperty || k.provider == ProviderIPs) {
@@ -89,6 +93,7 @@ var providerSource = map[string]string{
 	ProviderIPs:      "this host's index in the ips list",
 	ProviderHostname: "the host name's trailing number",
 	ProviderEtcd:     "an etcd lease",
+	ProviderPostgres: "a claim in a PostgreSQL table",
 }
 
 // checkDataDirKeys refuses a data dir, or (withReset: the program reads

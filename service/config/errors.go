@@ -50,6 +50,7 @@ func (e *ValueError) Unwrap() error { return intf.ErrInvalidArgument }
 var secretKeys = map[string]string{
 	KeyEtcdPassword: "(not shown)",
 	KeySegmentDSN:   "(not shown: it may hold a password)",
+	KeyMachineDSN:   "(not shown: it may hold a password)",
 }
 
 // ErrUnknownKey is matched by every UnknownKeyError.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/vesta-go/vesta/service/etcdlease"
+	"github.com/vesta-go/vesta/service/pglease"
 )
 
 // etcdKeys are the keys of GroupEtcd; their defaults are etcdlease's.
@@ -13,11 +14,11 @@ func etcdKeys() []Key {
 		{Name: KeyEtcdEndpoints, Flag: "etcd-endpoints", Env: "VESTA_ETCD_ENDPOINTS", Group: GroupEtcd,
 			Usage: "comma-separated etcd endpoints, host:port or https://host:port (provider etcd)"},
 		{Name: KeyEtcdPrefix, Flag: "etcd-prefix", Env: "VESTA_ETCD_PREFIX", Group: GroupEtcd, Default: etcdlease.DefaultPrefix,
-			Usage: "etcd key prefix; nodes sharing machine ids share it"},
+			Usage: "etcd key prefix (provider postgres: the fleet's name in the table); nodes sharing machine ids share it"},
 		{Name: KeyEtcdLeaseTTL, Flag: "etcd-lease-ttl", Env: "VESTA_ETCD_LEASE_TTL", Group: GroupEtcd, Default: dur(etcdlease.DefaultTTL),
-			Usage: "etcd lease TTL, whole seconds 2s..1h: a cut-off node stops issuing within it, a crashed node's id is free after it"},
+			Usage: "lease TTL (etcd or postgres), whole seconds 2s..1h: a cut-off node stops issuing within it, a crashed node's id is free after it"},
 		{Name: KeyEtcdDialTimeout, Flag: "etcd-dial-timeout", Env: "VESTA_ETCD_DIAL_TIMEOUT", Group: GroupEtcd, Default: dur(etcdlease.DefaultDialTimeout),
-			Usage: "timeout of connecting to etcd and of each etcd request"},
+			Usage: "timeout of connecting to etcd or PostgreSQL (provider postgres) and of each request"},
 		{Name: KeyEtcdUsername, Flag: "etcd-username", Env: "VESTA_ETCD_USERNAME", Group: GroupEtcd,
 			Usage: "etcd user (with etcdPassword)"},
 		{Name: KeyEtcdPassword, Flag: "etcd-password", Env: "VESTA_ETCD_PASSWORD", Group: GroupEtcd,
@@ -29,11 +30,15 @@ func etcdKeys() []Key {
 		{Name: KeyEtcdKey, Flag: "etcd-key", Env: "VESTA_ETCD_KEY", Group: GroupEtcd,
 			Usage: "PEM client key for etcd (with etcdCert)"},
 		{Name: KeyEtcdNodeName, Flag: "etcd-node-name", Env: "VESTA_ETCD_NODE_NAME", Group: GroupEtcd, Varies: true,
-			Usage: "this node's name in etcd (default hostname-pid)"},
+			Usage: "this node's name in etcd or the PostgreSQL table (default hostname-pid)"},
 		{Name: KeyMaxClockSkew, Flag: "max-clock-skew", Env: "VESTA_MAX_CLOCK_SKEW", Group: GroupEtcd, Default: dur(etcdlease.DefaultMaxClockSkew),
-			Usage: "largest difference from the other live nodes' clocks (provider etcd) before refusing to start"},
+			Usage: "largest difference from the other live nodes' clocks (provider etcd; postgres: the database server's) before refusing to start"},
 		{Name: KeyMachineRange, Flag: "machine-range", Env: "VESTA_MACHINE_RANGE", Group: GroupEtcd,
 			Usage: "machine ids this fleet claims, first-last (e.g. 0-511; default all, 0-1023): give fleets (datacenters) disjoint ranges"},
+		{Name: KeyMachineDSN, Flag: "machine-dsn", Env: "VESTA_MACHINE_DSN", Group: GroupEtcd,
+			Usage: "PostgreSQL DSN of the machine-id table (provider postgres, required); it may hold a password: prefer the environment or a file to the flag"},
+		{Name: KeyMachineTable, Flag: "machine-table", Env: "VESTA_MACHINE_TABLE", Group: GroupEtcd, Default: pglease.DefaultTable,
+			Usage: "table of the machine-id claims (provider postgres), optionally schema.table; created when missing"},
 	}
 }
 
@@ -80,8 +85,12 @@ var etcdOptionKeys = map[string]string{
 
 // checkEtcd validates the options of provider etcd; a wrong option fails
 // naming its config key.
-func (r *reader) checkEtcd(o etcdlease.Options) {
-	err := o.Validate()
+func (r *reader) checkEtcd(o etcdlease.Options) { r.checkLease(o.Validate(), etcdOptionKeys) }
+
+// checkLease fails on err, the validation of a lease's options: an
+// OptionError (etcdlease's and pglease's are one type) names its config
+// key through keys.
+func (r *reader) checkLease(err error, keys map[string]string) {
 	var oe *etcdlease.OptionError
 	switch {
 	case errors.As(err, &oe):
@@ -89,7 +98,7 @@ func (r *reader) checkEtcd(o etcdlease.Options) {
 		if oe.Err != nil {
 			want += " (" + oe.Err.Error() + ")"
 		}
-		r.fail(etcdOptionKeys[oe.Option], oe.Value, want)
+		r.fail(keys[oe.Option], oe.Value, want)
 	case err != nil:
 		r.err = err
 	}

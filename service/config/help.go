@@ -28,7 +28,7 @@ var groupTitles = map[Group]string{
 	GroupDataDir:     "Data dir",
 	GroupServer:      "Server",
 	GroupLog:         "Logging",
-	GroupEtcd:        "etcd machine-id provider (--machine-provider etcd)",
+	GroupEtcd:        "etcd and postgres machine-id providers (--machine-provider etcd, postgres)",
 	GroupSegment:     "Segment store",
 	GroupSegmentTags: "Segment tags",
 }

@@ -44,6 +44,11 @@ const (
 	KeyEtcdNodeName    = "etcdNodeName"
 	KeyMaxClockSkew    = "maxClockSkew"
 	KeyMachineRange    = "machineRange"
+
+	// Keys of the postgres machine-id provider (the etcd group's lease
+	// keys tune it too: prefix, TTL, timeout, node name, skew, range).
+	KeyMachineDSN   = "machineDSN"
+	KeyMachineTable = "machineTable"
 )
 
 // Vesta's property names, accepted in a file so a Vesta user keeps theirs.
@@ -72,6 +77,7 @@ const (
 	ProviderIPs      = "ips"
 	ProviderHostname = "hostname"
 	ProviderEtcd     = "etcd"
+	ProviderPostgres = "postgres"
 )
 
 // Key describes one configuration key.
@@ -100,7 +106,7 @@ func Keys() []Key {
 		{Name: KeyMachine, Flag: "machine", Env: "VESTA_MACHINE", Vesta: VestaMachine, Group: GroupService, Default: num(0), // Settings' zero value
 			Usage: "machine id 0..1023 (provider property); every node needs its own"},
 		{Name: KeyMachineProvider, Flag: "machine-provider", Env: "VESTA_MACHINE_PROVIDER", Group: GroupService, Default: ProviderProperty,
-			Usage: "where the machine id comes from: property, ips, hostname or etcd (ips when only ips is set)"},
+			Usage: "where the machine id comes from: property, ips, hostname, etcd or postgres (ips when only ips is set)"},
 		{Name: KeyIPs, Flag: "ips", Env: "VESTA_IPS", Vesta: VestaIPs, Group: GroupService,
 			Usage: "comma-separated site-local IPv4 list; machine id = index of this host's address (provider ips)"},
 		{Name: KeyHostname, Flag: "hostname", Env: "VESTA_HOSTNAME", Group: GroupService, Varies: true,

@@ -3,12 +3,13 @@ package etcdlease
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
 // maxClaimTxns bounds the transactions of one claim: each failed one
@@ -59,42 +60,10 @@ func (l *Lease) claimRange() Range {
 	return FullRange
 }
 
-// pick chooses the id to try: c.prefer if it is in r and not known taken,
-// else a random id of r neither taken nor skipped. taken nil means no
-// listing yet: any id may be free. lowest picks the lowest such id
-// instead (tests).
+// pick chooses the id to try (leasekit.Pick): c.prefer first, else a
+// random free id of r not in c.skip; lowest picks the lowest (tests).
 func pick(r Range, c choice, taken map[int64]bool, lowest bool) (int64, bool) {
-	free := func(id int64) bool { return r.Contains(id) && !taken[id] && !c.skip[id] }
-	if c.prefer >= 0 && free(c.prefer) {
-		return c.prefer, true
-	}
-	if lowest {
-		for id := r.First; id <= r.Last; id++ {
-			if free(id) {
-				return id, true
-			}
-		}
-		return 0, false
-	}
-	n := int(r.Size()) - len(c.skip) - len(taken) // a lower bound of the free ids' count
-	if n > int(r.Size())/4 {
-		// Mostly free: random draws find one in a few tries.
-		for range 16 {
-			if id := r.First + rand.Int64N(r.Size()); free(id) {
-				return id, true
-			}
-		}
-	}
-	var ids []int64
-	for id := r.First; id <= r.Last; id++ {
-		if free(id) {
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return 0, false
-	}
-	return ids[rand.IntN(len(ids))], true
+	return leasekit.Pick(r, c.prefer, c.skip, taken, lowest)
 }
 
 // tryClaim creates id's key under s's lease if nobody holds it, reads
@@ -109,7 +78,7 @@ func (l *Lease) tryClaim(ctx context.Context, s *session, id int64) (ok bool, ma
 		clientv3.OpGet(l.keys.Mark(id)),
 		l.clockOp(s, time.Duration(s.now())),
 	}, l.rangeOp(s)...)
-	l.claimTxns.Add(1)
+	l.counters.ClaimTxns.Add(1)
 	resp, err := l.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(then...).

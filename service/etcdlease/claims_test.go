@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/etcdlease"
@@ -19,9 +20,7 @@ import (
 // levelLog is testLog from level up: many nodes at debug level would
 // bury the test's own lines.
 func levelLog(t *testing.T, level slog.Level) *slog.Logger {
-	w := &testWriter{t: t}
-	t.Cleanup(func() { w.done.Store(true) })
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(slog.NewTextHandler(leasetest.Writer(t), &slog.HandlerOptions{Level: level}))
 }
 
 // sharedLease is a Lease on the test's client c, claiming at random as in

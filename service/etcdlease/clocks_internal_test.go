@@ -34,7 +34,7 @@ func TestMedianSkew(t *testing.T) {
 }
 
 func TestPick(t *testing.T) {
-	r := Range{10, 19}
+	r := Range{First: 10, Last: 19}
 	taken := map[int64]bool{10: true, 12: true}
 	id, ok := pick(r, choice{prefer: 15}, taken, false)
 	assert.True(t, ok)
@@ -44,9 +44,9 @@ func TestPick(t *testing.T) {
 		require.True(t, ok)
 		assert.True(t, r.Contains(id) && !taken[id] && id != 11, "a taken preference is passed over for a free id of the range, never a skipped one: %d", id)
 	}
-	_, ok = pick(Range{3, 4}, choice{prefer: -1, skip: map[int64]bool{4: true}}, map[int64]bool{3: true}, false)
+	_, ok = pick(Range{First: 3, Last: 4}, choice{prefer: -1, skip: map[int64]bool{4: true}}, map[int64]bool{3: true}, false)
 	assert.False(t, ok, "nothing free")
-	id, ok = pick(Range{7, 7}, choice{prefer: -1}, nil, false)
+	id, ok = pick(Range{First: 7, Last: 7}, choice{prefer: -1}, nil, false)
 	assert.True(t, ok)
 	assert.Equal(t, int64(7), id, "unlisted: any id of the range may be free")
 	seen := map[int64]bool{}
@@ -61,7 +61,7 @@ func TestPick(t *testing.T) {
 }
 
 func TestParseRange(t *testing.T) {
-	for in, want := range map[string]Range{"0-511": {0, 511}, " 512 - 1023 ": {512, 1023}, "7": {7, 7}} {
+	for in, want := range map[string]Range{"0-511": {First: 0, Last: 511}, " 512 - 1023 ": {First: 512, Last: 1023}, "7": {First: 7, Last: 7}} {
 		r, err := ParseRange(in)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, r)
@@ -73,8 +73,8 @@ func TestParseRange(t *testing.T) {
 			assert.Contains(t, err.Error(), "machine range")
 		}
 	}
-	assert.True(t, Range{0, 511}.Overlaps(Range{511, 600}))
-	assert.False(t, Range{0, 511}.Overlaps(Range{512, 1023}))
+	assert.True(t, Range{First: 0, Last: 511}.Overlaps(Range{First: 511, Last: 600}))
+	assert.False(t, Range{First: 0, Last: 511}.Overlaps(Range{First: 512, Last: 1023}))
 }
 
 func TestMachineOfKey(t *testing.T) {

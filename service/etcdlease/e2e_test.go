@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/etcdlease"
 )
@@ -111,14 +112,7 @@ func httpStatus(url string) (int, string) {
 
 // metricValue is the value of an unlabelled gauge in a /metrics page, or
 // "" when it is missing.
-func metricValue(page, name string) string {
-	for _, line := range strings.Split(page, "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			return v
-		}
-	}
-	return ""
-}
+func metricValue(page, name string) string { return leasetest.MetricValue(page, name) }
 
 // TestServerRestFencedIsNotReady runs the real server-rest against etcd
 // through a proxy, cuts etcd off for longer than the lease and checks that
@@ -208,7 +202,7 @@ func TestServerRestSkipsAnIdWhoseMarkIsFarAhead(t *testing.T) {
 func startServerRest(t *testing.T, bin string, args ...string) (*exec.Cmd, chan error) {
 	t.Helper()
 	srv := exec.Command(bin, args...)
-	srv.Stdout, srv.Stderr = io.Discard, &testWriter{t: t}
+	srv.Stdout, srv.Stderr = io.Discard, leasetest.Writer(t)
 	require.NoError(t, srv.Start())
 	exited, waited := make(chan error, 1), make(chan struct{})
 	go func() {

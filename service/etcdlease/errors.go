@@ -3,19 +3,19 @@ package etcdlease
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
 var (
 	// ErrAllTaken: every machine id 0..1023 is held by a live node. It
 	// matches intf.ErrUnavailable.
-	ErrAllTaken = fmt.Errorf("every machine id is held by a live node: %w", intf.ErrUnavailable)
+	ErrAllTaken = leasekit.ErrAllTaken
 	// ErrNotHeld: this node does not hold the machine id (any more): its
 	// key is gone or belongs to another lease. It matches intf.ErrFenced.
-	ErrNotHeld = fmt.Errorf("machine id not held by this node: %w", intf.ErrFenced)
+	ErrNotHeld = leasekit.ErrNotHeld
 	// ErrRunning: Run was called on a Lease that runs already; a Lease
 	// serves one service.
 	ErrRunning = errors.New("etcdlease: the lease is already running")
@@ -47,61 +47,17 @@ func (e *ClockSkewError) Is(target error) bool { return target == intf.ErrClockB
 
 // OptionError names the Options field that is wrong. It matches
 // intf.ErrInvalidArgument.
-type OptionError struct {
-	Option string // the field, e.g. "TTL"
-	Value  string
-	Want   string
-	Err    error // the cause, e.g. reading a TLS file; may be nil
-}
-
-func (e *OptionError) Error() string {
-	s := fmt.Sprintf("etcdlease: option %s %q: want %s", e.Option, e.Value, e.Want)
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-// Is makes errors.Is(err, intf.ErrInvalidArgument) true.
-func (e *OptionError) Is(target error) bool { return target == intf.ErrInvalidArgument }
-
-func (e *OptionError) Unwrap() error { return e.Err }
+type OptionError = leasekit.OptionError
 
 // MarkRefusal is one claimed machine id given back because its high-water
 // mark was too far ahead of this node's clock.
-type MarkRefusal struct {
-	Machine    int64
-	MarkMillis int64         // the mark, Unix ms
-	Ahead      time.Duration // how far ahead of the clock it was
-}
+type MarkRefusal = leasekit.MarkRefusal
 
 // MarksAheadError: one attempt to claim an id gave back every id it
 // claimed (up to MaxMarkRefusals) because the service refused their marks
 // as too far ahead of its clock. It matches intf.ErrClockBehind (through
 // Err, the service's last refusal).
-type MarksAheadError struct {
-	Refused []MarkRefusal // in the order claimed
-	// Exhausted: no other free id was left to try.
-	Exhausted bool
-	Marks     string // the key prefix of the marks
-	Err       error
-}
-
-func (e *MarksAheadError) Error() string {
-	ids := make([]string, len(e.Refused))
-	for i, r := range e.Refused {
-		ids[i] = fmt.Sprintf("%d (%s ahead)", r.Machine, r.Ahead.Round(time.Millisecond))
-	}
-	why := fmt.Sprintf("the most one attempt tries (%d)", MaxMarkRefusals)
-	if e.Exhausted {
-		why = "and no other machine id is free"
-	}
-	return fmt.Sprintf("etcdlease: the high-water marks under %s of machine ids %s are further ahead of this node's clock than the service waits, %s: "+
-		"fix this node's clock if it is behind, wait for the clock to pass the marks, raise maxClockBackwardWait, or — only when no ID above the current time was issued with those ids — lower the marks (last refusal: %v)",
-		e.Marks, strings.Join(ids, ", "), why, e.Err)
-}
-
-func (e *MarksAheadError) Unwrap() error { return e.Err }
+type MarksAheadError = leasekit.MarksAheadError
 
 // RangeOverlapError: this fleet's machine range overlaps the range of a
 // fleet under another prefix of the same etcd cluster, registered first.

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vesta-go/vesta/internal/etcdtest"
+	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/service/etcdlease"
 )
 
@@ -89,11 +90,5 @@ func leaseOf(t testing.TB, c *clientv3.Client, keys etcdlease.Keys, machine int6
 // eventually polls cond every few milliseconds for up to limit.
 func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", limit, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	leasetest.Eventually(t, limit, what, cond)
 }

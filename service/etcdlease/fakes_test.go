@@ -3,22 +3,13 @@ package etcdlease_test
 import (
 	"context"
 	"sync"
-	"time"
 
+	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/service"
 )
 
 // offsetClock is the system clock shifted by off.
-type offsetClock struct {
-	base *service.SystemClock
-	off  time.Duration
-}
-
-func (c offsetClock) NowNanos() int64 { return c.base.NowNanos() + int64(c.off) }
-
-func (c offsetClock) WaitUntil(ctx context.Context, t int64) error {
-	return c.base.WaitUntil(ctx, t-int64(c.off))
-}
+type offsetClock = leasetest.OffsetClock
 
 // gatedLease wraps a MachineLease so that, once its holder is told the id
 // is lost, claiming one again waits until the test opens the gate.

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
 // Lease leases a machine id from etcd. It implements service.MachineLease;
@@ -34,11 +36,9 @@ type Lease struct {
 
 	h service.LeaseHolder // set by Run
 
-	markRefusals atomic.Uint64 // ids given back because their mark was too far ahead
-	claims       atomic.Uint64 // ids claimed
-	claimTxns    atomic.Uint64 // claim transactions, those that lost a race included
-	resumes      atomic.Uint64 // holds resumed from the data dir's state
-	noSpace      atomic.Bool   // the last mark store met etcd's NOSPACE alarm
+	counters  leasekit.Counters
+	noSpace   atomic.Bool // the last mark store met etcd's NOSPACE alarm
+	noSpaceMu sync.Mutex  // orders noteNoSpace's transitions
 
 	historyEvery time.Duration
 	historyWarn  int64
@@ -51,18 +51,13 @@ type Lease struct {
 // because the service refused their mark (too far ahead of its clock):
 // the attempt then fails with a *MarksAheadError. A running node retries,
 // skipping the ids refused so far, so that a free id beyond them is found.
-const MaxMarkRefusals = 16
+const MaxMarkRefusals = leasekit.MaxMarkRefusals
 
 // Stats returns the lease's counters (service.Stats.Lease).
 func (l *Lease) Stats() service.LeaseStats {
-	return service.LeaseStats{
-		MarkRefusals:         l.markRefusals.Load(),
-		Claims:               l.claims.Load(),
-		ClaimTxns:            l.claimTxns.Load(),
-		Resumes:              l.resumes.Load(),
-		UncompactedRevisions: l.uncompacted.Load(),
-		NoSpace:              l.noSpace.Load(),
-	}
+	st := l.counters.Stats()
+	st.UncompactedRevisions, st.NoSpace = l.uncompacted.Load(), l.noSpace.Load()
+	return st
 }
 
 var _ service.MachineLease = (*Lease)(nil)
@@ -88,7 +83,7 @@ func newLease(o Options, cfg *tls.Config, cli *clientv3.Client) *Lease {
 // still bounds each etcd request made while claiming an id.
 func NewWithClient(cli *clientv3.Client, o Options) (*Lease, error) {
 	if cli == nil {
-		return nil, &OptionError{Option: "client", Want: "a *clientv3.Client"}
+		return nil, &OptionError{Provider: "etcdlease", Option: "client", Want: "a *clientv3.Client"}
 	}
 	o, _, err := o.withDefaults(false)
 	if err != nil {
@@ -168,18 +163,7 @@ func (l *Lease) loop(ctx context.Context, h service.LeaseHolder) error {
 			if first {
 				return err
 			}
-			skip := next.skip
-			next = choice{prefer: -1}
-			var ahead *MarksAheadError
-			if errors.As(err, &ahead) && !ahead.Exhausted {
-				next.skip = map[int64]bool{}
-				for id := range skip {
-					next.skip[id] = true
-				}
-				for _, r := range ahead.Refused {
-					next.skip[r.Machine] = true
-				}
-			} // else start over: marks once ahead may be passed by now
+			next = choice{prefer: -1, skip: leasekit.NextSkip(next.skip, err)}
 			if !failing {
 				l.o.Logger.Error("etcdlease: cannot claim a machine id; retrying", "every", retryInterval, "err", err)
 				failing = true
@@ -217,11 +201,11 @@ func (l *Lease) take(ctx context.Context, h service.LeaseHolder, c choice) (*ses
 	if err != nil {
 		return nil, err
 	}
-	skip := map[int64]bool{}
-	for id := range c.skip {
-		skip[id] = true
+	skip := maps.Clone(c.skip)
+	if skip == nil {
+		skip = map[int64]bool{}
 	}
-	var refused []MarkRefusal
+	ahead := &MarksAheadError{Marks: l.keys.Marks(), Provider: "etcdlease"}
 	for {
 		l.setCurrent(s) // Hold stores a mark through StoreMark
 		err := h.Hold(ctx, s.machine, s.validUntil.Load(), s.prevMark)
@@ -233,18 +217,15 @@ func (l *Lease) take(ctx context.Context, h service.LeaseHolder, c choice) (*ses
 			l.release(h, s)
 			return nil, fmt.Errorf("machine %d: %w", s.machine, err)
 		}
-		l.markRefusals.Add(1)
-		refused = append(refused, MarkRefusal{Machine: s.machine, MarkMillis: s.prevMark,
-			Ahead: time.Duration(s.prevMark*int64(time.Millisecond) - h.Now())})
+		l.counters.MarkRefusals.Add(1)
+		r, full := ahead.Refuse(s.machine, s.prevMark, h.Now(), err, skip)
 		l.o.Logger.Warn("etcdlease: the mark of the machine id claimed is too far ahead; trying another id",
-			"machine", s.machine, "ahead", refused[len(refused)-1].Ahead.Round(time.Millisecond), "err", err)
-		skip[s.machine] = true
-		ahead := &MarksAheadError{Refused: refused, Marks: l.keys.Marks(), Err: err}
+			"machine", s.machine, "ahead", r.Ahead.Round(time.Millisecond), "err", err)
 		if gerr := l.giveBack(ctx, s); gerr != nil {
 			l.release(h, s)
 			return nil, gerr
 		}
-		if len(refused) >= MaxMarkRefusals {
+		if full {
 			l.release(h, s)
 			return nil, ahead
 		}
@@ -261,7 +242,7 @@ func (l *Lease) take(ctx context.Context, h service.LeaseHolder, c choice) (*ses
 			return nil, fmt.Errorf("%w: the lease was lost while claiming machine %d: %s", ErrNotHeld, s.machine, s.why())
 		}
 	}
-	l.claims.Add(1)
+	l.counters.Claims.Add(1)
 	l.held(h, s)
 	l.o.Logger.Info("etcdlease: machine id held", "machine", s.machine, "node", l.o.NodeName,
 		"lease", fmt.Sprintf("%x", int64(s.lease)), "prevMark", s.prevMark)
@@ -366,9 +347,14 @@ func (l *Lease) StoreMark(ctx context.Context, machine int64, ms int64) error {
 // noteNoSpace says loudly, once per episode, that etcd refuses writes
 // because its quota is full, and when it accepts them again.
 func (l *Lease) noteNoSpace(full bool, machine int64) {
-	if l.noSpace.Swap(full) == full {
+	l.noSpaceMu.Lock()
+	defer l.noSpaceMu.Unlock()
+	if l.noSpace.Load() == full {
 		return
 	}
+	// The line is logged before the flag (Stats().Lease.NoSpace) changes,
+	// so that whoever sees the flag finds the line that explains it.
+	defer l.noSpace.Store(full)
 	if full {
 		l.o.Logger.Error("etcdlease: etcd is out of space (NOSPACE alarm) and refuses writes: this node issues IDs up to the mark already stored, then stops until space is freed; compact and defragment etcd, then `etcdctl alarm disarm` (docs/operations.md)",
 			"machine", machine)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/etcdlease"
@@ -38,23 +39,7 @@ var (
 
 // testLog is a slog logger writing to t.Log until the test's cleanups are
 // over (a log line after that would panic).
-func testLog(t testing.TB) *slog.Logger {
-	w := &testWriter{t: t}
-	t.Cleanup(func() { w.done.Store(true) }) // registered first: runs last
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type testWriter struct {
-	t    testing.TB
-	done atomic.Bool
-}
-
-func (w *testWriter) Write(p []byte) (int, error) {
-	if !w.done.Load() {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
+func testLog(t testing.TB) *slog.Logger { return leasetest.Log(t) }
 
 // node is one generator of a test: its lease options and service.
 type node struct {

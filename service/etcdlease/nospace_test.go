@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/vesta-go/vesta/internal/etcdtest"
+	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
@@ -45,10 +46,8 @@ func clientOf(t *testing.T, endpoint string) *clientv3.Client {
 // capturedLog is a logger writing to the test's log and to the buffer
 // returned, so that a test can assert what was said.
 func capturedLog(t *testing.T) (*slog.Logger, *syncbuf.Buffer) {
-	w := &testWriter{t: t}
-	t.Cleanup(func() { w.done.Store(true) })
 	buf := &syncbuf.Buffer{}
-	return slog.New(slog.NewTextHandler(io.MultiWriter(w, buf), &slog.HandlerOptions{Level: slog.LevelDebug})), buf
+	return slog.New(slog.NewTextHandler(io.MultiWriter(leasetest.Writer(t), buf), &slog.HandlerOptions{Level: slog.LevelDebug})), buf
 }
 
 // issueAll calls GenId until it fails, checking that every ID is new, and

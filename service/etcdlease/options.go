@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
@@ -12,21 +11,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
 // Defaults and limits of Options.
 const (
 	DefaultPrefix       = "/vesta"
-	DefaultTTL          = time.Minute
-	MinTTL              = 2 * time.Second
-	MaxTTL              = time.Hour
-	DefaultDialTimeout  = 5 * time.Second
-	MinDialTimeout      = 10 * time.Millisecond
-	MaxDialTimeout      = time.Minute
-	DefaultMaxClockSkew = time.Second
-	MinMaxClockSkew     = time.Millisecond
-	MaxMaxClockSkew     = time.Hour
+	DefaultTTL          = leasekit.DefaultTTL
+	MinTTL              = leasekit.MinTTL
+	MaxTTL              = leasekit.MaxTTL
+	DefaultDialTimeout  = leasekit.DefaultDialTimeout
+	MinDialTimeout      = leasekit.MinDialTimeout
+	MaxDialTimeout      = leasekit.MaxDialTimeout
+	DefaultMaxClockSkew = leasekit.DefaultMaxClockSkew
+	MinMaxClockSkew     = leasekit.MinMaxClockSkew
+	MaxMaxClockSkew     = leasekit.MaxMaxClockSkew
 )
 
 // Options configures a Lease. Only Endpoints is required; a zero field
@@ -90,22 +89,9 @@ func (o Options) withDefaults(dialing bool) (Options, *tls.Config, error) {
 		o.Prefix = DefaultPrefix
 	}
 	o.Prefix = strings.TrimRight(o.Prefix, "/")
-	if o.TTL == 0 {
-		o.TTL = DefaultTTL
-	}
-	if o.DialTimeout == 0 {
-		o.DialTimeout = DefaultDialTimeout
-	}
-	if o.MaxClockSkew == 0 {
-		o.MaxClockSkew = DefaultMaxClockSkew
-	}
-	if o.NodeName == "" {
-		host, err := os.Hostname()
-		if err != nil || host == "" {
-			host = "node"
-		}
-		o.NodeName = fmt.Sprintf("%s-%d", host, os.Getpid())
-	}
+	timings := leasekit.Timings{TTL: &o.TTL, DialTimeout: &o.DialTimeout, MaxClockSkew: &o.MaxClockSkew}
+	timings.Fill()
+	o.NodeName = leasekit.NodeName(o.NodeName, os.Getpid())
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -113,41 +99,26 @@ func (o Options) withDefaults(dialing bool) (Options, *tls.Config, error) {
 	if !dialing {
 		checkEndpoints = func() *OptionError { return nil }
 	}
-	checks := []func() *OptionError{
+	checks := append([]func() *OptionError{
 		checkEndpoints,
 		func() *OptionError {
 			return check(o.Prefix != "" && !strings.ContainsAny(o.Prefix, " \t\n"), "Prefix", o.Prefix, "a key prefix such as /vesta, without spaces")
 		},
-		func() *OptionError {
-			return check(o.TTL >= MinTTL && o.TTL <= MaxTTL && o.TTL%time.Second == 0, "TTL", o.TTL.String(),
-				fmt.Sprintf("whole seconds %s..%s", MinTTL, MaxTTL))
-		},
-		func() *OptionError {
-			return inRange("DialTimeout", o.DialTimeout, MinDialTimeout, MaxDialTimeout)
-		},
-		func() *OptionError {
-			return inRange("MaxClockSkew", o.MaxClockSkew, MinMaxClockSkew, MaxMaxClockSkew)
-		},
+	}, timings.Checks()...)
+	checks = append(checks,
 		func() *OptionError {
 			return check(o.NodeName != "" && !strings.ContainsAny(o.NodeName, "/ \t\n"), "NodeName", o.NodeName, "a name without '/' or spaces")
 		},
-		func() *OptionError {
-			if o.MachineRange == nil {
-				return nil
-			}
-			return check(o.MachineRange.valid(), "MachineRange", o.MachineRange.String(), fmt.Sprintf("first-last within 0-%d, first <= last", intf.MaxMachine))
-		},
+		leasekit.CheckRange(o.MachineRange),
 		func() *OptionError {
 			return check((o.CertFile == "") == (o.KeyFile == ""), "KeyFile", o.KeyFile, "CertFile and KeyFile together")
 		},
 		func() *OptionError {
 			return check((o.Username == "") == (o.Password == ""), "Password", strings.Repeat("*", len(o.Password)), "Username and Password together")
 		},
-	}
-	for _, c := range checks {
-		if err := c(); err != nil {
-			return o, nil, err
-		}
+	)
+	if err := leasekit.CheckAll("etcdlease", checks...); err != nil {
+		return o, nil, err
 	}
 	if !dialing {
 		return o, nil, nil
@@ -159,16 +130,7 @@ func (o Options) withDefaults(dialing bool) (Options, *tls.Config, error) {
 	return o, cfg, nil
 }
 
-func check(ok bool, option, value, want string) *OptionError {
-	if ok {
-		return nil
-	}
-	return &OptionError{Option: option, Value: value, Want: want}
-}
-
-func inRange(option string, d, lo, hi time.Duration) *OptionError {
-	return check(d >= lo && d <= hi, option, d.String(), fmt.Sprintf("a duration %s..%s", lo, hi))
-}
+var check = leasekit.Check
 
 // checkEndpoints accepts host:port and http(s)://host:port.
 func (o Options) checkEndpoints() *OptionError {
@@ -201,17 +163,17 @@ func (o Options) tlsConfig() (*tls.Config, error) {
 	if o.CACertFile != "" {
 		pem, err := os.ReadFile(o.CACertFile)
 		if err != nil {
-			return nil, &OptionError{Option: "CACertFile", Value: o.CACertFile, Want: "a readable PEM file", Err: err}
+			return nil, &OptionError{Provider: "etcdlease", Option: "CACertFile", Value: o.CACertFile, Want: "a readable PEM file", Err: err}
 		}
 		cfg.RootCAs = x509.NewCertPool()
 		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, &OptionError{Option: "CACertFile", Value: o.CACertFile, Want: "PEM certificates", Err: errors.New("no certificate found")}
+			return nil, &OptionError{Provider: "etcdlease", Option: "CACertFile", Value: o.CACertFile, Want: "PEM certificates", Err: errors.New("no certificate found")}
 		}
 	}
 	if o.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
 		if err != nil {
-			return nil, &OptionError{Option: "CertFile", Value: o.CertFile, Want: "a PEM certificate matching KeyFile", Err: err}
+			return nil, &OptionError{Provider: "etcdlease", Option: "CertFile", Value: o.CertFile, Want: "a PEM certificate matching KeyFile", Err: err}
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}

@@ -1,92 +1,10 @@
 package etcdlease_test
 
 import (
-	"io"
-	"net"
-	"sync"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/vesta-go/vesta/internal/nettest"
 )
 
-// proxy is a TCP proxy on 127.0.0.1 in front of etcd that a test can cut:
-// Cut closes every connection and refuses new ones until Restore.
-type proxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	cut    bool
-	conns  map[net.Conn]struct{}
-}
-
-func newProxy(t testing.TB, target string) *proxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	go p.serve()
-	t.Cleanup(func() {
-		ln.Close()
-		p.Cut()
-	})
-	return p
-}
-
-func (p *proxy) Addr() string { return p.ln.Addr().String() }
-
-func (p *proxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		go p.pipe(c)
-	}
-}
-
-func (p *proxy) pipe(c net.Conn) {
-	up, err := net.Dial("tcp", p.target)
-	if err != nil {
-		c.Close()
-		return
-	}
-	if !p.track(c, up) {
-		c.Close()
-		up.Close()
-		return
-	}
-	go func() { _, _ = io.Copy(up, c); up.Close() }()
-	_, _ = io.Copy(c, up)
-	c.Close()
-}
-
-// track registers a connection pair unless the proxy is cut.
-func (p *proxy) track(conns ...net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cut {
-		return false
-	}
-	for _, c := range conns {
-		p.conns[c] = struct{}{}
-	}
-	return true
-}
-
-// Cut closes every connection and refuses new ones.
-func (p *proxy) Cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = true
-	for c := range p.conns {
-		c.Close()
-	}
-	clear(p.conns)
-}
-
-// Restore lets connections through again.
-func (p *proxy) Restore() {
-	p.mu.Lock()
-	p.cut = false
-	p.mu.Unlock()
-}
+// newProxy is a proxy in front of etcd that a test can cut (nettest.Proxy).
+func newProxy(t testing.TB, target string) *nettest.Proxy { return nettest.NewProxy(t, target) }

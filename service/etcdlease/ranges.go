@@ -3,48 +3,21 @@ package etcdlease
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
-	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
 // Range is a span of machine ids, First..Last inclusive.
-type Range struct{ First, Last int64 }
+type Range = leasekit.Range
 
 // FullRange is every machine id.
-var FullRange = Range{0, intf.MaxMachine}
-
-func (r Range) String() string { return fmt.Sprintf("%d-%d", r.First, r.Last) }
-
-// Size is the number of ids in r.
-func (r Range) Size() int64 { return r.Last - r.First + 1 }
-
-// Contains tells whether id lies in r.
-func (r Range) Contains(id int64) bool { return id >= r.First && id <= r.Last }
-
-// Overlaps tells whether r and o share an id.
-func (r Range) Overlaps(o Range) bool { return r.First <= o.Last && o.First <= r.Last }
-
-func (r Range) valid() bool { return r.First >= 0 && r.First <= r.Last && r.Last <= intf.MaxMachine }
+var FullRange = leasekit.FullRange
 
 // ParseRange reads "first-last" (e.g. "0-511") or a single id.
-func ParseRange(s string) (Range, error) {
-	lo, hi, found := strings.Cut(strings.TrimSpace(s), "-")
-	if !found {
-		hi = lo
-	}
-	first, err1 := strconv.ParseInt(strings.TrimSpace(lo), 10, 64)
-	last, err2 := strconv.ParseInt(strings.TrimSpace(hi), 10, 64)
-	r := Range{first, last}
-	if err1 != nil || err2 != nil || !r.valid() {
-		return Range{}, fmt.Errorf("%w: machine range %q: want first-last within 0-%d, first <= last (e.g. 0-511)", intf.ErrInvalidArgument, s, intf.MaxMachine)
-	}
-	return r, nil
-}
+func ParseRange(s string) (Range, error) { return leasekit.ParseRange(s) }
 
 // RangesKey is the directory, outside every prefix, where the fleets of
 // one etcd cluster that set a machine range register it: each node puts

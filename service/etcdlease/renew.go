@@ -3,12 +3,12 @@ package etcdlease
 import (
 	"context"
 	"errors"
-	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
 // renew keeps s's lease alive until ctx is done or the lease is gone. It
@@ -24,8 +24,7 @@ func (l *Lease) renew(ctx context.Context, h service.LeaseHolder, s *session) {
 	if s.offline.Load() {
 		wait = retryInterval
 	}
-	var failedAt int64 // service clock at the first failure; 0 while renewing
-	fenced := false
+	rl := leasekit.RenewLog{Log: l.o.Logger, Provider: "etcdlease"}
 	for {
 		if ctxtime.Sleep(ctx, wait) != nil {
 			return
@@ -41,17 +40,7 @@ func (l *Lease) renew(ctx context.Context, h service.LeaseHolder, s *session) {
 			s.lose("etcd says the lease is gone (expired or revoked)")
 			return
 		case err != nil:
-			now := h.Now()
-			if failedAt == 0 {
-				failedAt = now
-				l.o.Logger.Warn("etcdlease: cannot renew the machine id lease; retrying", "machine", s.heldMachine(),
-					"fencedIn", time.Duration(s.validUntil.Load()-now).Round(time.Millisecond), "err", err)
-			}
-			if !fenced && now >= s.validUntil.Load() {
-				fenced = true
-				l.o.Logger.Error("etcdlease: machine id fenced: the lease was not renewed in time; no IDs until it is",
-					"machine", s.heldMachine(), "failingFor", time.Duration(now-failedAt).Round(time.Millisecond))
-			}
+			rl.Failed(h.Now(), s.validUntil.Load(), s.heldMachine(), err)
 			wait = retryInterval
 			continue
 		}
@@ -62,11 +51,7 @@ func (l *Lease) renew(ctx context.Context, h service.LeaseHolder, s *session) {
 			return
 		}
 		h.Renewed(v)
-		if failedAt != 0 {
-			l.o.Logger.Info("etcdlease: machine id lease renewed again", "machine", s.heldMachine(),
-				"failedFor", time.Duration(h.Now()-failedAt).Round(time.Millisecond), "wasFenced", fenced)
-			failedAt, fenced = 0, false
-		}
+		rl.Renewed(h.Now(), s.heldMachine())
 		wait = interval
 		// The mark the service stores for this renewal reports the
 		// clock too; the state lets a restart resume this lease.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -37,16 +36,12 @@ func (l *Lease) resume(ctx context.Context, h service.LeaseHolder, st *savedStat
 		// No answer from etcd: resume on what the previous run saved.
 		// The fence stops at the saved validity, and no later than the
 		// mark known stored, which then covers every ID issued.
-		valid := min(st.ValidUntil, st.StoredMarkMs*int64(time.Millisecond))
-		if now < st.Saved || now >= valid {
-			l.o.Logger.Warn("etcdlease: etcd is unreachable and the lease saved in the data dir is no longer surely valid; claiming anew",
-				"machine", st.Machine, "err", err)
+		valid := st.OfflineValidity(now, l.o.Logger, "etcdlease", "etcd", err)
+		if valid == 0 {
 			return nil, nil
 		}
 		s.validUntil.Store(valid)
 		s.offline.Store(true)
-		l.o.Logger.Warn("etcdlease: etcd is unreachable; resuming the machine id on the lease saved in the data dir",
-			"machine", s.machine, "validFor", time.Duration(valid-now).Round(time.Millisecond), "err", err)
 	}
 	l.startRenewing(ctx, h, s)
 	l.setCurrent(s)
@@ -56,7 +51,7 @@ func (l *Lease) resume(ctx context.Context, h service.LeaseHolder, st *savedStat
 		return nil, fmt.Errorf("resuming machine %d: %w", s.machine, err)
 	}
 	s.rename.Store(st.Node != l.o.NodeName)
-	l.resumes.Add(1)
+	l.counters.Resumes.Add(1)
 	l.held(h, s)
 	l.o.Logger.Info("etcdlease: machine id resumed from the data dir", "machine", s.machine, "node", l.o.NodeName,
 		"lease", fmt.Sprintf("%x", st.Lease), "offline", s.offline.Load())

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/service/etcdlease"
 )
@@ -45,7 +46,7 @@ func startRest(t *testing.T, args ...string) *restProc {
 	listen := freeURL().Host
 	p := &restProc{base: "http://" + listen, logs: &syncbuf.Buffer{}, exited: make(chan error, 1), waited: make(chan struct{})}
 	p.cmd = exec.Command(buildServerRest(t), append(args, "--listen", listen)...)
-	p.cmd.Stdout, p.cmd.Stderr = io.Discard, io.MultiWriter(&testWriter{t: t}, p.logs)
+	p.cmd.Stdout, p.cmd.Stderr = io.Discard, io.MultiWriter(leasetest.Writer(t), p.logs)
 	require.NoError(t, p.cmd.Start())
 	go func() {
 		p.exited <- p.cmd.Wait()
