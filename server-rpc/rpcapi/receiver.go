@@ -171,7 +171,7 @@ func (r *Receiver) take(c access.Caller, n int) (access.Grant, error) {
 // GenId issues one ID.
 func (r *Receiver) GenId(args GenIdArgs, reply *GenIdReply) error {
 	if r.obs != nil {
-		defer r.observed(MethodGenId, time.Now(), reply)
+		defer r.observed(MethodGenId, monotonic(), reply)
 	}
 	if r.guard == nil { // the hot path without an auth file
 		reply.Id, reply.Err = call(r, args.Timeout, r.svc.GenId)
@@ -203,7 +203,7 @@ func issued(err *Error, n int) int {
 // GenIds issues args.Count IDs, 1 <= Count <= maxBatch.
 func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
 	if r.obs != nil {
-		defer r.observed(MethodGenIds, time.Now(), reply)
+		defer r.observed(MethodGenIds, monotonic(), reply)
 	}
 	c, err := r.allow(args.Token, access.ScopeGenId)
 	if err == nil {
@@ -227,7 +227,7 @@ func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
 // ExpId splits args.Id into its fields.
 func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
 	if r.obs != nil {
-		defer r.observed(MethodExpId, time.Now(), reply)
+		defer r.observed(MethodExpId, monotonic(), reply)
 	}
 	if _, err := r.allow(args.Token, access.ScopeDecode); err != nil {
 		reply.Err = ToWire(err)
@@ -243,7 +243,7 @@ func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
 // refused (MakeIdArgs.Check).
 func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
 	if r.obs != nil {
-		defer r.observed(MethodMakeId, time.Now(), reply)
+		defer r.observed(MethodMakeId, monotonic(), reply)
 	}
 	_, err := r.allow(args.Token, access.ScopeDecode)
 	if err == nil {
@@ -262,7 +262,7 @@ func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
 // TransTime turns a time field into a time.
 func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
 	if r.obs != nil {
-		defer r.observed(MethodTransTime, time.Now(), reply)
+		defer r.observed(MethodTransTime, monotonic(), reply)
 	}
 	if _, err := r.allow(args.Token, access.ScopeDecode); err != nil {
 		reply.Err = ToWire(err)
@@ -278,7 +278,7 @@ func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
 // maxBatch.
 func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
 	if r.obs != nil {
-		defer r.observed(MethodSegmentNextIds, time.Now(), reply)
+		defer r.observed(MethodSegmentNextIds, monotonic(), reply)
 	}
 	grant, err := r.admitSegment(args)
 	if err != nil {
