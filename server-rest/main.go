@@ -28,6 +28,7 @@ import (
 var program = app.Program{
 	Name:     "server-rest",
 	Defaults: config.Defaults{Listen: ":8080", GenMethod: intf.GenMethodREST},
+	Groups:   config.RESTGroups(),
 	Help: config.Help{
 		Summary: "serves vesta-go's unique 64-bit IDs over HTTP: /genid, /expid, /transtime, /makeid, segment IDs at /segment/{tag}, /healthz, /readyz, /metrics.",
 		Docs:    []string{"docs/rest.md", "docs/openapi.yaml", "docs/operations.md"},

@@ -17,6 +17,11 @@
 //	--write-timeout D      how long writing one reply may take (default 10s)
 //	--shutdown-timeout D   how long SIGINT/SIGTERM waits for calls in flight (default 10s)
 //
+// With --admin-listen host:port (key adminListen) the TCP server also
+// serves /metrics, /healthz and /readyz over HTTP (package rpcadmin; see
+// docs/rpc.md): the same readiness and core metrics as server-rest's, plus
+// calls, errors and latency per RPC method and the connections.
+//
 // Both serve segment mode too (IdService.SegmentNextIds), opened from the
 // configuration (segmentStore, segmentDSN, segmentTags) at start.
 //

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -22,6 +23,10 @@ func main() {
 			return err
 		}
 		if f.plugin || pluginMode(nil) {
+			if cfg.AdminListen != "" {
+				return fmt.Errorf("config key %s %q: plugin mode has no admin listener (its host sees the calls); unset it: %w",
+					config.KeyAdminListen, cfg.AdminListen, intf.ErrInvalidArgument)
+			}
 			return runPlugin(cfg)
 		}
 		return runTCP(ctx, cfg, f)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/internal/coremetrics"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/service/config"
@@ -123,6 +124,18 @@ func (s *segments) NextIds(ctx context.Context, tag string, n int) ([]int64, err
 		why = *p
 	}
 	return nil, fmt.Errorf("segment store unreachable: %s (retrying in the background): %w", why, intf.ErrUnavailable)
+}
+
+// metrics is segment mode for the admin listener's metrics: nil while it
+// is off or not open.
+func (s *segments) metrics() coremetrics.Segments {
+	if s == nil {
+		return nil
+	}
+	if g := s.g.Load(); g != nil {
+		return g
+	}
+	return nil
 }
 
 // receiverOptions are the receiver's options of cfg: the call timeout,

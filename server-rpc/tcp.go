@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 
 	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/internal/coremetrics"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
 	"github.com/vesta-go/vesta/service/config"
@@ -22,14 +24,36 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	if err != nil {
 		return err
 	}
+	var segRef atomic.Pointer[segments] // read by the admin's scrapes
+	// The admin listener answers from the start (/readyz: starting) and
+	// stops last, so that /readyz says stopping while calls drain.
+	admin, err := app.OpenAdmin(ctx, cfg, sec, func() coremetrics.Segments { return segRef.Load().metrics() })
+	if err != nil {
+		return err
+	}
+	adminDone := make(chan error, 1)
+	if admin != nil {
+		adminCtx, stopAdmin := context.WithCancel(context.WithoutCancel(ctx))
+		go func() { adminDone <- admin.Serve(adminCtx) }()
+		defer func() {
+			stopAdmin()
+			err = errors.Join(err, <-adminDone)
+		}()
+	}
 	seg, err := openSegments(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	segRef.Store(seg)
 	defer func() { err = errors.Join(err, seg.close()) }()
 	svc, err := app.StartService(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	var observe rpcapi.ReceiverOption = rpcapi.WithObserver(nil)
+	if admin != nil {
+		admin.SetService(svc)
+		observe = rpcapi.WithObserver(admin)
 	}
 	defer func() {
 		if cerr := svc.Close(); cerr != nil {
@@ -41,9 +65,12 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	opts := f.options(log)
 	opts.TLS = sec.Certs
 	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, cfg.MaxBatch,
-		append(receiverOptions(cfg, seg), rpcapi.WithGuard(sec.Guard))...), opts)
+		append(receiverOptions(cfg, seg), rpcapi.WithGuard(sec.Guard), observe)...), opts)
 	if err != nil {
 		return err
+	}
+	if admin != nil {
+		admin.SetServer(srv)
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", cfg.Listen)
@@ -63,7 +90,15 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	select {
 	case err := <-served:
 		return fmt.Errorf("serving %s: %w", ln.Addr(), err)
+	case err := <-adminDone:
+		adminDone <- nil // for the deferred wait
+		srv.Shutdown(context.Background())
+		<-served
+		return err
 	case <-ctx.Done():
+	}
+	if admin != nil {
+		admin.Stopping()
 	}
 	log.Info("vesta: shutting down: finishing the calls in flight", "server", "rpc", "timeout", f.shutdownTimeout, "conns", srv.Stats().Open)
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)

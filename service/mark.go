@@ -210,6 +210,7 @@ func (s *Service) background(ctx context.Context) {
 			}
 			leaseFailing = s.logTransition(leaseFailing, err, "lease")
 		}
+		s.markFailing.Store(fileFailing || leaseFailing)
 		if resync != nil {
 			behind := resync.Resync()
 			if behind > clockBackThreshold && !wallBehind {
@@ -224,6 +225,9 @@ func (s *Service) background(ctx context.Context) {
 // logTransition logs when storing a mark starts or stops failing and
 // returns whether it fails now.
 func (s *Service) logTransition(failing bool, err error, where string) bool {
+	if err != nil {
+		s.markFailures.Add(1)
+	}
 	if err != nil && !failing {
 		s.settings.Logger.Error("vesta: cannot store the time high-water mark; IDs stop when it falls behind the clock", "where", where, "err", err)
 	} else if err == nil && failing {

@@ -33,8 +33,12 @@ type Service struct {
 	validUntil  atomic.Int64 // the lease's latest validity (clock nanos), 0 when lost
 	fences      atomic.Uint64
 	clockBack   atomic.Uint64
-	firstHold   chan error
-	renewed     chan struct{} // a lease renewal asks the background to store marks now
+	// markFailures counts failed stores of a mark (file or lease);
+	// markFailing is set while the last one of either failed.
+	markFailures atomic.Uint64
+	markFailing  atomic.Bool
+	firstHold    chan error
+	renewed      chan struct{} // a lease renewal asks the background to store marks now
 
 	stop      context.CancelFunc
 	closing   context.CancelFunc // ends every wait for the next unit
@@ -311,6 +315,12 @@ type Stats struct {
 	// the clock (0 when it does not): a restart's first unit, or a burst
 	// borrowing with MaxBorrow.
 	AheadMillis int64
+	// MarkWriteFailures counts the failed stores of a high-water mark (in
+	// the data dir or with the lease); MarkFailing is true while the last
+	// store of either failed: IDs stop once the clock reaches the mark
+	// stored last (intf.ErrNotPersisted).
+	MarkWriteFailures uint64
+	MarkFailing       bool
 }
 
 // Stats returns the current counters.
@@ -324,6 +334,9 @@ func (s *Service) Stats() Stats {
 		Fences:          s.fences.Load(),
 		LeaseMarkMillis: s.leaseMarkMs.Load(),
 		AheadMillis:     s.aheadOfClock(),
+
+		MarkWriteFailures: s.markFailures.Load(),
+		MarkFailing:       s.markFailing.Load(),
 	}
 	if r, ok := s.settings.Lease.(interface{ Stats() LeaseStats }); ok {
 		st.Lease = r.Stats()

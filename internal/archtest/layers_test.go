@@ -95,7 +95,8 @@ func ignored(p string) bool {
 	rel := strings.TrimPrefix(p, module+"/")
 	for _, prefix := range []string{"scripts/", "internal/ctxtime", "internal/buildinfo", "internal/nettest", "internal/pgtest",
 		"internal/syncbuf", "internal/archtest", "internal/etcdtest", "internal/tlstest", "internal/maintest", "internal/testbin",
-		"internal/leasetest"} {
+		"internal/leasetest",
+		"deploy"} {
 		if strings.HasPrefix(rel, prefix) {
 			return true
 		}
@@ -146,6 +147,31 @@ func TestPackageMapIsTrue(t *testing.T) {
 			first := strings.Split(d, "/")[0]
 			if strings.Contains(first, ".") && !strings.HasPrefix(d, module) {
 				t.Errorf("%s links the third-party package %s", light, d)
+			}
+		}
+	}
+}
+
+// testOnlyModules are linked by the tests of deploy/ alone: heavy modules
+// (all of Prometheus, the Kubernetes API) that no program of ours may
+// carry. (etcd's server, in the test helpers and scripts, links
+// k8s.io/utils and sigs.k8s.io/yaml itself.)
+var testOnlyModules = []string{"github.com/prometheus/prometheus/", "k8s.io/api/", "k8s.io/apimachinery/"}
+
+// TestTestOnlyModulesStayInTests checks that no package of the module
+// (tests excluded) links a test-only module.
+func TestTestOnlyModulesStayInTests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	pkgs := listPackages(t)
+	require.Contains(t, pkgs, module+"/server-rest")
+	for p, info := range pkgs {
+		for _, d := range info.Deps {
+			for _, m := range testOnlyModules {
+				if strings.HasPrefix(d, m) {
+					t.Errorf("%s links %s, a module only deploy/'s tests may use", p, d)
+				}
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/vesta-go/vesta/internal/coremetrics"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
 )
@@ -53,9 +54,9 @@ var ErrSegmentsOff = errors.New("segment mode is off")
 
 var (
 	errStarting = &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrUnavailable,
-		Msg: "id service is starting (checking the clock against the time high-water mark): retry shortly"}
+		Msg: coremetrics.ReasonStarting}
 	errStopping = &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrClosed,
-		Msg: "server is shutting down"}
+		Msg: coremetrics.ReasonStopping}
 	errSegmentsStarting = &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrUnavailable,
 		Msg: "segment mode is starting (opening the segment store): retry shortly"}
 	errSegmentsOff = &apiError{Status: http.StatusNotFound, Err: ErrSegmentsOff,

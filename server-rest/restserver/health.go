@@ -5,52 +5,41 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/vesta-go/vesta/internal/coremetrics"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service"
 )
-
-// statusBody is the JSON of /healthz and /readyz.
-type statusBody struct {
-	Status string `json:"status"`
-	Error  string `json:"error,omitempty"`
-}
 
 // healthz says the process serves HTTP: always 200.
 func (s *Server) healthz(c echo.Context) error {
-	return c.JSON(http.StatusOK, statusBody{Status: "ok"})
+	return c.JSON(http.StatusOK, coremetrics.Health{Status: "ok"})
 }
-
-// Readiness states, the status of /readyz.
-const (
-	statusReady    = "ready"
-	statusStarting = "starting"
-	statusFenced   = "fenced"
-	statusStopping = "stopping"
-)
-
-// errFenced is the reason /readyz gives while the machine id lease is not
-// held.
-var errFenced = &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrFenced,
-	Msg: "machine id lease not held (fenced): no IDs until it is held again, which happens by itself"}
 
 // readiness is what /readyz and the vesta_ready gauge report: ready, or
 // why not.
 func (s *Server) readiness() (string, *apiError) {
 	if s.draining.Load() {
-		return statusStopping, errStopping
+		return coremetrics.StatusStopping, errStopping
 	}
 	if s.seg.Load() == nil && !s.segmentsOff.Load() && s.segDown.Load() == nil {
-		return statusStarting, errSegmentsStarting // opened first, before the ID service
+		return coremetrics.StatusStarting, errSegmentsStarting // opened first, before the ID service
 	}
 	// A segment store being retried (segDown) does not make the server
-	// unready: readiness is about the Vesta IDs; /segment says 503.
-	r := s.svc.Load()
-	if r == nil {
-		return statusStarting, errStarting
+	// unready: readiness is about the Vesta IDs; /segment says 503. The
+	// rest is the service's, decided as server-rpc decides it.
+	h := coremetrics.ServiceReadiness(func() (service.Stats, bool) {
+		if r := s.svc.Load(); r != nil {
+			return r.Stats(), true
+		}
+		return service.Stats{}, false
+	})
+	switch h.Status {
+	case coremetrics.StatusStarting:
+		return h.Status, errStarting
+	case coremetrics.StatusFenced:
+		return h.Status, &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrFenced, Msg: h.Error}
 	}
-	if !r.Stats().LeaseHeld {
-		return statusFenced, errFenced
-	}
-	return statusReady, nil
+	return h.Status, nil
 }
 
 // readyz is 200 once the ID service is constructed (and segment mode open),
@@ -60,7 +49,7 @@ func (s *Server) readyz(c echo.Context) error {
 	status, why := s.readiness()
 	if why != nil {
 		c.Response().Header().Set("Retry-After", "1")
-		return c.JSON(http.StatusServiceUnavailable, statusBody{Status: status, Error: why.Msg})
+		return c.JSON(http.StatusServiceUnavailable, coremetrics.Health{Status: status, Error: why.Msg})
 	}
-	return c.JSON(http.StatusOK, statusBody{Status: status})
+	return c.JSON(http.StatusOK, coremetrics.Health{Status: status})
 }

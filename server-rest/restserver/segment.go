@@ -17,7 +17,6 @@ import (
 type segmentIds struct {
 	seg Segments
 	tag string
-	m   *metrics
 }
 
 func (t segmentIds) one(ctx context.Context) (int64, error) { return t.seg.NextId(ctx, t.tag) }
@@ -25,9 +24,9 @@ func (t segmentIds) batch(ctx context.Context, n int) ([]int64, error) {
 	return t.seg.NextIds(ctx, t.tag, n)
 }
 
-// issued counts under the tag only once it issued IDs, so that unknown
-// tags never become labels.
-func (t segmentIds) issued(n int) { t.m.segmentIssued(t.tag).Add(float64(n)) }
+// issued counts nothing: segment mode counts its IDs by tag itself
+// (segment.TagStatus.Issued, vesta_segment_ids_issued_total).
+func (segmentIds) issued(int) {}
 
 // nextSegment serves /segment/{tag}: one segment ID of the tag, or with
 // ?count=N a batch of N, in the formats of /genid.
@@ -56,7 +55,7 @@ func (s *Server) nextSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return serveIds(s, c, segmentIds{seg, tag, s.metrics}, n)
+	return serveIds(s, c, segmentIds{seg, tag}, n)
 }
 
 // pathParam returns a path parameter unescaped exactly once. Echo routes

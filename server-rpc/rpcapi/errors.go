@@ -86,6 +86,24 @@ func (c Code) Sentinel() error {
 	return nil
 }
 
+// codeNames are the codes' metric labels (server-rpc's admin listener).
+var codeNames = map[Code]string{
+	CodeInvalidArgument: "invalid_argument", CodeTimeOverflow: "time_overflow", CodeClockBehind: "clock_behind",
+	CodeNotPersisted: "not_persisted", CodeClosed: "closed", CodeUnavailable: "unavailable",
+	CodeDeadlineExceeded: "deadline_exceeded", CodeCanceled: "canceled", CodeInternal: "internal",
+	CodeUnknownTag: "unknown_tag", CodeSegmentOff: "segment_off", CodeUnauthenticated: "unauthenticated",
+	CodePermissionDenied: "permission_denied", CodeRateLimited: "rate_limited",
+}
+
+// Name is the code as a metric label: snake case, e.g. "unavailable";
+// "code_N" for a code this version does not know.
+func (c Code) Name() string {
+	if n, ok := codeNames[c]; ok {
+		return n
+	}
+	return "code_" + strconv.Itoa(int(c))
+}
+
 func (c Code) String() string {
 	if s := c.Sentinel(); s != nil {
 		return s.Error()

@@ -28,6 +28,8 @@ type Receiver struct {
 	// peer is the caller's address (ForPeer), for the quota per address
 	// and the log; "" on a receiver shared by every connection.
 	peer string
+	// obs is told of every call (WithObserver); nil: none.
+	obs CallObserver
 }
 
 // ReceiverOption adds to a Receiver built by NewReceiver.
@@ -168,6 +170,9 @@ func (r *Receiver) take(c access.Caller, n int) (access.Grant, error) {
 
 // GenId issues one ID.
 func (r *Receiver) GenId(args GenIdArgs, reply *GenIdReply) error {
+	if r.obs != nil {
+		defer r.observed(MethodGenId, monotonic(), reply)
+	}
 	if r.guard == nil { // the hot path without an auth file
 		reply.Id, reply.Err = call(r, args.Timeout, r.svc.GenId)
 		return nil
@@ -197,6 +202,9 @@ func issued(err *Error, n int) int {
 
 // GenIds issues args.Count IDs, 1 <= Count <= maxBatch.
 func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
+	if r.obs != nil {
+		defer r.observed(MethodGenIds, monotonic(), reply)
+	}
 	c, err := r.allow(args.Token, access.ScopeGenId)
 	if err == nil {
 		err = r.checkCount(args.Count)
@@ -218,6 +226,9 @@ func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
 
 // ExpId splits args.Id into its fields.
 func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
+	if r.obs != nil {
+		defer r.observed(MethodExpId, monotonic(), reply)
+	}
 	if _, err := r.allow(args.Token, access.ScopeDecode); err != nil {
 		reply.Err = ToWire(err)
 		return nil
@@ -231,6 +242,9 @@ func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
 // MakeId packs the fields of args into an ID; a Set with unknown bits is
 // refused (MakeIdArgs.Check).
 func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
+	if r.obs != nil {
+		defer r.observed(MethodMakeId, monotonic(), reply)
+	}
 	_, err := r.allow(args.Token, access.ScopeDecode)
 	if err == nil {
 		err = args.Check()
@@ -247,6 +261,9 @@ func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
 
 // TransTime turns a time field into a time.
 func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
+	if r.obs != nil {
+		defer r.observed(MethodTransTime, monotonic(), reply)
+	}
 	if _, err := r.allow(args.Token, access.ScopeDecode); err != nil {
 		reply.Err = ToWire(err)
 		return nil
@@ -260,6 +277,9 @@ func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
 // SegmentNextIds issues args.Count segment IDs of args.Tag, 1 <= Count <=
 // maxBatch.
 func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
+	if r.obs != nil {
+		defer r.observed(MethodSegmentNextIds, monotonic(), reply)
+	}
 	grant, err := r.admitSegment(args)
 	if err != nil {
 		reply.Err = ToWire(err)

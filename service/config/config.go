@@ -31,8 +31,11 @@ type Config struct {
 	CallTimeout time.Duration
 	// MaxConnsPerIP caps a server's TCP connections from one remote IP.
 	MaxConnsPerIP int
-	LogLevel      slog.Level
-	LogFormat     string
+	// AdminListen is where server-rpc serves /metrics, /healthz and
+	// /readyz; "" for none (GroupAdmin).
+	AdminListen string
+	LogLevel    slog.Level
+	LogFormat   string
 	// File is the config file read, "" if none.
 	File string
 	// MachineProvider names the provider in force.
@@ -169,6 +172,9 @@ func (l *Loader) Load() (Config, error) {
 	}
 	if has[GroupSecurity] {
 		c.Security = r.security()
+	}
+	if has[GroupAdmin] {
+		c.AdminListen = r.adminListen(c.Listen)
 	}
 	var etcdOpts etcdlease.Options
 	var pgOpts pglease.Options

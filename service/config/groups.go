@@ -28,9 +28,15 @@ const (
 	GroupSegmentTags Group = "segmentTags"
 )
 
-// ServerGroups are the groups of the servers (server-rest, server-rpc and
-// its plugin mode): every key.
+// ServerGroups are the groups of server-rpc (and its plugin mode): every
+// key.
 func ServerGroups() []Group {
+	return append(RESTGroups(), GroupAdmin)
+}
+
+// RESTGroups are server-rest's: every key but the admin listener's, since
+// its own port serves /metrics, /healthz and /readyz.
+func RESTGroups() []Group {
 	return []Group{GroupFile, GroupService, GroupDataDir, GroupServer, GroupLog, GroupEtcd, GroupSegment, GroupSegmentTags,
 		GroupSecurity}
 }

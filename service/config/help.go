@@ -31,6 +31,7 @@ var groupTitles = map[Group]string{
 	GroupEtcd:        "etcd and postgres machine-id providers (--machine-provider etcd, postgres)",
 	GroupSegment:     "Segment store",
 	GroupSegmentTags: "Segment tags",
+	GroupAdmin:       "Admin listener (server-rpc)",
 }
 
 // helpWidth is the width --help wraps its text to.

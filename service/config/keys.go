@@ -150,6 +150,7 @@ func Keys() []Key {
 	}
 	keys = append(keys, etcdKeys()...)
 	keys = append(keys, segmentKeys()...)
+	keys = append(keys, adminKeys()...)
 	return append(keys, securityKeys()...)
 }
 

@@ -40,6 +40,7 @@ type buffer struct {
 	lastLoad time.Time // when the last range arrived; zero before the first
 	lastErr  error     // of the last load; nil when it succeeded
 	lastFail time.Time
+	issued   int64 // IDs handed out since the buffer was made
 }
 
 func newBuffer(tag string) *buffer { return &buffer{tag: tag} }
@@ -76,6 +77,7 @@ func (b *buffer) takeLocked(dst []int64) int {
 		b.cur.next += k
 		n += int(k)
 	}
+	b.issued += int64(n)
 	return n
 }
 

@@ -21,6 +21,9 @@ type TagStatus struct {
 	// last load, nil when it succeeded.
 	LastLoad  time.Time
 	LastError error
+	// Issued counts the IDs of the tag handed out since the Generator
+	// opened (the rate of its metric tells how long the buffers last).
+	Issued int64
 }
 
 // Status returns the state of tag's buffers.
@@ -32,7 +35,7 @@ func (g *Generator) Status(tag string) (TagStatus, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := TagStatus{Tag: tag, Current: b.cur.left(), Step: b.step, DBStep: b.dbStep,
-		Loading: b.loading != nil, LastLoad: b.lastLoad, LastError: b.lastErr}
+		Loading: b.loading != nil, LastLoad: b.lastLoad, LastError: b.lastErr, Issued: b.issued}
 	if b.hasSpare {
 		st.Spare = b.spare.left()
 	}

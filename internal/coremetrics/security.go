@@ -1,13 +1,15 @@
-package restserver
+package coremetrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vesta-go/vesta/service/access/tlsserve"
 )
 
 // securityCollector reads the counters of TLS (the listener and the
 // certificates) and of the guard when /metrics is scraped; it reports
 // only what the server runs with.
-type securityCollector struct{ s *Server }
+type securityCollector struct{ s Source }
 
 var (
 	tlsHandshakesDesc = prometheus.NewDesc("vesta_tls_handshakes_total",
@@ -50,23 +52,22 @@ func (sc securityCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}
-	if s.certs != nil {
-		cs := s.certs.Stats()
+	if s.Certs != nil {
+		cs := s.Certs.Stats()
 		gauge(tlsNotAfterDesc, float64(cs.NotAfter.Unix()))
 		counter(tlsReloadsDesc, cs.Reloads, "ok")
 		counter(tlsReloadsDesc, cs.ReloadErrors, "error")
-		if l := s.tlsLn.Load(); l != nil {
-			st := l.Stats()
+		if st, ok := s.tlsStats(); ok {
 			counter(tlsHandshakesDesc, st.Handshakes)
 			for reason, n := range st.Failures {
 				counter(tlsFailuresDesc, n, string(reason))
 			}
 		}
 	}
-	if s.guard == nil {
+	if s.Guard == nil {
 		return
 	}
-	st := s.guard.Stats()
+	st := s.Guard.Stats()
 	for reason, n := range st.Refusals {
 		counter(authRefusalsDesc, n, string(reason))
 	}
@@ -82,4 +83,12 @@ func (sc securityCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(clientRefusedDesc, c.Denied, c.Name, "scope")
 		counter(clientRefusedDesc, c.Limited, c.Name, "rate_limited")
 	}
+}
+
+// tlsStats reads the listener's handshake counters, when it serves.
+func (s Source) tlsStats() (tlsserve.Stats, bool) {
+	if s.TLS == nil {
+		return tlsserve.Stats{}, false
+	}
+	return s.TLS()
 }

@@ -1,0 +1,68 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/vesta-go/vesta/internal/coremetrics"
+	"github.com/vesta-go/vesta/server-rpc/rpcadmin"
+	"github.com/vesta-go/vesta/service/config"
+)
+
+// AdminListener is server-rpc's admin listener (adminListen): the
+// endpoints and the socket they are served on.
+type AdminListener struct {
+	*rpcadmin.Admin
+	ln net.Listener
+}
+
+// OpenAdmin listens on cfg's adminListen and builds its endpoints, with
+// sec's TLS and guard; segments reads segment mode for the metrics. It
+// returns nil, and no error, when adminListen is not set. It binds at
+// once, so that a port in use fails the start before the service does.
+func OpenAdmin(ctx context.Context, cfg config.Config, sec *Security, segments func() coremetrics.Segments) (*AdminListener, error) {
+	if cfg.AdminListen == "" {
+		return nil, nil
+	}
+	a, err := rpcadmin.New(rpcadmin.Options{Type: cfg.Service.Type, Segments: segments,
+		Guard: sec.Guard, Certs: sec.Certs, Logger: sec.log})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", cfg.AdminListen)
+	if err != nil {
+		return nil, fmt.Errorf("config key %s: %w", config.KeyAdminListen, err)
+	}
+	sec.warnAdminExposed(ln.Addr())
+	sec.log.Info("vesta: admin listening", "addr", ln.Addr().String(), "tls", sec.Certs != nil,
+		"endpoints", "/metrics /healthz /readyz")
+	return &AdminListener{Admin: a, ln: ln}, nil
+}
+
+// Addr is where the admin listener listens.
+func (l *AdminListener) Addr() net.Addr { return l.ln.Addr() }
+
+// Serve serves until ctx ends (rpcadmin.Admin.Serve).
+func (l *AdminListener) Serve(ctx context.Context) error { return l.Admin.Serve(ctx, l.ln) }
+
+// warnAdminExposed warns, once, when the admin listener can be reached
+// from other hosts and its metrics travel in clear text or can be read by
+// anyone.
+func (s *Security) warnAdminExposed(addr net.Addr) {
+	if loopback(addr) {
+		return
+	}
+	var missing []string
+	if s.Certs == nil {
+		missing = append(missing, "no TLS (tlsCert, tlsKey)")
+	}
+	if s.Guard == nil || !s.Guard.RequiresToken() {
+		missing = append(missing, "no auth file: anyone who reaches it may read /metrics (authFile)")
+	}
+	if len(missing) > 0 {
+		s.log.Warn("vesta: the admin listener can be reached from other hosts with "+strings.Join(missing, "; and ")+
+			"; see docs/security.md", "addr", addr.String())
+	}
+}
