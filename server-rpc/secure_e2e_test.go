@@ -204,7 +204,9 @@ func TestSecureServerBinary(t *testing.T) {
 	}
 	assert.Contains(t, log, "SIGHUP: reloading")
 	assert.Contains(t, log, "TLS totals")
-	assert.Contains(t, log, "no_client_cert:1", "the handshake refusals are counted by reason")
-	assert.Contains(t, log, "not_tls:1")
+	// At least one each: the client may redial a refused server within
+	// its call timeout (how often depends on timing).
+	assert.Regexp(t, `no_client_cert:[1-9]`, log, "the handshake refusals are counted by reason")
+	assert.Regexp(t, `not_tls:[1-9]`, log)
 	assert.Contains(t, log, "scope:2", "the refused calls too")
 }
