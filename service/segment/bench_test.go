@@ -2,6 +2,8 @@ package segment_test
 
 import (
 	"context"
+	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/vesta-go/vesta/service/segment"
@@ -11,7 +13,7 @@ import (
 type benchCase struct {
 	name     string
 	batch    int   // IDs per call: 1 uses NextId, more NextIds
-	parallel bool  // RunParallel with 8 goroutines per CPU
+	parallel bool  // RunParallel with 64 goroutines in all
 	maxStep  int64 // 0: Leaf's dynamic step up to 1,000,000
 }
 
@@ -56,7 +58,7 @@ func runBench(b *testing.B, f *fixture, tag string, bc benchCase) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	if bc.parallel {
-		b.SetParallelism(8)
+		b.SetParallelism(parallelism())
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				if err := take(); err != nil {
@@ -65,6 +67,12 @@ func runBench(b *testing.B, f *fixture, tag string, bc benchCase) {
 				}
 			}
 		})
+	} else if bc.batch == 1 {
+		for b.Loop() { // NextId called directly, as the bare atomic is
+			if _, err := f.g.NextId(ctx, tag); err != nil {
+				b.Fatal(err)
+			}
+		}
 	} else {
 		for b.Loop() {
 			if err := take(); err != nil {
@@ -75,4 +83,33 @@ func runBench(b *testing.B, f *fixture, tag string, bc benchCase) {
 	ids := float64(b.N * bc.batch)
 	b.ReportMetric(ids/b.Elapsed().Seconds(), "ids/s")
 	b.ReportMetric(float64(f.st.Calls()-calls)/ids*1e6, "trips/Mids")
+}
+
+// parallelism makes RunParallel run 64 goroutines, whatever GOMAXPROCS.
+func parallelism() int { return max(1, 64/runtime.GOMAXPROCS(0)) }
+
+var sink int64
+
+// BenchmarkBareAtomic is the limit of NextId from a loaded range: one
+// atomic.Int64.Add per ID, serial and with 64 goroutines, as NextId is
+// measured. Run it in the same run as BenchmarkSegment and compare
+// (scripts/bench-segment.sh prints the ratios).
+func BenchmarkBareAtomic(b *testing.B) {
+	b.Run("serial", func(b *testing.B) {
+		var c atomic.Int64
+		for b.Loop() {
+			sink = c.Add(1)
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		var c atomic.Int64
+		b.SetParallelism(parallelism())
+		b.RunParallel(func(pb *testing.PB) {
+			var x int64
+			for pb.Next() {
+				x = c.Add(1)
+			}
+			_ = x
+		})
+	})
 }

@@ -7,8 +7,9 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
+	"unsafe"
 
+	"github.com/vesta-go/vesta/internal/segbuf"
 	"github.com/vesta-go/vesta/intf"
 )
 
@@ -17,10 +18,12 @@ import (
 type Generator struct {
 	s Settings
 
-	tags      atomic.Pointer[map[string]*buffer] // replaced whole by Refresh
-	refreshMu sync.Mutex                         // serialises Refresh; guards badTags and retired
-	badTags   map[string]bool                    // rows with malformed tags, warned about once
-	retired   map[string]*buffer                 // buffers of removed tags, for their highest range
+	tags      atomic.Pointer[tagSet]    // replaced whole by Refresh
+	refreshMu sync.Mutex                // serialises Refresh; guards badTags and retired
+	badTags   map[string]bool           // rows with malformed tags, warned about once
+	retired   map[string]*segbuf.Buffer // buffers of removed tags, for their highest range
+	policy    *segbuf.Policy            // what every tag's buffer shares
+	hot       atomic.Pointer[hotTag]    // the last tag looked up: NextId's fast path
 	// refreshGen numbers the rereads as they begin; appliedGen (guarded
 	// by refreshMu) is the one whose list is in force.
 	refreshGen atomic.Uint64
@@ -48,21 +51,22 @@ func New(ctx context.Context, s Settings) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Generator{s: s, badTags: map[string]bool{}, retired: map[string]*buffer{}}
-	empty := map[string]*buffer{}
-	g.tags.Store(&empty)
+	g := &Generator{s: s, badTags: map[string]bool{}, retired: map[string]*segbuf.Buffer{}}
+	g.policy = g.newPolicy()
+	g.tags.Store(&tagSet{m: map[string]*segbuf.Buffer{}})
+	g.bg, g.cancel = context.WithCancel(context.Background())
 	if err := g.Refresh(ctx); err != nil {
+		g.cancel()
 		return nil, err
 	}
-	g.bg, g.cancel = context.WithCancel(context.Background())
 	g.wg.Add(1)
 	go g.refreshLoop(s.Clock.NewTicker(s.RefreshInterval))
 	return g, nil
 }
 
 // NextIds returns n IDs of tag, 1 <= n <= intf.MaxBatch, strictly
-// increasing. A batch takes whole runs from the buffers under one lock per
-// range. When the buffers run dry partway, the batch fails whole (the IDs
+// increasing. A batch takes whole runs from the buffers, one atomic add
+// per range it crosses. When the buffers run dry partway, the batch fails whole (the IDs
 // it had taken are skipped, never reissued).
 func (g *Generator) NextIds(ctx context.Context, tag string, n int) ([]int64, error) {
 	if err := intf.CheckSegmentCount(n); err != nil {
@@ -75,8 +79,42 @@ func (g *Generator) NextIds(ctx context.Context, tag string, n int) ([]int64, er
 	return ids, nil
 }
 
-// NextId returns one ID of tag, without allocating.
+// NextId returns one ID of tag, without allocating. From a loaded range,
+// asked with the same tag string as the call before, it is one atomic add
+// and a bounds check: no lock, no map lookup.
 func (g *Generator) NextId(ctx context.Context, tag string) (int64, error) {
+	if h := g.hot.Load(); h != nil && h.same(tag) {
+		id, took := h.b.TryNext()
+		if took == segbuf.Got {
+			return id, nil
+		}
+		if took == segbuf.GotAtThreshold {
+			return g.kicked(h.b, id)
+		}
+	}
+	// No call before this one: the arguments need not be saved on the
+	// stack on the fast path.
+	return g.nextId(ctx, tag)
+}
+
+// kicked starts the load that b's threshold asks for and returns id.
+func (g *Generator) kicked(b *segbuf.Buffer, id int64) (int64, error) {
+	b.Kick()
+	return id, nil
+}
+
+// nextId is NextId past its first try: another tag (or the same tag in
+// another string), a range used up, or no range yet.
+func (g *Generator) nextId(ctx context.Context, tag string) (int64, error) {
+	if b := g.find(tag); b != nil && !g.isClosed.Load() {
+		switch id, took := b.TryNext(); took {
+		case segbuf.GotAtThreshold:
+			b.Kick()
+			fallthrough
+		case segbuf.Got:
+			return id, nil
+		}
+	}
 	var one [1]int64
 	if err := g.fill(ctx, tag, one[:]); err != nil {
 		return 0, err
@@ -86,7 +124,7 @@ func (g *Generator) NextId(ctx context.Context, tag string) (int64, error) {
 
 // Tags lists the tags the Generator serves, sorted.
 func (g *Generator) Tags() []string {
-	m := *g.tags.Load()
+	m := g.tags.Load().m
 	tags := make([]string, 0, len(m))
 	for t := range m {
 		tags = append(tags, t)
@@ -95,8 +133,8 @@ func (g *Generator) Tags() []string {
 	return tags
 }
 
-func (g *Generator) lookup(tag string) (*buffer, error) {
-	if b := (*g.tags.Load())[tag]; b != nil {
+func (g *Generator) lookup(tag string) (*segbuf.Buffer, error) {
+	if b := g.find(tag); b != nil {
 		return b, nil // only well-formed tags are in the map
 	}
 	if err := intf.CheckTag(tag); err != nil {
@@ -106,7 +144,7 @@ func (g *Generator) lookup(tag string) (*buffer, error) {
 }
 
 // fill fills dst with IDs of tag, waiting at most WaitTimeout in all for
-// ranges being loaded.
+// ranges being loaded: the slow path.
 func (g *Generator) fill(ctx context.Context, tag string, dst []int64) error {
 	if g.isClosed.Load() {
 		return intf.ErrClosed
@@ -124,47 +162,7 @@ func (g *Generator) fill(ctx context.Context, tag string, dst []int64) error {
 	if err != nil {
 		return err
 	}
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	filled := 0
-	for {
-		b.mu.Lock()
-		filled += b.takeLocked(dst[filled:])
-		started := b.wantsLoadLocked(g.s.Clock.Now, g.s.RetryInterval) && g.startLoadLocked(b)
-		if filled == len(dst) {
-			b.mu.Unlock()
-			return nil
-		}
-		wait, cause := b.loading, b.lastErr
-		b.mu.Unlock()
-		switch {
-		case g.isClosed.Load():
-			return intf.ErrClosed
-		case wait == nil || (cause != nil && !started):
-			// The database failed at the last attempt and no retry is
-			// due, or one is already running: fail fast.
-			return b.exhaustedError(cause, g.s.WaitTimeout)
-		}
-		if err := ctx.Err(); err != nil {
-			// Checked before waiting, not only in the select: a load that
-			// ends at once would otherwise win the select at random.
-			return err
-		}
-		if timer == nil {
-			timer = time.NewTimer(g.s.WaitTimeout)
-		}
-		select {
-		case <-wait:
-		case <-timer.C:
-			return b.exhaustedError(nil, g.s.WaitTimeout)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return b.Fill(ctx, dst)
 }
 
 // Close stops the refresh and the loads, then closes the store. IDs held
@@ -175,9 +173,56 @@ func (g *Generator) Close() error {
 		g.mu.Lock()
 		g.isClosed.Store(true)
 		g.mu.Unlock()
+		g.hot.Store(nil) // after isClosed: see find
 		g.cancel()
 		g.wg.Wait()
 		g.closeErr = g.s.Store.Close()
 	})
 	return g.closeErr
+}
+
+// tagSet is the tags served, as one Refresh found them.
+type tagSet struct {
+	m map[string]*segbuf.Buffer
+}
+
+// hotTag is an immutable pair: a caller's tag string and its buffer.
+// Generator.hot remembers the last tag looked up, as the caller's string:
+// a map lookup, or even a string comparison, costs more than the atomic
+// add of NextId, and most callers ask for one tag again and again, with
+// the same string. Refresh and Close clear it (see find).
+type hotTag struct {
+	key string
+	b   *segbuf.Buffer
+}
+
+// same says whether tag is h's key string itself (the same bytes in
+// memory): then it is certainly the same tag, without comparing bytes.
+func (h *hotTag) same(tag string) bool {
+	return len(h.key) == len(tag) && unsafe.StringData(h.key) == unsafe.StringData(tag)
+}
+
+// find returns the buffer of tag, nil when tag is not served, and makes
+// it the hot tag.
+func (g *Generator) find(tag string) *segbuf.Buffer {
+	ts := g.tags.Load()
+	if h := g.hot.Load(); h != nil && h.key == tag {
+		return h.b
+	}
+	b := ts.m[tag]
+	if b == nil || g.isClosed.Load() {
+		return b
+	}
+	// One small allocation when the hot tag changes; none while callers
+	// keep to one tag.
+	h := &hotTag{key: tag, b: b}
+	g.hot.Store(h)
+	// Refresh stores the new set, then clears hot; Close sets isClosed,
+	// then clears hot. Checked after storing h, so that either they see h
+	// (and clear it) or this sees them (and takes h back): a removed tag
+	// or a closed Generator is never served from hot.
+	if g.tags.Load() != ts || g.isClosed.Load() {
+		g.hot.CompareAndSwap(h, nil)
+	}
+	return b
 }

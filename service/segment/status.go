@@ -29,14 +29,9 @@ func (g *Generator) Status(tag string) (TagStatus, error) {
 	if err != nil {
 		return TagStatus{}, err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	st := TagStatus{Tag: tag, Current: b.cur.left(), Step: b.step, DBStep: b.dbStep,
-		Loading: b.loading != nil, LastLoad: b.lastLoad, LastError: b.lastErr}
-	if b.hasSpare {
-		st.Spare = b.spare.left()
-	}
-	return st, nil
+	st := b.Status()
+	return TagStatus{Tag: tag, Current: st.Current, Spare: st.Spare, Step: st.Step, DBStep: st.Floor,
+		Loading: st.Loading, LastLoad: st.LastLoad, LastError: st.LastError}, nil
 }
 
 // String is a one-line summary.
