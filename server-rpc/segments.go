@@ -128,7 +128,7 @@ func (s *segments) NextIds(ctx context.Context, tag string, n int) ([]int64, err
 // receiverOptions are the receiver's options of cfg: the call timeout,
 // and segment mode unless it is off.
 func receiverOptions(cfg config.Config, s *segments) []rpcapi.ReceiverOption {
-	opts := []rpcapi.ReceiverOption{rpcapi.WithCallTimeout(cfg.CallTimeout)}
+	opts := []rpcapi.ReceiverOption{rpcapi.WithCallTimeout(cfg.CallTimeout), rpcapi.WithMaxRange(cfg.SegmentMaxRange)}
 	if s != nil && !s.off {
 		opts = append(opts, rpcapi.WithSegments(s))
 	}

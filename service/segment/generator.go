@@ -146,23 +146,30 @@ func (g *Generator) lookup(tag string) (*segbuf.Buffer, error) {
 // fill fills dst with IDs of tag, waiting at most WaitTimeout in all for
 // ranges being loaded: the slow path.
 func (g *Generator) fill(ctx context.Context, tag string, dst []int64) error {
+	b, err := g.buffer(ctx, tag)
+	if err != nil {
+		return err
+	}
+	return b.Fill(ctx, dst)
+}
+
+// buffer returns the buffer of tag, rereading the tag list once when tag
+// is not known (see refreshAfterMiss).
+func (g *Generator) buffer(ctx context.Context, tag string) (*segbuf.Buffer, error) {
 	if g.isClosed.Load() {
-		return intf.ErrClosed
+		return nil, intf.ErrClosed
 	}
 	b, err := g.lookup(tag)
 	if errors.Is(err, intf.ErrUnknownTag) {
 		again, rerr := g.refreshAfterMiss(ctx)
 		if rerr != nil {
-			return fmt.Errorf("segment tag %q: not among the tags known here, and %w", tag, rerr)
+			return nil, fmt.Errorf("segment tag %q: not among the tags known here, and %w", tag, rerr)
 		}
 		if again {
 			b, err = g.lookup(tag)
 		}
 	}
-	if err != nil {
-		return err
-	}
-	return b.Fill(ctx, dst)
+	return b, err
 }
 
 // Close stops the refresh and the loads, then closes the store. IDs held
@@ -225,4 +232,42 @@ func (g *Generator) find(tag string) *segbuf.Buffer {
 		g.hot.CompareAndSwap(h, nil)
 	}
 	return b
+}
+
+// NextRange allocates a range of size IDs of tag from the store, for a
+// client that serves them itself (intf.SegmentRanger); size 0 takes the
+// row's step. It does not touch the Generator's buffers: the range is the
+// caller's alone, as any range the store hands out, and its IDs are never
+// issued again by anyone. size is bounded by intf.MaxRange here; servers
+// bound it by their configuration.
+func (g *Generator) NextRange(ctx context.Context, tag string, size int64) (intf.SegmentRange, error) {
+	if g.isClosed.Load() {
+		return intf.SegmentRange{}, intf.ErrClosed
+	}
+	if err := intf.CheckRange("size", size, 0, intf.MaxRange); err != nil {
+		return intf.SegmentRange{}, err
+	}
+	if _, err := g.buffer(ctx, tag); err != nil {
+		return intf.SegmentRange{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.s.LoadTimeout)
+	defer cancel()
+	maxId, dbStep, err := g.s.Store.Alloc(ctx, tag, size)
+	switch {
+	case errors.Is(err, ErrMaxIdOverflow):
+		return intf.SegmentRange{}, fmt.Errorf("segment tag %q: no range of %d IDs fits below 2^63-1 any more (%w)", tag, size, err)
+	case errors.Is(err, intf.ErrUnknownTag), ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return intf.SegmentRange{}, err
+	case err != nil:
+		return intf.SegmentRange{}, fmt.Errorf("segment tag %q: allocating a range: %w (%w)", tag, intf.ErrUnavailable, err)
+	}
+	applied := size
+	if applied == 0 {
+		applied = dbStep
+	}
+	if applied <= 0 || maxId < applied {
+		return intf.SegmentRange{}, fmt.Errorf("segment tag %q: the store returned max_id %d for a range of %d IDs, which would start below 0: "+
+			"was leaf_alloc edited? refusing it: %w", tag, maxId, applied, intf.ErrUnavailable)
+	}
+	return intf.SegmentRange{Start: maxId - applied, End: maxId}, nil
 }
