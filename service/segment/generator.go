@@ -7,7 +7,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/vesta-go/vesta/internal/segbuf"
 	"github.com/vesta-go/vesta/intf"
@@ -18,12 +17,11 @@ import (
 type Generator struct {
 	s Settings
 
-	tags      atomic.Pointer[tagSet]    // replaced whole by Refresh
+	tags      *segbuf.Set               // the map replaced whole by Refresh; the hot tag
 	refreshMu sync.Mutex                // serialises Refresh; guards badTags and retired
 	badTags   map[string]bool           // rows with malformed tags, warned about once
 	retired   map[string]*segbuf.Buffer // buffers of removed tags, for their highest range
 	policy    *segbuf.Policy            // what every tag's buffer shares
-	hot       atomic.Pointer[hotTag]    // the last tag looked up: NextId's fast path
 	// refreshGen numbers the rereads as they begin; appliedGen (guarded
 	// by refreshMu) is the one whose list is in force.
 	refreshGen atomic.Uint64
@@ -53,7 +51,7 @@ func New(ctx context.Context, s Settings) (*Generator, error) {
 	}
 	g := &Generator{s: s, badTags: map[string]bool{}, retired: map[string]*segbuf.Buffer{}}
 	g.policy = g.newPolicy()
-	g.tags.Store(&tagSet{m: map[string]*segbuf.Buffer{}})
+	g.tags = segbuf.NewSet()
 	g.bg, g.cancel = context.WithCancel(context.Background())
 	if err := g.Refresh(ctx); err != nil {
 		g.cancel()
@@ -83,13 +81,13 @@ func (g *Generator) NextIds(ctx context.Context, tag string, n int) ([]int64, er
 // asked with the same tag string as the call before, it is one atomic add
 // and a bounds check: no lock, no map lookup.
 func (g *Generator) NextId(ctx context.Context, tag string) (int64, error) {
-	if h := g.hot.Load(); h != nil && h.same(tag) {
-		id, took := h.b.TryNext()
+	if b := g.tags.Hot(tag); b != nil {
+		id, took := b.TryNext()
 		if took == segbuf.Got {
 			return id, nil
 		}
 		if took == segbuf.GotAtThreshold {
-			return g.kicked(h.b, id)
+			return g.kicked(b, id)
 		}
 	}
 	// No call before this one: the arguments need not be saved on the
@@ -106,7 +104,7 @@ func (g *Generator) kicked(b *segbuf.Buffer, id int64) (int64, error) {
 // nextId is NextId past its first try: another tag (or the same tag in
 // another string), a range used up, or no range yet.
 func (g *Generator) nextId(ctx context.Context, tag string) (int64, error) {
-	if b := g.find(tag); b != nil && !g.isClosed.Load() {
+	if b := g.tags.Find(tag); b != nil && !g.isClosed.Load() {
 		switch id, took := b.TryNext(); took {
 		case segbuf.GotAtThreshold:
 			b.Kick()
@@ -124,7 +122,7 @@ func (g *Generator) nextId(ctx context.Context, tag string) (int64, error) {
 
 // Tags lists the tags the Generator serves, sorted.
 func (g *Generator) Tags() []string {
-	m := g.tags.Load().m
+	m := g.tags.Map()
 	tags := make([]string, 0, len(m))
 	for t := range m {
 		tags = append(tags, t)
@@ -134,7 +132,7 @@ func (g *Generator) Tags() []string {
 }
 
 func (g *Generator) lookup(tag string) (*segbuf.Buffer, error) {
-	if b := g.find(tag); b != nil {
+	if b := g.tags.Find(tag); b != nil {
 		return b, nil // only well-formed tags are in the map
 	}
 	if err := intf.CheckTag(tag); err != nil {
@@ -180,58 +178,12 @@ func (g *Generator) Close() error {
 		g.mu.Lock()
 		g.isClosed.Store(true)
 		g.mu.Unlock()
-		g.hot.Store(nil) // after isClosed: see find
+		g.tags.Close() // after isClosed: a lookup racing with Close sees one of them
 		g.cancel()
 		g.wg.Wait()
 		g.closeErr = g.s.Store.Close()
 	})
 	return g.closeErr
-}
-
-// tagSet is the tags served, as one Refresh found them.
-type tagSet struct {
-	m map[string]*segbuf.Buffer
-}
-
-// hotTag is an immutable pair: a caller's tag string and its buffer.
-// Generator.hot remembers the last tag looked up, as the caller's string:
-// a map lookup, or even a string comparison, costs more than the atomic
-// add of NextId, and most callers ask for one tag again and again, with
-// the same string. Refresh and Close clear it (see find).
-type hotTag struct {
-	key string
-	b   *segbuf.Buffer
-}
-
-// same says whether tag is h's key string itself (the same bytes in
-// memory): then it is certainly the same tag, without comparing bytes.
-func (h *hotTag) same(tag string) bool {
-	return len(h.key) == len(tag) && unsafe.StringData(h.key) == unsafe.StringData(tag)
-}
-
-// find returns the buffer of tag, nil when tag is not served, and makes
-// it the hot tag.
-func (g *Generator) find(tag string) *segbuf.Buffer {
-	ts := g.tags.Load()
-	if h := g.hot.Load(); h != nil && h.key == tag {
-		return h.b
-	}
-	b := ts.m[tag]
-	if b == nil || g.isClosed.Load() {
-		return b
-	}
-	// One small allocation when the hot tag changes; none while callers
-	// keep to one tag.
-	h := &hotTag{key: tag, b: b}
-	g.hot.Store(h)
-	// Refresh stores the new set, then clears hot; Close sets isClosed,
-	// then clears hot. Checked after storing h, so that either they see h
-	// (and clear it) or this sees them (and takes h back): a removed tag
-	// or a closed Generator is never served from hot.
-	if g.tags.Load() != ts || g.isClosed.Load() {
-		g.hot.CompareAndSwap(h, nil)
-	}
-	return b
 }
 
 // NextRange allocates a range of size IDs of tag from the store, for a

@@ -30,7 +30,7 @@ func (g *Generator) Refresh(ctx context.Context) error {
 		return nil
 	}
 	g.appliedGen = gen
-	old := g.tags.Load().m
+	old := g.tags.Map()
 	next := make(map[string]*segbuf.Buffer, len(infos))
 	var added, removed []string
 	for _, t := range infos {
@@ -62,8 +62,7 @@ func (g *Generator) Refresh(ctx context.Context) error {
 			g.retired[t] = b
 		}
 	}
-	g.tags.Store(&tagSet{m: next})
-	g.hot.Store(nil) // after the new set: see find
+	g.tags.Store(next)
 	if len(added)+len(removed) > 0 {
 		g.s.Logger.Info("segment: tags changed", "added", added, "removed", removed, "tags", len(next))
 	}
