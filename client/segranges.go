@@ -19,7 +19,7 @@ import (
 // the client's fail-over.
 type ranges struct {
 	c      *Client
-	tags   *segbuf.Set
+	tags   segbuf.Set
 	policy segbuf.Policy
 	// serverMax is the smallest segmentMaxRange a server told of (its
 	// refusal of a larger size); 0 until one did.
@@ -30,8 +30,12 @@ type ranges struct {
 }
 
 func newRanges(c *Client) *ranges {
-	r := &ranges{c: c, tags: segbuf.NewSet()}
-	wait := c.opts.callTimeout
+	r := &ranges{c: c}
+	// A caller that finds both ranges used up waits for the load in
+	// flight, which is one call (bounded by the call timeout, fail-over
+	// included); three times that leaves room for a busy scheduler: 64
+	// goroutines taking IDs flat out delay the loader's goroutine too.
+	wait := 3 * c.opts.callTimeout
 	if wait <= 0 {
 		wait = time.Minute
 	}

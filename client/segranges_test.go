@@ -17,7 +17,7 @@ import (
 
 // sharedSegments opens n generators on one SQLite file, as n servers on
 // one host sharing a store.
-func sharedSegments(t *testing.T, n int, tags string) []*segment.Generator {
+func sharedSegments(t testing.TB, n int, tags string) []*segment.Generator {
 	t.Helper()
 	infos, err := segment.ParseTags(tags)
 	require.NoError(t, err)

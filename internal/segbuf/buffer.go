@@ -73,11 +73,15 @@ func (s *span) left() int64 { return max(0, s.size-s.used.Load()) }
 // Buffer is the double buffer of one name (a segment tag). It is safe for
 // concurrent use.
 type Buffer struct {
-	cur  atomic.Pointer[span] // never nil
-	_    [56]byte             // keep cur's line read-only for the hot path
-	name string
-	load Loader
-	p    *Policy
+	cur atomic.Pointer[span] // never nil
+	_   [56]byte             // keep the line of cur read-only for the hot path
+	// hotKey is the data of the last string Set.Find found this buffer
+	// by: Set.Hot's check. Written when callers change strings, so not on
+	// the line of cur.
+	hotKey atomic.Pointer[byte]
+	name   string
+	load   Loader
+	p      *Policy
 
 	mu    sync.Mutex
 	spare *span // loaded ahead; nil when there is none
@@ -91,6 +95,7 @@ type Buffer struct {
 	lastLoad time.Time // when the last range arrived; zero before the first
 	lastErr  error     // of the last load; nil when it succeeded
 	lastFail time.Time
+	waits    atomic.Int64 // callers that waited for a load
 }
 
 // New returns an empty Buffer: its first range loads at the first Fill.
@@ -211,6 +216,7 @@ func (b *Buffer) Fill(ctx context.Context, dst []int64) error {
 		}
 		if timer == nil {
 			timer = time.NewTimer(b.p.WaitTimeout)
+			b.waits.Add(1)
 		}
 		select {
 		case <-wait:
@@ -327,6 +333,9 @@ type Status struct {
 	Step, Floor int64
 	// Loading reports a load in progress.
 	Loading bool
+	// Waits counts the calls that found both ranges used up and waited
+	// for a load: how often the source could not keep up.
+	Waits int64
 	// LastLoad is when the last range arrived; LastError is the error of
 	// the last load, nil when it succeeded.
 	LastLoad  time.Time
@@ -338,7 +347,7 @@ func (b *Buffer) Status() Status {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := Status{Current: b.cur.Load().left(), Step: b.step, Floor: b.floor,
-		Loading: b.loading != nil, LastLoad: b.lastLoad, LastError: b.lastErr}
+		Loading: b.loading != nil, LastLoad: b.lastLoad, LastError: b.lastErr, Waits: b.waits.Load()}
 	if b.spare != nil {
 		st.Spare = b.spare.left()
 	}

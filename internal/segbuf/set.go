@@ -7,66 +7,63 @@ import (
 )
 
 // Set is the buffers of many names (segment tags): a map replaced whole
-// (copy on write) and the hot name, the last one looked up. Looking a
+// (copy on write) and the hot buffer, the last one looked up. Looking a
 // name up in a map, or even comparing strings, costs more than the atomic
 // add of TryNext, and most callers ask for one tag again and again, with
-// the same string: Hot finds its buffer by comparing the string's pointer
-// and length alone.
+// the same string: Hot finds the hot buffer by comparing the string's
+// pointer and length alone. The zero Set is empty and ready.
 type Set struct {
+	hot    atomic.Pointer[Buffer]
 	m      atomic.Pointer[map[string]*Buffer]
-	hot    atomic.Pointer[hotName]
 	closed atomic.Bool
 	mu     sync.Mutex // serialises Add and Store
 }
 
-// hotName is an immutable pair: a caller's name string and its buffer.
-type hotName struct {
-	key string
-	b   *Buffer
-}
-
-// NewSet returns an empty Set.
-func NewSet() *Set {
-	s := &Set{}
-	s.m.Store(&map[string]*Buffer{})
-	return s
-}
-
-// Hot returns the buffer of name if name is the very string (the same
-// bytes in memory) of the last lookup; nil otherwise: call Find then. It
-// is the fast path, small enough to be inlined.
+// Hot returns the hot buffer if name is the very string (the same bytes
+// in memory) a lookup of it was made with; nil otherwise: call Find then.
+// It is the fast path, small enough to be inlined. A pointer and length
+// equal to those of a string that named the buffer mean the same bytes,
+// so the same name.
 func (s *Set) Hot(name string) *Buffer {
-	if h := s.hot.Load(); h != nil && len(h.key) == len(name) && unsafe.StringData(h.key) == unsafe.StringData(name) {
-		return h.b
+	if b := s.hot.Load(); b != nil && len(name) == len(b.name) && unsafe.StringData(name) == b.hotKey.Load() {
+		return b
 	}
 	return nil
 }
 
 // Find returns the buffer of name, nil when the set has none, and makes
-// name the hot one (one small allocation when the hot name changes).
+// it the hot one, remembering name's bytes for Hot.
 func (s *Set) Find(name string) *Buffer {
 	m := s.m.Load()
-	if h := s.hot.Load(); h != nil && h.key == name {
-		return h.b
+	if m == nil {
+		return nil
 	}
 	b := (*m)[name]
 	if b == nil || s.closed.Load() {
 		return b
 	}
-	h := &hotName{key: name, b: b}
-	s.hot.Store(h)
+	if s.hot.Load() == b && b.hotKey.Load() == unsafe.StringData(name) {
+		return b // nothing to store: callers that keep to one tag write nothing shared
+	}
+	b.hotKey.Store(unsafe.StringData(name))
+	s.hot.Store(b)
 	// Store replaces the map, then clears hot; Close sets closed, then
-	// clears hot. Checked after storing h, so that either they see h (and
-	// clear it) or this sees them (and takes h back): a removed name or a
+	// clears hot. Checked after storing b, so that either they see b (and
+	// clear it) or this sees them (and takes b back): a removed name or a
 	// closed set is never served from hot.
 	if s.m.Load() != m || s.closed.Load() {
-		s.hot.CompareAndSwap(h, nil)
+		s.hot.CompareAndSwap(b, nil)
 	}
 	return b
 }
 
 // Map returns the current map; do not modify it.
-func (s *Set) Map() map[string]*Buffer { return *s.m.Load() }
+func (s *Set) Map() map[string]*Buffer {
+	if m := s.m.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
 
 // Store replaces the map.
 func (s *Set) Store(m map[string]*Buffer) {
@@ -81,7 +78,7 @@ func (s *Set) Store(m map[string]*Buffer) {
 func (s *Set) Add(name string, mk func() *Buffer) *Buffer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := *s.m.Load()
+	old := s.Map()
 	if b := old[name]; b != nil {
 		return b
 	}

@@ -17,7 +17,7 @@ import (
 type Generator struct {
 	s Settings
 
-	tags      *segbuf.Set               // the map replaced whole by Refresh; the hot tag
+	tags      segbuf.Set                // the map replaced whole by Refresh; the hot tag
 	refreshMu sync.Mutex                // serialises Refresh; guards badTags and retired
 	badTags   map[string]bool           // rows with malformed tags, warned about once
 	retired   map[string]*segbuf.Buffer // buffers of removed tags, for their highest range
@@ -51,7 +51,6 @@ func New(ctx context.Context, s Settings) (*Generator, error) {
 	}
 	g := &Generator{s: s, badTags: map[string]bool{}, retired: map[string]*segbuf.Buffer{}}
 	g.policy = g.newPolicy()
-	g.tags = segbuf.NewSet()
 	g.bg, g.cancel = context.WithCancel(context.Background())
 	if err := g.Refresh(ctx); err != nil {
 		g.cancel()

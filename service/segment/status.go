@@ -17,6 +17,9 @@ type TagStatus struct {
 	Step, DBStep int64
 	// Loading reports a load in progress.
 	Loading bool
+	// Waits counts the requests that found both buffers used up and
+	// waited for a load.
+	Waits int64
 	// LastLoad is when the last range arrived; LastError is the error of the
 	// last load, nil when it succeeded.
 	LastLoad  time.Time
@@ -31,7 +34,7 @@ func (g *Generator) Status(tag string) (TagStatus, error) {
 	}
 	st := b.Status()
 	return TagStatus{Tag: tag, Current: st.Current, Spare: st.Spare, Step: st.Step, DBStep: st.Floor,
-		Loading: st.Loading, LastLoad: st.LastLoad, LastError: st.LastError}, nil
+		Loading: st.Loading, Waits: st.Waits, LastLoad: st.LastLoad, LastError: st.LastError}, nil
 }
 
 // String is a one-line summary.
