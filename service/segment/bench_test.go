@@ -15,19 +15,26 @@ type benchCase struct {
 	batch    int   // IDs per call: 1 uses NextId, more NextIds
 	parallel bool  // RunParallel with 64 goroutines in all
 	maxStep  int64 // 0: Leaf's dynamic step up to 1,000,000
+	step     int64 // the tag row's step; 0: 1000
 }
 
-// loaded is the MaxStep of the rows that measure NextId from a loaded
-// buffer, the hot path: ranges grow to 100,000,000 IDs (a second or more
-// at full speed), so a load is rare and always ahead of need. With Leaf's
-// 1,000,000 a range lasts ~20 ms here, and 64 goroutines taking IDs flat
-// out delay the loader's goroutine past that (the leaf-max-step rows, and
-// their waits/Mids).
-const loaded = 100_000_000
+// loadedStep and loadedMax are the tag step and MaxStep of the rows that
+// measure NextId from a loaded buffer, the hot path: ranges of 10,000,000
+// growing to 100,000,000 IDs (a fraction of a second to seconds at full
+// speed), so a load is rare and always ahead of need, from the first
+// range on. With a step of 1000 and Leaf's cap of 1,000,000, a range
+// lasts a few microseconds to ~20 ms here, less than a database round
+// trip on this loaded machine, and 64 goroutines taking IDs flat out
+// delay the loader's goroutine further: the leaf-max-step rows, with their
+// waits/Mids, show that case.
+const (
+	loadedStep = 10_000_000
+	loadedMax  = 100_000_000
+)
 
 var benchCases = []benchCase{
-	{name: "NextId/serial", batch: 1, maxStep: loaded},
-	{name: "NextId/parallel", batch: 1, parallel: true, maxStep: loaded},
+	{name: "NextId/serial", batch: 1, maxStep: loadedMax, step: loadedStep},
+	{name: "NextId/parallel", batch: 1, parallel: true, maxStep: loadedMax, step: loadedStep},
 	{name: "NextId/serial/leaf-max-step", batch: 1},
 	{name: "NextId/parallel/leaf-max-step", batch: 1, parallel: true},
 	{name: "NextIds100/serial", batch: 100},
@@ -44,6 +51,9 @@ func BenchmarkSegment(b *testing.B) {
 			db := be.newDB(b)
 			for i, bc := range benchCases {
 				tag := segment.TagInfo{Tag: "bench" + string(rune('a'+i)), MaxId: 1, Step: 1000}
+				if bc.step > 0 {
+					tag.Step = bc.step
+				}
 				f := newFixture(b, db, func(s *segment.Settings) {
 					s.Clock = segment.SystemClock{}
 					s.MaxStep = bc.maxStep
