@@ -20,6 +20,7 @@ type Client struct {
 	eps    []*endpoint
 	opts   options
 	buf    *buffer // nil without WithBuffer
+	ranges *ranges // nil without WithSegmentRanges
 	closed atomic.Bool
 	ctx    context.Context // cancelled by Close; background work runs under it
 	cancel context.CancelFunc
@@ -54,6 +55,9 @@ func New(addrs []string, opts ...Option) (*Client, error) {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.wg.Add(1)
 	go c.healthLoop()
+	if o.segmentRanges > 0 {
+		c.ranges = newRanges(c)
+	}
 	if o.bufferSize > 0 {
 		c.buf = newBuffer(o.bufferSize)
 		c.wg.Add(1)
@@ -299,8 +303,12 @@ func (c *Client) TransTime(ctx context.Context, timeField int64, t intf.IdType) 
 // whose buffers of the tag ran dry while its database is unreachable is
 // skipped for the call, not marked down; an unknown tag
 // (intf.ErrUnknownTag) or segment mode off on the server (ErrSegmentOff)
-// is returned as is.
+// is returned as is. With WithSegmentRanges the IDs come from the ranges
+// the client holds (n up to intf.MaxBatch).
 func (c *Client) NextIds(ctx context.Context, tag string, n int) ([]int64, error) {
+	if c.ranges != nil {
+		return c.localIds(ctx, tag, n)
+	}
 	return call(c, ctx, segmentVerdict, func(ctx context.Context, cn *rpcapi.Conn) ([]int64, error) {
 		return cn.NextIds(ctx, tag, n)
 	})
@@ -316,6 +324,9 @@ var ErrSegmentOff = rpcapi.ErrSegmentOff
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
+	}
+	if c.ranges != nil {
+		c.ranges.close()
 	}
 	c.cancel()
 	for _, ep := range c.eps {

@@ -31,6 +31,14 @@
 //     serve the tag now (its buffers ran dry while its database is down),
 //     without marking it down; an unknown tag is returned as is.
 //
+// WithSegmentRanges serves segment IDs (NextSegmentId, NextIds) from whole
+// ranges the client takes from the servers (IdService.SegmentRange) and
+// holds itself: a current and a spare range per tag, the same lock-free
+// double buffer as the embedded generator (one atomic add per ID), the
+// spare loaded in the background, the range size growing while ranges go
+// fast, loads failing over between servers. Opt-in: a client's unused
+// ranges are gaps when it exits, and IDs increase per client.
+//
 // WithBuffer keeps a stock of IDs fetched with GenIds and serves GenId from
 // it, refilled in the background when below half. The trade-off: an ID from
 // the buffer carries the time the server issued it, not the time GenId

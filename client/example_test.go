@@ -109,3 +109,43 @@ func ExampleClient_NextIds() {
 	// 4
 	// true segment tag "coupon": unknown segment tag
 }
+
+// WithSegmentRanges serves segment IDs from ranges the client holds: the
+// first range has the tag's step (1000 here), the next ones grow while
+// they go fast; an ID from a held range costs one atomic add.
+func ExampleWithSegmentRanges() {
+	dir, err := os.MkdirTemp("", "vesta-client-example-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	g, err := stores.Open(context.Background(), stores.Config{Store: stores.SQLite, DataDir: dir,
+		Tags: []segment.TagInfo{{Tag: "order", MaxId: 1, Step: 1000}}, Settings: segment.Settings{Logger: slog.New(slog.DiscardHandler)}})
+	if err != nil {
+		panic(err)
+	}
+	defer g.Close()
+	addr, stop := startServer(1, rpcapi.WithSegments(g))
+	defer stop()
+
+	c, err := client.New([]string{addr}, client.WithSegmentRanges(0)) // ranges up to 10,000,000 IDs
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for range 3 {
+		id, _ := c.NextSegmentId(ctx, "order")
+		fmt.Println(id)
+	}
+	ids, _ := c.NextIds(ctx, "order", 2) // from the same ranges
+	fmt.Println(ids)
+	st, _ := c.SegmentStatus("order")
+	fmt.Println("range of", st.Step)
+	// Output:
+	// 1
+	// 2
+	// 3
+	// [4 5]
+	// range of 1000
+}

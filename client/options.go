@@ -34,6 +34,7 @@ type options struct {
 	healthInterval time.Duration
 	bufferSize     int
 	bufferRefill   int
+	segmentRanges  int64 // the largest local range; 0: off
 	logger         *slog.Logger
 	tls            *tls.Config // nil: plain TCP
 	token          string      // "": none
@@ -140,6 +141,32 @@ func WithBuffer(size, refill int) Option {
 		if refill > 0 {
 			o.bufferRefill = refill
 		}
+		return nil
+	}
+}
+
+// WithSegmentRanges makes NextSegmentId and NextIds (segment IDs) serve
+// from ranges the client holds itself, taken whole from the servers
+// (IdService.SegmentRange), instead of one round trip per call: a current
+// and a spare range per tag, the spare loaded in the background at 10%
+// use, the range size starting at the tag's step and doubling while ranges
+// last under 15 minutes, up to max (0 means intf.DefaultMaxRange, the
+// servers' default segmentMaxRange; a server with a lower cap is
+// followed). An ID from a loaded range costs one atomic add.
+//
+// It is off by default, because of what it trades: the IDs a client still
+// holds when it exits are never used (gaps of up to two ranges per tag per
+// client), IDs of one tag are increasing per client rather than per
+// server, and the servers must be new enough to serve SegmentRange.
+func WithSegmentRanges(max int64) Option {
+	return func(o *options) error {
+		if max < 0 || max > intf.MaxRange {
+			return invalid("segment ranges %d: want 0 (intf.DefaultMaxRange) up to %d", max, intf.MaxRange)
+		}
+		if max == 0 {
+			max = intf.DefaultMaxRange
+		}
+		o.segmentRanges = max
 		return nil
 	}
 }

@@ -85,3 +85,32 @@ func NextSegmentId(ctx context.Context, s SegmentService, tag string) (int64, er
 	}
 	return ids[0], nil
 }
+
+// Bounds of a range handed out whole (SegmentRanger).
+const (
+	// DefaultMaxRange is the servers' default cap on one range (the
+	// configuration's segmentMaxRange).
+	DefaultMaxRange = 10_000_000
+	// MaxRange is the largest cap a server may set: a tag row's step
+	// is a 32-bit INT, and so is a range.
+	MaxRange = 1<<31 - 1
+)
+
+// SegmentRange is a range of segment IDs handed out whole: Start..End-1.
+// A client that holds one serves its IDs itself; nobody else ever gets
+// them, even when the client dies holding it (its rest is a gap).
+type SegmentRange struct {
+	Start, End int64
+}
+
+// Size is the number of IDs in r.
+func (r SegmentRange) Size() int64 { return r.End - r.Start }
+
+// SegmentRanger hands out whole ranges of a tag, allocated from the
+// database like the servers' own segments.
+type SegmentRanger interface {
+	// NextRange allocates size IDs of tag; size 0 asks for the tag's own
+	// step (its row's step). Errors as NextIds, and a size out of range
+	// is a *FieldError named "size".
+	NextRange(ctx context.Context, tag string, size int64) (SegmentRange, error)
+}

@@ -119,11 +119,25 @@ func (s *segments) NextIds(ctx context.Context, tag string, n int) ([]int64, err
 	if g := s.g.Load(); g != nil {
 		return g.NextIds(ctx, tag, n)
 	}
+	return nil, s.notOpen()
+}
+
+// NextRange hands out a range of the Generator (SegmentRange), or says
+// why there is none yet.
+func (s *segments) NextRange(ctx context.Context, tag string, size int64) (intf.SegmentRange, error) {
+	if g := s.g.Load(); g != nil {
+		return g.NextRange(ctx, tag, size)
+	}
+	return intf.SegmentRange{}, s.notOpen()
+}
+
+// notOpen is the error of a segment call while the store is not open.
+func (s *segments) notOpen() error {
 	why := "not open yet"
 	if p := s.down.Load(); p != nil {
 		why = *p
 	}
-	return nil, fmt.Errorf("segment store unreachable: %s (retrying in the background): %w", why, intf.ErrUnavailable)
+	return fmt.Errorf("segment store unreachable: %s (retrying in the background): %w", why, intf.ErrUnavailable)
 }
 
 // metrics is segment mode for the admin listener's metrics: nil while it
@@ -141,7 +155,7 @@ func (s *segments) metrics() coremetrics.Segments {
 // receiverOptions are the receiver's options of cfg: the call timeout,
 // and segment mode unless it is off.
 func receiverOptions(cfg config.Config, s *segments) []rpcapi.ReceiverOption {
-	opts := []rpcapi.ReceiverOption{rpcapi.WithCallTimeout(cfg.CallTimeout)}
+	opts := []rpcapi.ReceiverOption{rpcapi.WithCallTimeout(cfg.CallTimeout), rpcapi.WithMaxRange(cfg.SegmentMaxRange)}
 	if s != nil && !s.off {
 		opts = append(opts, rpcapi.WithSegments(s))
 	}

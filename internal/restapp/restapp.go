@@ -73,6 +73,7 @@ func Options(cfg config.Config) []restserver.Option {
 	return []restserver.Option{
 		restserver.WithSegments(OpenSegments(cfg)),
 		restserver.WithMaxBatch(cfg.MaxBatch),
+		restserver.WithMaxRange(cfg.SegmentMaxRange),
 		restserver.WithCallTimeout(cfg.CallTimeout),
 		restserver.WithMaxConnsPerIP(cfg.MaxConnsPerIP),
 		restserver.WithType(cfg.Service.Type),

@@ -16,10 +16,10 @@ import (
 // WithGuard checks every request but /healthz and /readyz with g: with
 // an auth file, an Authorization: Bearer token of one of its clients
 // (401), the route's scope (403: genid for /genid; decode for /expid,
-// /makeid and /transtime; segment:<tag> for /segment/{tag}; metrics for
-// /metrics); and, for the routes that issue IDs, the quota of the client
-// or of the remote address (429 with Retry-After). A batch counts as its
-// size. nil (the default) checks nothing.
+// /makeid and /transtime; segment:<tag> for /segment/{tag} and
+// /segment/{tag}/range; metrics for /metrics); and, for the routes that
+// issue IDs, the quota of the client or of the remote address (429 with
+// Retry-After). A batch counts as its size, a range as one call. nil (the default) checks nothing.
 func WithGuard(g *access.Guard) Option { return func(s *Server) { s.guard = g } }
 
 // guardedContext is the echo.Context a guarded route's handler gets: the
@@ -72,6 +72,7 @@ var routeScopes = map[string]access.Scope{
 	pathTransTime:  access.ScopeDecode,
 	pathMakeId:     access.ScopeDecode,
 	pathSegmentTag: "",
+	pathSegRange:   "",
 	pathSegment:    "",
 	pathMetrics:    access.ScopeMetrics,
 }

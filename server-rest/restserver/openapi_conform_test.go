@@ -231,6 +231,9 @@ type failingSegments struct{ restserver.Segments }
 
 func (failingSegments) NextId(context.Context, string) (int64, error)         { return 0, errBug }
 func (failingSegments) NextIds(context.Context, string, int) ([]int64, error) { return nil, errBug }
+func (failingSegments) NextRange(context.Context, string, int64) (intf.SegmentRange, error) {
+	return intf.SegmentRange{}, errBug
+}
 
 // documentedAnswers lists every answer docs/openapi.yaml documents, as
 // conform names them.
@@ -278,25 +281,29 @@ func TestOpenAPIConformance(t *testing.T) {
 	}
 	const js = "application/json"
 	big := strings.Repeat("x", 4097)
-	idPaths := []string{"/genid", "/expid?id=" + workedId, "/transtime?time=1", "/makeid?" + workedQuery, "/segment/order"}
+	idPaths := []string{"/genid", "/expid?id=" + workedId, "/transtime?time=1", "/makeid?" + workedQuery, "/segment/order",
+		"/segment/order/range?size=10"}
 
 	t.Run("ready", func(t *testing.T) {
 		_, ts := startServer(t, testConfig(t, "--machine", "78", "--segment-tags", "order"))
-		for _, p := range append(idPaths, "/genid?count=3", "/segment/order?count=3", "/transtime?time=1&type=MIN_GRANULARITY",
+		for _, p := range append(idPaths, "/genid?count=3", "/segment/order?count=3", "/segment/order/range", "/transtime?time=1&type=MIN_GRANULARITY",
 			"/makeid?"+workedQuery+"&type=maxpeak&genMethod=2&version=1") {
 			check(ts.URL, "GET", p, "", "")
 			check(ts.URL, "GET", p, js, "")
 			check(ts.URL, "GET", p, "", big) // 413
 		}
 		for _, p := range []string{"/genid?count=0", "/expid", "/expid?id=x", "/transtime", "/transtime?time=1&type=2",
-			"/makeid?time=1", "/makeid?time=1&seq=1048576", "/segment/order?count=0", "/segment/a%20b"} {
+			"/makeid?time=1", "/makeid?time=1&seq=1048576", "/segment/order?count=0", "/segment/a%20b",
+			"/segment/order/range?size=0", "/segment/order/range?size=-1", "/segment/order/range?size=abc",
+			"/segment/order/range?size=10000001", "/segment/order/range?size=", "/segment/a%20b/range?size=1"} {
 			check(ts.URL, "GET", p, js, "")
 		}
 		check(ts.URL, "GET", "/segment/coupon", "", "")
+		check(ts.URL, "GET", "/segment/coupon/range?size=5", "", "")
 		for _, p := range []string{"/segment", "/healthz", "/readyz", "/metrics"} {
 			check(ts.URL, "GET", p, "", "")
 		}
-		for _, item := range []string{"/genid", "/expid", "/transtime", "/makeid", "/segment/order", "/segment", "/healthz", "/readyz", "/metrics"} {
+		for _, item := range []string{"/genid", "/expid", "/transtime", "/makeid", "/segment/order", "/segment/order/range", "/segment", "/healthz", "/readyz", "/metrics"} {
 			check(ts.URL, "POST", item, "", "")
 		}
 		check(ts.URL, "GET", "/genId", "", "")
@@ -314,7 +321,8 @@ func TestOpenAPIConformance(t *testing.T) {
 		g, err := access.NewGuard(access.Options{Policy: p, Logger: slog.New(slog.DiscardHandler)})
 		require.NoError(t, err)
 		_, ts := startServer(t, testConfig(t, "--machine", "79", "--segment-tags", "order"), restserver.WithGuard(g))
-		routes := []string{"/genid", "/expid?id=" + workedId, "/transtime?time=1", "/makeid?" + workedQuery, "/segment", "/segment/order", "/metrics"}
+		routes := []string{"/genid", "/expid?id=" + workedId, "/transtime?time=1", "/makeid?" + workedQuery, "/segment", "/segment/order",
+			"/segment/order/range?size=5", "/metrics"}
 		defer func() { token = "" }()
 		for _, tok := range []string{"", "vesta_gen-token", "vesta_dec-token"} { // 401 everywhere; 403 where the client lacks the scope
 			token = tok
@@ -323,7 +331,7 @@ func TestOpenAPIConformance(t *testing.T) {
 			}
 		}
 		token = "vesta_slow-token" // a burst of 1: the second call is over the quota
-		for _, r := range []string{"/genid", "/genid", "/segment/order", "/segment/order"} {
+		for _, r := range []string{"/genid", "/genid", "/segment/order", "/segment/order", "/segment/order/range", "/segment/order/range"} {
 			check(ts.URL, "GET", r, "", "")
 		}
 	})
@@ -383,6 +391,7 @@ func TestOpenAPIConformance(t *testing.T) {
 		_, ts := startServer(t, testConfig(t, "--segment-store", "off"))
 		check(ts.URL, "GET", "/segment", "", "")
 		check(ts.URL, "GET", "/segment/order", "", "")
+		check(ts.URL, "GET", "/segment/order/range?size=5", "", "")
 	})
 
 	var missing []string

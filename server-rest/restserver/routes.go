@@ -19,6 +19,7 @@ const (
 	pathTransTime  = "/transtime"
 	pathMakeId     = "/makeid"
 	pathSegmentTag = "/segment/{tag}"
+	pathSegRange   = "/segment/{tag}/range"
 	pathSegment    = "/segment"
 	pathHealthz    = "/healthz"
 	pathReadyz     = "/readyz"
@@ -35,6 +36,7 @@ var endpoints = []struct {
 	{pathTransTime, (*Server).transTime},
 	{pathMakeId, (*Server).makeId},
 	{pathSegmentTag, (*Server).nextSegment},
+	{pathSegRange, (*Server).segmentRange},
 	{pathSegment, (*Server).listSegments},
 	{pathHealthz, (*Server).healthz},
 	{pathReadyz, (*Server).readyz},

@@ -40,6 +40,8 @@ type Segments interface {
 	intf.SegmentService
 	// NextId is NextIds for one ID, without allocating.
 	NextId(ctx context.Context, tag string) (int64, error)
+	// NextRange hands out a range of the tag whole (/segment/{tag}/range).
+	intf.SegmentRanger
 	// Tags and Status are read by GET /segment and when /metrics is scraped.
 	Tags() []string
 	Status(tag string) (segment.TagStatus, error)
@@ -104,6 +106,10 @@ func WithSegmentRetry(min, max time.Duration) Option {
 // maxBatch); outside 1..intf.MaxBatch it means intf.MaxBatch.
 func WithMaxBatch(n int) Option { return func(s *Server) { s.maxBatch = n } }
 
+// WithMaxRange caps ?size of /segment/{tag}/range (the configuration's
+// segmentMaxRange); outside 1..intf.MaxRange it means intf.DefaultMaxRange.
+func WithMaxRange(n int64) Option { return func(s *Server) { s.maxRange = n } }
+
 // WithType names the service's ID type, for the ranges /makeid's errors
 // quote, /transtime's default type and the metrics' type label (default
 // intf.MaxPeak).
@@ -128,6 +134,7 @@ type Server struct {
 	retryMin        time.Duration
 	retryMax        time.Duration
 	maxBatch        int
+	maxRange        int64
 	idType          intf.IdType
 	countWant       string // what ?count allows, for error messages
 	echo            *echo.Echo
@@ -194,6 +201,9 @@ func New(start StartFunc, opts ...Option) *Server {
 		s.idType = intf.MaxPeak
 	}
 	s.countWant = "an integer 1.." + strconv.Itoa(s.maxBatch) + " (maxBatch)"
+	if s.maxRange < 1 || s.maxRange > intf.MaxRange {
+		s.maxRange = intf.DefaultMaxRange
+	}
 	s.metrics = newMetrics(s)
 	s.echo = s.newEcho()
 	s.handler = s.withAccessLog(s.echo)

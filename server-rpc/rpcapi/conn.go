@@ -15,7 +15,7 @@ import (
 // methods holds the full method names of one registered service, built
 // once so that a call formats nothing.
 type methods struct {
-	genId, genIds, expId, makeId, transTime, segmentNextIds string
+	genId, genIds, expId, makeId, transTime, segmentNextIds, segmentRange string
 }
 
 func newMethods(service string) methods {
@@ -26,6 +26,7 @@ func newMethods(service string) methods {
 		makeId:         service + ".MakeId",
 		transTime:      service + ".TransTime",
 		segmentNextIds: service + ".SegmentNextIds",
+		segmentRange:   service + ".SegmentRange",
 	}
 }
 
@@ -72,6 +73,7 @@ const maxAbandoned = 4096
 var (
 	_ intf.IdService      = (*Conn)(nil)
 	_ intf.SegmentService = (*Conn)(nil)
+	_ intf.SegmentRanger  = (*Conn)(nil)
 )
 
 // ConnOption changes a Conn made by NewConn or NewNetConn.
@@ -295,6 +297,25 @@ func (c *Conn) NextIds(ctx context.Context, tag string, n int) ([]int64, error) 
 		return nil, reply.Err
 	}
 	return checkCount(c.m.segmentNextIds, reply.Ids, n)
+}
+
+// NextRange allocates a range of size IDs of tag for the caller to serve
+// itself (the server's SegmentRange); size 0 asks for the tag's step.
+func (c *Conn) NextRange(ctx context.Context, tag string, size int64) (intf.SegmentRange, error) {
+	var reply SegmentRangeReply
+	args := SegmentRangeArgs{Tag: tag, Size: size, Timeout: timeout(ctx), Token: c.token}
+	if err := c.call(ctx, c.m.segmentRange, args, &reply); err != nil {
+		return intf.SegmentRange{}, err
+	}
+	if reply.Err != nil {
+		return intf.SegmentRange{}, reply.Err
+	}
+	r := intf.SegmentRange{Start: reply.Start, End: reply.End}
+	if r.Start < 0 || r.Size() <= 0 || (size > 0 && r.Size() != size) {
+		return intf.SegmentRange{}, &TransportError{Method: c.m.segmentRange,
+			Err: fmt.Errorf("%w: the range [%d, %d) in the reply, %d IDs asked for", ErrProtocol, r.Start, r.End, size)}
+	}
+	return r, nil
 }
 
 // ExpId splits an ID into its fields.

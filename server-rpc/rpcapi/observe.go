@@ -10,10 +10,12 @@ const (
 	MethodMakeId         = "MakeId"
 	MethodTransTime      = "TransTime"
 	MethodSegmentNextIds = "SegmentNextIds"
+	MethodSegmentRange   = "SegmentRange"
 )
 
 // Methods lists the methods, in documentation order.
-var Methods = []string{MethodGenId, MethodGenIds, MethodExpId, MethodMakeId, MethodTransTime, MethodSegmentNextIds}
+var Methods = []string{MethodGenId, MethodGenIds, MethodExpId, MethodMakeId, MethodTransTime, MethodSegmentNextIds,
+	MethodSegmentRange}
 
 // CallObserver is told of every call a Receiver answered: its method, the
 // IDs it issued (Vesta IDs for GenId and GenIds, segment IDs for
@@ -58,3 +60,7 @@ func (r *ExpIdReply) outcome() (int, *Error)     { return 0, r.Err }
 func (r *MakeIdReply) outcome() (int, *Error)    { return 0, r.Err }
 func (r *TransTimeReply) outcome() (int, *Error) { return 0, r.Err }
 func (r *SegmentReply) outcome() (int, *Error)   { return len(r.Ids), r.Err }
+
+// A range's IDs are counted by the tag (vesta_segment_ids_issued_total),
+// not as IDs this call issued: the client serves them over time.
+func (r *SegmentRangeReply) outcome() (int, *Error) { return 0, r.Err }

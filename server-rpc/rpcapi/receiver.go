@@ -20,6 +20,7 @@ type Receiver struct {
 	svc      intf.IdService
 	seg      intf.SegmentService // nil: segment mode off
 	maxBatch int
+	maxRange int64 // the largest SegmentRange size; 0: intf.DefaultMaxRange
 	// bound caps every call's time on the server; 0: only the caller's
 	// Timeout, if it sent one.
 	bound time.Duration
@@ -39,6 +40,12 @@ type ReceiverOption func(*Receiver)
 // or with a nil seg, SegmentNextIds answers ErrSegmentOff.
 func WithSegments(seg intf.SegmentService) ReceiverOption {
 	return func(r *Receiver) { r.seg = seg }
+}
+
+// WithMaxRange caps the size of SegmentRange (the configuration's
+// segmentMaxRange); n < 1 means intf.DefaultMaxRange.
+func WithMaxRange(n int64) ReceiverOption {
+	return func(r *Receiver) { r.maxRange = n }
 }
 
 // WithCallTimeout bounds every call on the server: it runs with the
@@ -290,6 +297,50 @@ func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
 	})
 	grant.Done(issued(reply.Err, args.Count))
 	return nil
+}
+
+// SegmentRange hands out the range of args.Size IDs of args.Tag (the tag's
+// step when Size is 0), 0 <= Size <= the server's segmentMaxRange, for the
+// client to serve itself. The segment service must be an
+// intf.SegmentRanger (*segment.Generator is). With a guard it takes the
+// scope segment:<tag>, and counts as one call against the quota: the
+// range's size is bounded by segmentMaxRange instead.
+func (r *Receiver) SegmentRange(args SegmentRangeArgs, reply *SegmentRangeReply) error {
+	if r.obs != nil {
+		defer r.observed(MethodSegmentRange, monotonic(), reply)
+	}
+	grant, err := r.admitSegment(SegmentArgs{Tag: args.Tag, Count: 1, Token: args.Token})
+	if err == nil {
+		err = r.checkRangeSize(args.Size)
+	}
+	var rg intf.SegmentRanger
+	if err == nil {
+		var ok bool
+		if rg, ok = r.seg.(intf.SegmentRanger); !ok {
+			err = ErrSegmentOff
+		}
+	}
+	if err != nil {
+		grant.Done(0)
+		reply.Err = ToWire(err)
+		return nil
+	}
+	rng, werr := call(r, args.Timeout, func(ctx context.Context) (intf.SegmentRange, error) {
+		return rg.NextRange(ctx, args.Tag, args.Size)
+	})
+	reply.Start, reply.End, reply.Err = rng.Start, rng.End, werr
+	grant.Done(issued(werr, 1))
+	return nil
+}
+
+// checkRangeSize bounds a SegmentRange size: 0 (the tag's step) up to
+// maxRange.
+func (r *Receiver) checkRangeSize(size int64) error {
+	limit := r.maxRange
+	if limit < 1 {
+		limit = intf.DefaultMaxRange
+	}
+	return intf.CheckRange("size", size, 0, limit)
 }
 
 // admitSegment checks a SegmentNextIds call: who calls, the count, segment

@@ -121,6 +121,22 @@ type SegmentReply struct {
 	Err *Error
 }
 
+// SegmentRangeArgs asks for a whole range of Size IDs of Tag, for the
+// client to serve itself; Size 0 asks for the tag's own step, and at most
+// the server's segmentMaxRange.
+type SegmentRangeArgs struct {
+	Tag     string
+	Size    int64
+	Timeout time.Duration
+	Token   string
+}
+
+// SegmentRangeReply carries the range Start..End-1, or Err.
+type SegmentRangeReply struct {
+	Start, End int64
+	Err        *Error
+}
+
 // NewMakeIdArgs converts a request to its wire form.
 func NewMakeIdArgs(r intf.MakeIdRequest) MakeIdArgs {
 	a := MakeIdArgs{Time: r.Time, Seq: r.Seq}

@@ -27,6 +27,8 @@ type Config struct {
 	Service  service.Settings
 	Listen   string
 	MaxBatch int
+	// SegmentMaxRange caps a segment range handed out whole.
+	SegmentMaxRange int64
 	// CallTimeout bounds every ID and segment call on a server.
 	CallTimeout time.Duration
 	// MaxConnsPerIP caps a server's TCP connections from one remote IP.
@@ -138,6 +140,7 @@ func (l *Loader) Load() (Config, error) {
 	if has[GroupServer] {
 		c.Listen = r.listen(l.d.Listen, l.d.portProperties())
 		c.MaxBatch = int(r.int(KeyMaxBatch, "", DefaultMaxBatch, 1, intf.MaxBatch))
+		c.SegmentMaxRange = r.int(KeySegmentMaxRange, "", intf.DefaultMaxRange, 1, intf.MaxRange)
 		c.CallTimeout = r.duration(KeyCallTimeout, DefaultCallTimeout, time.Millisecond, 10*time.Minute)
 		c.MaxConnsPerIP = int(r.int(KeyMaxConnsPerIP, "", DefaultMaxConnsPerIP, 1, 1_000_000))
 	}

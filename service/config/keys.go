@@ -26,6 +26,7 @@ const (
 	KeyMaxBorrow            = "maxBorrow"
 	KeyListen               = "listen"
 	KeyMaxBatch             = "maxBatch"
+	KeySegmentMaxRange      = "segmentMaxRange"
 	KeyCallTimeout          = "callTimeout"
 	KeyMaxConnsPerIP        = "maxConnsPerIP"
 	KeyLogLevel             = "logLevel"
@@ -138,6 +139,8 @@ func Keys() []Key {
 			Usage: "listen address host:port"},
 		{Name: KeyMaxBatch, Flag: "max-batch", Env: "VESTA_MAX_BATCH", Group: GroupServer, Default: num(DefaultMaxBatch),
 			Usage: "largest batch one request may ask for, 1..100000"},
+		{Name: KeySegmentMaxRange, Flag: "segment-max-range", Env: "VESTA_SEGMENT_MAX_RANGE", Group: GroupServer, Default: num(intf.DefaultMaxRange),
+			Usage: "largest segment range a client may take whole (GET /segment/{tag}/range, RPC SegmentRange), 1..2147483647"},
 		{Name: KeyCallTimeout, Flag: "call-timeout", Env: "VESTA_CALL_TIMEOUT", Group: GroupServer, Default: dur(DefaultCallTimeout),
 			Usage: "the longest an ID or segment call may wait on the server (1ms..10m); then it fails with a timeout error"},
 		{Name: KeyMaxConnsPerIP, Flag: "max-conns-per-ip", Env: "VESTA_MAX_CONNS_PER_IP", Group: GroupServer, Default: num(DefaultMaxConnsPerIP),

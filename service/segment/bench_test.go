@@ -2,6 +2,8 @@ package segment_test
 
 import (
 	"context"
+	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/vesta-go/vesta/service/segment"
@@ -11,13 +13,30 @@ import (
 type benchCase struct {
 	name     string
 	batch    int   // IDs per call: 1 uses NextId, more NextIds
-	parallel bool  // RunParallel with 8 goroutines per CPU
+	parallel bool  // RunParallel with 64 goroutines in all
 	maxStep  int64 // 0: Leaf's dynamic step up to 1,000,000
+	step     int64 // the tag row's step; 0: 1000
 }
 
+// loadedStep and loadedMax are the tag step and MaxStep of the rows that
+// measure NextId from a loaded buffer, the hot path: ranges of 10,000,000
+// growing to 100,000,000 IDs (a fraction of a second to seconds at full
+// speed), so a load is rare and always ahead of need, from the first
+// range on. With a step of 1000 and Leaf's cap of 1,000,000, a range
+// lasts a few microseconds to ~20 ms here, less than a database round
+// trip on this loaded machine, and 64 goroutines taking IDs flat out
+// delay the loader's goroutine further: the leaf-max-step rows, with their
+// waits/Mids, show that case.
+const (
+	loadedStep = 10_000_000
+	loadedMax  = 100_000_000
+)
+
 var benchCases = []benchCase{
-	{name: "NextId/serial", batch: 1},
-	{name: "NextId/parallel", batch: 1, parallel: true},
+	{name: "NextId/serial", batch: 1, maxStep: loadedMax, step: loadedStep},
+	{name: "NextId/parallel", batch: 1, parallel: true, maxStep: loadedMax, step: loadedStep},
+	{name: "NextId/serial/leaf-max-step", batch: 1},
+	{name: "NextId/parallel/leaf-max-step", batch: 1, parallel: true},
 	{name: "NextIds100/serial", batch: 100},
 	{name: "NextIds100/parallel", batch: 100, parallel: true},
 	{name: "NextId/parallel/fixed-step-1000", batch: 1, parallel: true, maxStep: 1000},
@@ -32,6 +51,9 @@ func BenchmarkSegment(b *testing.B) {
 			db := be.newDB(b)
 			for i, bc := range benchCases {
 				tag := segment.TagInfo{Tag: "bench" + string(rune('a'+i)), MaxId: 1, Step: 1000}
+				if bc.step > 0 {
+					tag.Step = bc.step
+				}
 				f := newFixture(b, db, func(s *segment.Settings) {
 					s.Clock = segment.SystemClock{}
 					s.MaxStep = bc.maxStep
@@ -53,10 +75,14 @@ func runBench(b *testing.B, f *fixture, tag string, bc benchCase) {
 		return err
 	}
 	calls := f.st.Calls()
+	var waits int64
+	if st, err := f.g.Status(tag); err == nil {
+		waits = st.Waits
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	if bc.parallel {
-		b.SetParallelism(8)
+		b.SetParallelism(parallelism())
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				if err := take(); err != nil {
@@ -65,6 +91,12 @@ func runBench(b *testing.B, f *fixture, tag string, bc benchCase) {
 				}
 			}
 		})
+	} else if bc.batch == 1 {
+		for b.Loop() { // NextId called directly, as the bare atomic is
+			if _, err := f.g.NextId(ctx, tag); err != nil {
+				b.Fatal(err)
+			}
+		}
 	} else {
 		for b.Loop() {
 			if err := take(); err != nil {
@@ -75,4 +107,36 @@ func runBench(b *testing.B, f *fixture, tag string, bc benchCase) {
 	ids := float64(b.N * bc.batch)
 	b.ReportMetric(ids/b.Elapsed().Seconds(), "ids/s")
 	b.ReportMetric(float64(f.st.Calls()-calls)/ids*1e6, "trips/Mids")
+	if st, err := f.g.Status(tag); err == nil {
+		b.ReportMetric(float64(st.Waits-waits)/ids*1e6, "waits/Mids")
+	}
+}
+
+// parallelism makes RunParallel run 64 goroutines, whatever GOMAXPROCS.
+func parallelism() int { return max(1, 64/runtime.GOMAXPROCS(0)) }
+
+var sink int64
+
+// BenchmarkBareAtomic is the limit of NextId from a loaded range: one
+// atomic.Int64.Add per ID, serial and with 64 goroutines, as NextId is
+// measured. Run it in the same run as BenchmarkSegment and compare
+// (scripts/bench-segment.sh prints the ratios).
+func BenchmarkBareAtomic(b *testing.B) {
+	b.Run("serial", func(b *testing.B) {
+		var c atomic.Int64
+		for b.Loop() {
+			sink = c.Add(1)
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		var c atomic.Int64
+		b.SetParallelism(parallelism())
+		b.RunParallel(func(pb *testing.PB) {
+			var x int64
+			for pb.Next() {
+				x = c.Add(1)
+			}
+			_ = x
+		})
+	})
 }

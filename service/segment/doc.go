@@ -4,10 +4,11 @@
 // ranges ("segments") that a database hands out, in contrast to the
 // 64-bit time-based IDs of package service.
 //
-// A Generator keeps two buffers per tag. IDs come from the current range
-// under a per-tag mutex; a batch takes whole runs at once. When 10% of the
-// current range is used, the next range is loaded in the background (one
-// load per tag at a time), so a request rarely waits for the database. The
+// A Generator keeps two buffers per tag (internal/segbuf). An ID from the
+// current range is one atomic add and a bounds check, with no lock; a batch
+// takes whole runs at once. When 10% of the current range is used, the
+// next range is loaded in the background (one load per tag at a time), so
+// a request rarely waits for the database. The
 // range size adapts like Leaf's: if the last range lasted under 15 minutes
 // the step doubles (up to Settings.MaxStep), 15 to 30 minutes keeps it, over
 // 30 minutes halves it, never below the tag's step in the database. The tag

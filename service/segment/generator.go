@@ -7,8 +7,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/vesta-go/vesta/internal/segbuf"
 	"github.com/vesta-go/vesta/intf"
 )
 
@@ -17,10 +17,11 @@ import (
 type Generator struct {
 	s Settings
 
-	tags      atomic.Pointer[map[string]*buffer] // replaced whole by Refresh
-	refreshMu sync.Mutex                         // serialises Refresh; guards badTags and retired
-	badTags   map[string]bool                    // rows with malformed tags, warned about once
-	retired   map[string]*buffer                 // buffers of removed tags, for their highest range
+	tags      segbuf.Set                // the map replaced whole by Refresh; the hot tag
+	refreshMu sync.Mutex                // serialises Refresh; guards badTags and retired
+	badTags   map[string]bool           // rows with malformed tags, warned about once
+	retired   map[string]*segbuf.Buffer // buffers of removed tags, for their highest range
+	policy    *segbuf.Policy            // what every tag's buffer shares
 	// refreshGen numbers the rereads as they begin; appliedGen (guarded
 	// by refreshMu) is the one whose list is in force.
 	refreshGen atomic.Uint64
@@ -48,21 +49,21 @@ func New(ctx context.Context, s Settings) (*Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Generator{s: s, badTags: map[string]bool{}, retired: map[string]*buffer{}}
-	empty := map[string]*buffer{}
-	g.tags.Store(&empty)
+	g := &Generator{s: s, badTags: map[string]bool{}, retired: map[string]*segbuf.Buffer{}}
+	g.policy = g.newPolicy()
+	g.bg, g.cancel = context.WithCancel(context.Background())
 	if err := g.Refresh(ctx); err != nil {
+		g.cancel()
 		return nil, err
 	}
-	g.bg, g.cancel = context.WithCancel(context.Background())
 	g.wg.Add(1)
 	go g.refreshLoop(s.Clock.NewTicker(s.RefreshInterval))
 	return g, nil
 }
 
 // NextIds returns n IDs of tag, 1 <= n <= intf.MaxBatch, strictly
-// increasing. A batch takes whole runs from the buffers under one lock per
-// range. When the buffers run dry partway, the batch fails whole (the IDs
+// increasing. A batch takes whole runs from the buffers, one atomic add
+// per range it crosses. When the buffers run dry partway, the batch fails whole (the IDs
 // it had taken are skipped, never reissued).
 func (g *Generator) NextIds(ctx context.Context, tag string, n int) ([]int64, error) {
 	if err := intf.CheckSegmentCount(n); err != nil {
@@ -75,8 +76,42 @@ func (g *Generator) NextIds(ctx context.Context, tag string, n int) ([]int64, er
 	return ids, nil
 }
 
-// NextId returns one ID of tag, without allocating.
+// NextId returns one ID of tag, without allocating. From a loaded range,
+// asked with the same tag string as the call before, it is one atomic add
+// and a bounds check: no lock, no map lookup.
 func (g *Generator) NextId(ctx context.Context, tag string) (int64, error) {
+	if b := g.tags.Hot(tag); b != nil {
+		id, took := b.TryNext()
+		if took == segbuf.Got {
+			return id, nil
+		}
+		if took == segbuf.GotAtThreshold {
+			return g.kicked(b, id)
+		}
+	}
+	// No call before this one: the arguments need not be saved on the
+	// stack on the fast path.
+	return g.nextId(ctx, tag)
+}
+
+// kicked starts the load that b's threshold asks for and returns id.
+func (g *Generator) kicked(b *segbuf.Buffer, id int64) (int64, error) {
+	b.Kick()
+	return id, nil
+}
+
+// nextId is NextId past its first try: another tag (or the same tag in
+// another string), a range used up, or no range yet.
+func (g *Generator) nextId(ctx context.Context, tag string) (int64, error) {
+	if b := g.tags.Find(tag); b != nil && !g.isClosed.Load() {
+		switch id, took := b.TryNext(); took {
+		case segbuf.GotAtThreshold:
+			b.Kick()
+			fallthrough
+		case segbuf.Got:
+			return id, nil
+		}
+	}
 	var one [1]int64
 	if err := g.fill(ctx, tag, one[:]); err != nil {
 		return 0, err
@@ -86,7 +121,7 @@ func (g *Generator) NextId(ctx context.Context, tag string) (int64, error) {
 
 // Tags lists the tags the Generator serves, sorted.
 func (g *Generator) Tags() []string {
-	m := *g.tags.Load()
+	m := g.tags.Map()
 	tags := make([]string, 0, len(m))
 	for t := range m {
 		tags = append(tags, t)
@@ -95,8 +130,8 @@ func (g *Generator) Tags() []string {
 	return tags
 }
 
-func (g *Generator) lookup(tag string) (*buffer, error) {
-	if b := (*g.tags.Load())[tag]; b != nil {
+func (g *Generator) lookup(tag string) (*segbuf.Buffer, error) {
+	if b := g.tags.Find(tag); b != nil {
 		return b, nil // only well-formed tags are in the map
 	}
 	if err := intf.CheckTag(tag); err != nil {
@@ -106,65 +141,32 @@ func (g *Generator) lookup(tag string) (*buffer, error) {
 }
 
 // fill fills dst with IDs of tag, waiting at most WaitTimeout in all for
-// ranges being loaded.
+// ranges being loaded: the slow path.
 func (g *Generator) fill(ctx context.Context, tag string, dst []int64) error {
+	b, err := g.buffer(ctx, tag)
+	if err != nil {
+		return err
+	}
+	return b.Fill(ctx, dst)
+}
+
+// buffer returns the buffer of tag, rereading the tag list once when tag
+// is not known (see refreshAfterMiss).
+func (g *Generator) buffer(ctx context.Context, tag string) (*segbuf.Buffer, error) {
 	if g.isClosed.Load() {
-		return intf.ErrClosed
+		return nil, intf.ErrClosed
 	}
 	b, err := g.lookup(tag)
 	if errors.Is(err, intf.ErrUnknownTag) {
 		again, rerr := g.refreshAfterMiss(ctx)
 		if rerr != nil {
-			return fmt.Errorf("segment tag %q: not among the tags known here, and %w", tag, rerr)
+			return nil, fmt.Errorf("segment tag %q: not among the tags known here, and %w", tag, rerr)
 		}
 		if again {
 			b, err = g.lookup(tag)
 		}
 	}
-	if err != nil {
-		return err
-	}
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	filled := 0
-	for {
-		b.mu.Lock()
-		filled += b.takeLocked(dst[filled:])
-		started := b.wantsLoadLocked(g.s.Clock.Now, g.s.RetryInterval) && g.startLoadLocked(b)
-		if filled == len(dst) {
-			b.mu.Unlock()
-			return nil
-		}
-		wait, cause := b.loading, b.lastErr
-		b.mu.Unlock()
-		switch {
-		case g.isClosed.Load():
-			return intf.ErrClosed
-		case wait == nil || (cause != nil && !started):
-			// The database failed at the last attempt and no retry is
-			// due, or one is already running: fail fast.
-			return b.exhaustedError(cause, g.s.WaitTimeout)
-		}
-		if err := ctx.Err(); err != nil {
-			// Checked before waiting, not only in the select: a load that
-			// ends at once would otherwise win the select at random.
-			return err
-		}
-		if timer == nil {
-			timer = time.NewTimer(g.s.WaitTimeout)
-		}
-		select {
-		case <-wait:
-		case <-timer.C:
-			return b.exhaustedError(nil, g.s.WaitTimeout)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return b, err
 }
 
 // Close stops the refresh and the loads, then closes the store. IDs held
@@ -175,9 +177,50 @@ func (g *Generator) Close() error {
 		g.mu.Lock()
 		g.isClosed.Store(true)
 		g.mu.Unlock()
+		g.tags.Close() // after isClosed: a lookup racing with Close sees one of them
 		g.cancel()
 		g.wg.Wait()
 		g.closeErr = g.s.Store.Close()
 	})
 	return g.closeErr
+}
+
+// NextRange allocates a range of size IDs of tag from the store, for a
+// client that serves them itself (intf.SegmentRanger); size 0 takes the
+// row's step. It does not touch the Generator's buffers: the range is the
+// caller's alone, as any range the store hands out, and its IDs are never
+// issued again by anyone. size is bounded by intf.MaxRange here; servers
+// bound it by their configuration.
+func (g *Generator) NextRange(ctx context.Context, tag string, size int64) (intf.SegmentRange, error) {
+	if g.isClosed.Load() {
+		return intf.SegmentRange{}, intf.ErrClosed
+	}
+	if err := intf.CheckRange("size", size, 0, intf.MaxRange); err != nil {
+		return intf.SegmentRange{}, err
+	}
+	b, err := g.buffer(ctx, tag)
+	if err != nil {
+		return intf.SegmentRange{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.s.LoadTimeout)
+	defer cancel()
+	maxId, dbStep, err := g.s.Store.Alloc(ctx, tag, size)
+	switch {
+	case errors.Is(err, ErrMaxIdOverflow):
+		return intf.SegmentRange{}, fmt.Errorf("segment tag %q: no range of %d IDs fits below 2^63-1 any more (%w)", tag, size, err)
+	case errors.Is(err, intf.ErrUnknownTag), ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return intf.SegmentRange{}, err
+	case err != nil:
+		return intf.SegmentRange{}, fmt.Errorf("segment tag %q: allocating a range: %w (%w)", tag, intf.ErrUnavailable, err)
+	}
+	applied := size
+	if applied == 0 {
+		applied = dbStep
+	}
+	if applied <= 0 || maxId < applied {
+		return intf.SegmentRange{}, fmt.Errorf("segment tag %q: the store returned max_id %d for a range of %d IDs, which would start below 0: "+
+			"was leaf_alloc edited? refusing it: %w", tag, maxId, applied, intf.ErrUnavailable)
+	}
+	b.CountIssued(applied) // the tag's issued count covers ranges served whole
+	return intf.SegmentRange{Start: maxId - applied, End: maxId}, nil
 }

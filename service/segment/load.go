@@ -3,6 +3,11 @@ package segment
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vesta-go/vesta/internal/segbuf"
+	"github.com/vesta-go/vesta/intf"
 )
 
 // track counts a background task that Close waits for (call g.wg.Done
@@ -30,45 +35,73 @@ func (g *Generator) goBackground(f func()) bool {
 	return true
 }
 
-// startLoadLocked starts loading the next range of b in the background.
-// It returns false after Close.
-func (g *Generator) startLoadLocked(b *buffer) bool {
-	done := make(chan struct{})
-	step := b.nextStepLocked(g.s.Clock.Now(), g.s.MaxStep)
-	if !g.goBackground(func() { g.load(b, step, done) }) {
-		return false
+// newPolicy is what the buffers of g share.
+func (g *Generator) newPolicy() *segbuf.Policy {
+	return &segbuf.Policy{
+		MaxStep:       g.s.MaxStep,
+		WaitTimeout:   g.s.WaitTimeout,
+		RetryInterval: g.s.RetryInterval,
+		Now:           g.s.Clock.Now,
+		Go:            g.goBackground,
+		Closed:        g.isClosed.Load,
+		Exhausted:     exhaustedError,
+		Report: func(tag string, err error, wasFailing bool) {
+			switch {
+			case err != nil && !wasFailing && g.bg.Err() == nil:
+				g.s.Logger.Warn("segment: loading a range failed; serving from the buffers until they run out",
+					"tag", tag, "err", err)
+			case err == nil && wasFailing:
+				g.s.Logger.Info("segment: loading ranges works again", "tag", tag)
+			}
+		},
 	}
-	b.loading = done // load files its range under b.mu, which the caller holds
-	return true
 }
 
-// load allocates one range from the store and files it in b.
-func (g *Generator) load(b *buffer, step int64, done chan struct{}) {
+// newBuffer is the double buffer of tag, loading its ranges from the store.
+func (g *Generator) newBuffer(tag string) *segbuf.Buffer {
+	return segbuf.New(tag, func(step int64) (segbuf.Range, int64, error) { return g.alloc(tag, step) }, g.policy)
+}
+
+// alloc allocates one range of tag from the store: step IDs, or the row's
+// step when step <= 0.
+func (g *Generator) alloc(tag string, step int64) (segbuf.Range, int64, error) {
 	ctx, cancel := context.WithTimeout(g.bg, g.s.LoadTimeout)
-	maxId, dbStep, err := g.s.Store.Alloc(ctx, b.tag, step)
+	defer cancel()
+	maxId, dbStep, err := g.s.Store.Alloc(ctx, tag, step)
 	if errors.Is(err, ErrMaxIdOverflow) && step > 0 {
 		// Near 2^63-1 a dynamic step may no longer fit where the row's
 		// own step still does: take that, so the tag hands out every ID
 		// it can before it ends.
 		step = 0
-		maxId, dbStep, err = g.s.Store.Alloc(ctx, b.tag, step)
+		maxId, dbStep, err = g.s.Store.Alloc(ctx, tag, step)
 	}
-	cancel()
-	now := g.s.Clock.Now()
+	if err != nil {
+		return segbuf.Range{}, 0, err
+	}
+	applied := step
+	if applied <= 0 {
+		applied = dbStep
+	}
+	if applied <= 0 || dbStep <= 0 || maxId < applied {
+		// maxId-applied would be negative or wrap around: never hand
+		// out such IDs.
+		return segbuf.Range{}, 0, fmt.Errorf("segment tag %q: the store returned max_id %d for a range of %d IDs (row step %d), which would start below 0: "+
+			"was leaf_alloc edited? refusing it", tag, maxId, applied, dbStep)
+	}
+	return segbuf.Range{Start: maxId - applied, End: maxId}, dbStep, nil
+}
 
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	defer close(done)
-	b.loading = nil
-	failing := b.lastErr != nil
-	if err = b.acceptLocked(step, maxId, dbStep, err, now); err != nil {
-		if !failing && g.bg.Err() == nil {
-			g.s.Logger.Warn("segment: loading a range failed; serving from the buffers until they run out",
-				"tag", b.tag, "err", err)
-		}
-		return
-	}
-	if failing {
-		g.s.Logger.Info("segment: loading ranges works again", "tag", b.tag)
+// exhaustedError is what a request gets when both buffers are used up.
+// cause is the last load's error, nil when the wait timed out.
+func exhaustedError(tag string, cause error, wait time.Duration) error {
+	switch {
+	case cause == nil:
+		return fmt.Errorf("segment tag %q: both buffers used up and the next range did not load within %s: %w", tag, wait, intf.ErrUnavailable)
+	case errors.Is(cause, ErrMaxIdOverflow):
+		return fmt.Errorf("segment tag %q has handed out its last ID: no range of its step fits below 2^63-1 (%w): move its users to a new tag", tag, cause)
+	case errors.Is(cause, intf.ErrUnknownTag):
+		return cause
+	default:
+		return fmt.Errorf("segment tag %q: both buffers used up and the database cannot be reached (%v): %w", tag, cause, intf.ErrUnavailable)
 	}
 }

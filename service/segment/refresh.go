@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/vesta-go/vesta/internal/segbuf"
 	"github.com/vesta-go/vesta/intf"
 )
 
@@ -29,8 +30,8 @@ func (g *Generator) Refresh(ctx context.Context) error {
 		return nil
 	}
 	g.appliedGen = gen
-	old := *g.tags.Load()
-	next := make(map[string]*buffer, len(infos))
+	old := g.tags.Map()
+	next := make(map[string]*segbuf.Buffer, len(infos))
 	var added, removed []string
 	for _, t := range infos {
 		if err := intf.CheckTag(t.Tag); err != nil {
@@ -48,11 +49,11 @@ func (g *Generator) Refresh(ctx context.Context) error {
 			if b, ok = g.retired[t.Tag]; ok {
 				delete(g.retired, t.Tag)
 			} else {
-				b = newBuffer(t.Tag)
+				b = g.newBuffer(t.Tag)
 			}
 			added = append(added, t.Tag)
 		}
-		b.noteDBStep(t.Step)
+		b.NoteFloor(t.Step)
 		next[t.Tag] = b
 	}
 	for t, b := range old {
@@ -61,7 +62,7 @@ func (g *Generator) Refresh(ctx context.Context) error {
 			g.retired[t] = b
 		}
 	}
-	g.tags.Store(&next)
+	g.tags.Store(next)
 	if len(added)+len(removed) > 0 {
 		g.s.Logger.Info("segment: tags changed", "added", added, "removed", removed, "tags", len(next))
 	}

@@ -17,6 +17,9 @@ type TagStatus struct {
 	Step, DBStep int64
 	// Loading reports a load in progress.
 	Loading bool
+	// Waits counts the requests that found both buffers used up and
+	// waited for a load.
+	Waits int64
 	// LastLoad is when the last range arrived; LastError is the error of the
 	// last load, nil when it succeeded.
 	LastLoad  time.Time
@@ -32,14 +35,9 @@ func (g *Generator) Status(tag string) (TagStatus, error) {
 	if err != nil {
 		return TagStatus{}, err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	st := TagStatus{Tag: tag, Current: b.cur.left(), Step: b.step, DBStep: b.dbStep,
-		Loading: b.loading != nil, LastLoad: b.lastLoad, LastError: b.lastErr, Issued: b.issued}
-	if b.hasSpare {
-		st.Spare = b.spare.left()
-	}
-	return st, nil
+	st := b.Status()
+	return TagStatus{Tag: tag, Current: st.Current, Spare: st.Spare, Step: st.Step, DBStep: st.Floor,
+		Loading: st.Loading, Waits: st.Waits, LastLoad: st.LastLoad, LastError: st.LastError, Issued: st.Issued}, nil
 }
 
 // String is a one-line summary.

@@ -1,4 +1,4 @@
-package segment
+package segbuf
 
 import (
 	"testing"
@@ -26,6 +26,6 @@ func TestNextStep(t *testing.T) {
 		{"a raised row step lifts the step", 1000, 5000, 5000, 20 * time.Minute},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, nextStep(c.step, c.dbStep, maxStep, c.lasted), c.name)
+		assert.Equal(t, c.want, NextStep(c.step, c.dbStep, maxStep, c.lasted), c.name)
 	}
 }

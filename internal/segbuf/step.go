@@ -1,4 +1,4 @@
-package segment
+package segbuf
 
 import "time"
 
@@ -10,10 +10,10 @@ const (
 	stepShrinkAbove = 30 * time.Minute
 )
 
-// nextStep is the size of the next range after one of size step lasted
+// NextStep is the size of the next range after one of size step lasted
 // lasted: doubled (up to maxStep) under 15 minutes, kept from 15 to 30,
 // halved over 30; never below dbStep, the row's own step.
-func nextStep(step, dbStep, maxStep int64, lasted time.Duration) int64 {
+func NextStep(step, dbStep, maxStep int64, lasted time.Duration) int64 {
 	next := step
 	switch {
 	case lasted < stepGrowBelow:

@@ -1,0 +1,377 @@
+package segbuf
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// Range is the IDs Start..End-1.
+type Range struct{ Start, End int64 }
+
+// Size is the number of IDs in r.
+func (r Range) Size() int64 { return r.End - r.Start }
+
+// Loader allocates the next range of step IDs, or of the source's own step
+// when step <= 0. floor is the source's least step (a tag row's step), the
+// floor of the dynamic step; 0 when unknown. A Loader bounds its own I/O
+// (the Buffer calls it in the background, never under a caller's context).
+type Loader func(step int64) (r Range, floor int64, err error)
+
+// Policy is what the buffers of one owner share. Every field is required
+// except Report.
+type Policy struct {
+	// MaxStep caps the dynamic step (a floor above it is still honoured).
+	MaxStep int64
+	// WaitTimeout bounds how long Fill waits for a load in flight when
+	// both ranges are used up.
+	WaitTimeout time.Duration
+	// RetryInterval is the least time between two failed loads of one
+	// buffer, so that an unreachable source is not hammered.
+	RetryInterval time.Duration
+	// Now is the clock of the dynamic step and the retry interval.
+	Now func() time.Time
+	// Go runs f in the background and returns true; once the owner is
+	// closed it runs nothing and returns false.
+	Go func(f func()) bool
+	// Closed reports whether the owner is closed: Fill then fails with
+	// intf.ErrClosed.
+	Closed func() bool
+	// Exhausted is the error of a Fill that found both ranges used up:
+	// cause is the last load's error, nil when the wait timed out.
+	Exhausted func(name string, cause error, wait time.Duration) error
+	// Report, if set, is told each load's result outside the buffer's
+	// lock: wasFailing says whether the load before it failed.
+	Report func(name string, err error, wasFailing bool)
+}
+
+// span is one range being served. used counts the IDs taken from it; it
+// may pass size (callers that found it used up), never by 2^63. The
+// read-only fields and the counter sit on separate cache lines, so that
+// the callers' adds do not evict the fields every caller reads.
+type span struct {
+	base, size int64
+	preload    int64 // the index whose taker starts the next load
+	_          [40]byte
+	used       atomic.Int64
+	_          [56]byte
+}
+
+func newSpan(r Range) *span {
+	return &span{base: r.Start, size: r.Size(), preload: r.Size() / 10}
+}
+
+// empty is the span of a buffer before its first range: used up.
+var empty = &span{}
+
+func (s *span) left() int64 { return max(0, s.size-s.used.Load()) }
+
+// taken is how many IDs callers took from s (at most its size).
+func (s *span) taken() int64 { return min(s.size, s.used.Load()) }
+
+// Buffer is the double buffer of one name (a segment tag). It is safe for
+// concurrent use.
+type Buffer struct {
+	cur atomic.Pointer[span] // never nil
+	_   [56]byte             // keep the line of cur read-only for the hot path
+	// hotKey is the data of the last string Set.Find found this buffer
+	// by: Set.Hot's check. Written when callers change strings, so not on
+	// the line of cur.
+	hotKey atomic.Pointer[byte]
+	name   string
+	load   Loader
+	p      *Policy
+
+	mu    sync.Mutex
+	spare *span // loaded ahead; nil when there is none
+	// loading is non-nil while a load runs, and closed when it ends.
+	loading chan struct{}
+	// highest is the end of the last range received: a later range below
+	// it would repeat IDs and is refused.
+	highest  int64
+	step     int64     // size of the last range
+	floor    int64     // the source's step, floor of the dynamic step; 0 until known
+	lastLoad time.Time // when the last range arrived; zero before the first
+	lastErr  error     // of the last load; nil when it succeeded
+	lastFail time.Time
+	waits    atomic.Int64 // callers that waited for a load
+	// retired counts the IDs taken from ranges no longer current: with
+	// the current range's, how many the buffer handed out (Status). Kept
+	// at each switch, under mu, so that the hot path counts nothing.
+	retired int64
+}
+
+// New returns an empty Buffer: its first range loads at the first Fill.
+func New(name string, load Loader, p *Policy) *Buffer {
+	b := &Buffer{name: name, load: load, p: p}
+	b.cur.Store(empty)
+	return b
+}
+
+// Name is the buffer's name.
+func (b *Buffer) Name() string { return b.name }
+
+// Took says what TryNext found.
+type Took uint8
+
+const (
+	// Dry: the current range is used up (or none is loaded): call Fill.
+	Dry Took = iota
+	// Got: the ID is the caller's.
+	Got
+	// GotAtThreshold: the ID is the caller's, and the caller took the
+	// range's threshold: it must call Kick (after returning the ID is fine).
+	GotAtThreshold
+)
+
+// TryNext takes one ID from the current range: the hot path, one atomic
+// add and a bounds check, small enough to be inlined into its caller
+// (which is why starting the next load is left to the caller: see Took).
+func (b *Buffer) TryNext() (int64, Took) {
+	s := b.cur.Load()
+	// The fields are read before the add: a locked add waits for every
+	// load before it, so loads after it would lengthen each call.
+	base, size, preload := s.base, s.size, s.preload
+	i := s.used.Add(1) - 1
+	switch {
+	case i >= size:
+		return 0, Dry
+	case i == preload:
+		return base + i, GotAtThreshold
+	}
+	return base + i, Got
+}
+
+// take copies up to len(dst) IDs of s into dst with one atomic add and
+// returns how many; fewer when s runs out.
+func (b *Buffer) take(s *span, dst []int64) int {
+	k := int64(len(dst))
+	i := s.used.Add(k) - k
+	if i >= s.size {
+		return 0
+	}
+	n := min(k, s.size-i)
+	for j := range dst[:n] {
+		dst[j] = s.base + i + int64(j)
+	}
+	if i <= s.preload && s.preload < i+n {
+		b.Kick()
+	}
+	return int(n)
+}
+
+// Kick starts loading the spare if none is there or on its way. TryNext
+// tells its caller when to call it.
+func (b *Buffer) Kick() {
+	b.mu.Lock()
+	if b.wantsLoadLocked() {
+		b.startLoadLocked()
+	}
+	b.mu.Unlock()
+}
+
+// Fill fills dst with IDs in increasing order, switching to the spare when
+// the current range is used up, and waiting for a load in flight (at most
+// WaitTimeout in all, and while ctx allows) when there is no spare. When
+// the ranges run dry partway, the IDs taken so far are skipped, never
+// served again.
+func (b *Buffer) Fill(ctx context.Context, dst []int64) error {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	filled := 0
+	for {
+		s := b.cur.Load()
+		filled += b.take(s, dst[filled:])
+		if filled == len(dst) {
+			return nil
+		}
+		// s is used up.
+		b.mu.Lock()
+		if b.cur.Load() != s {
+			b.mu.Unlock() // another caller switched, or a load arrived
+			continue
+		}
+		if b.spare != nil {
+			b.retired += s.taken()
+			b.cur.Store(b.spare)
+			b.spare = nil
+			b.mu.Unlock()
+			continue
+		}
+		started := b.wantsLoadLocked() && b.startLoadLocked()
+		wait, cause := b.loading, b.lastErr
+		b.mu.Unlock()
+		switch {
+		case b.p.Closed():
+			return intf.ErrClosed
+		case wait == nil || (cause != nil && !started):
+			// The source failed at the last attempt and no retry is due,
+			// or one is already running: fail fast.
+			return b.p.Exhausted(b.name, cause, b.p.WaitTimeout)
+		}
+		if err := ctx.Err(); err != nil {
+			// Checked before waiting, not only in the select: a load that
+			// ends at once would otherwise win the select at random.
+			return err
+		}
+		if timer == nil {
+			timer = time.NewTimer(b.p.WaitTimeout)
+			b.waits.Add(1)
+		}
+		select {
+		case <-wait:
+		case <-timer.C:
+			return b.p.Exhausted(b.name, nil, b.p.WaitTimeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Next is TryNext, falling back to Fill.
+func (b *Buffer) Next(ctx context.Context) (int64, error) {
+	switch id, took := b.TryNext(); took {
+	case GotAtThreshold:
+		b.Kick()
+		fallthrough
+	case Got:
+		return id, nil
+	}
+	var one [1]int64
+	if err := b.Fill(ctx, one[:]); err != nil {
+		return 0, err
+	}
+	return one[0], nil
+}
+
+// wantsLoadLocked reports whether the next range should be loaded now: no
+// spare and no load yet, and no recent failure.
+func (b *Buffer) wantsLoadLocked() bool {
+	if b.loading != nil || b.spare != nil {
+		return false
+	}
+	return b.lastErr == nil || b.p.Now().Sub(b.lastFail) >= b.p.RetryInterval
+}
+
+// startLoadLocked starts loading the next range in the background. It
+// returns false once the owner is closed.
+func (b *Buffer) startLoadLocked() bool {
+	done := make(chan struct{})
+	step := int64(0) // the first range: the source's own step
+	if !b.lastLoad.IsZero() {
+		step = NextStep(b.step, b.floor, b.p.MaxStep, b.p.Now().Sub(b.lastLoad))
+	}
+	if !b.p.Go(func() { b.run(step, done) }) {
+		return false
+	}
+	b.loading = done // run files its range under b.mu, which the caller holds
+	return true
+}
+
+// run loads one range and files it.
+func (b *Buffer) run(step int64, done chan struct{}) {
+	r, floor, err := b.load(step)
+	now := b.p.Now()
+	b.mu.Lock()
+	b.loading = nil
+	failing := b.lastErr != nil
+	err = b.acceptLocked(step, r, floor, err, now)
+	close(done)
+	b.mu.Unlock()
+	if b.p.Report != nil {
+		b.p.Report(b.name, err, failing)
+	}
+}
+
+// acceptLocked files the result of a load: the range becomes the current
+// one if that is used up, else the spare. It returns the error the load
+// counts as.
+func (b *Buffer) acceptLocked(step int64, r Range, floor int64, err error, now time.Time) error {
+	if err == nil && (r.Size() <= 0 || r.Start < 0) {
+		err = fmt.Errorf("segment tag %q: the source returned the range [%d, %d), which is empty or below 0: refusing it", b.name, r.Start, r.End)
+	}
+	if err == nil && r.Start < b.highest {
+		err = fmt.Errorf("segment tag %q: got the range [%d, %d) (row step %d) below the last one, which ended at %d: "+
+			"was leaf_alloc restored or edited, or do the servers use different databases? refusing it to avoid duplicates",
+			b.name, r.Start, r.End, floor, b.highest)
+	}
+	if err != nil {
+		b.lastErr, b.lastFail = err, now
+		return err
+	}
+	s := newSpan(r)
+	if cur := b.cur.Load(); cur.used.Load() >= cur.size {
+		b.retired += cur.taken()
+		b.cur.Store(s)
+	} else {
+		b.spare = s
+	}
+	b.highest, b.step, b.lastLoad, b.lastErr = r.End, r.Size(), now, nil
+	if floor > 0 {
+		b.floor = floor
+	}
+	return nil
+}
+
+// NoteFloor records the source's step as a listing gives it, so that
+// Status reports it before the first load. Values <= 0 are ignored.
+func (b *Buffer) NoteFloor(floor int64) {
+	if floor <= 0 {
+		return
+	}
+	b.mu.Lock()
+	b.floor = floor
+	b.mu.Unlock()
+}
+
+// CountIssued adds n IDs handed out around the buffer (a whole range given
+// to a client) to Status.Issued.
+func (b *Buffer) CountIssued(n int64) {
+	b.mu.Lock()
+	b.retired += n
+	b.mu.Unlock()
+}
+
+// Status describes a buffer, for monitoring and tests.
+type Status struct {
+	// Current is how many IDs are left in the current range; Spare, in the
+	// range loaded ahead (0 when there is none).
+	Current, Spare int64
+	// Step is the size of the last range loaded (0 before the first);
+	// Floor the source's step (known before the first load when noted).
+	Step, Floor int64
+	// Loading reports a load in progress.
+	Loading bool
+	// Waits counts the calls that found both ranges used up and waited
+	// for a load: how often the source could not keep up.
+	Waits int64
+	// LastLoad is when the last range arrived; LastError is the error of
+	// the last load, nil when it succeeded.
+	LastLoad  time.Time
+	LastError error
+	// Issued counts the IDs handed out since the buffer was made (those
+	// of a range that ran dry under a batch, skipped, and CountIssued's,
+	// included).
+	Issued int64
+}
+
+// Status returns the buffer's state.
+func (b *Buffer) Status() Status {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cur := b.cur.Load()
+	st := Status{Current: cur.left(), Step: b.step, Floor: b.floor, Loading: b.loading != nil,
+		LastLoad: b.lastLoad, LastError: b.lastErr, Waits: b.waits.Load(), Issued: b.retired + cur.taken()}
+	if b.spare != nil {
+		st.Spare = b.spare.left()
+	}
+	return st
+}

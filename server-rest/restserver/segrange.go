@@ -1,0 +1,72 @@
+package restserver
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/access"
+)
+
+// segmentRangeBody is the answer of /segment/{tag}/range: the IDs
+// start..end-1 are the caller's alone. The numbers are strings in JSON,
+// as every ID of this API.
+type segmentRangeBody struct {
+	Tag   string       `json:"tag"`
+	Start intf.Int64Id `json:"start"`
+	End   intf.Int64Id `json:"end"`
+}
+
+// segmentRange serves /segment/{tag}/range?size=N: a range of N IDs of the
+// tag handed out whole, for a client that serves them itself (without
+// size: the tag's step). It is allocated from the store like the server's
+// own ranges, so nobody else ever gets its IDs. The quota counts it as one
+// call; size is bounded by segmentMaxRange.
+func (s *Server) segmentRange(c echo.Context) error {
+	tag, err := pathParam(c, "tag")
+	if err != nil {
+		return err
+	}
+	if err := intf.CheckTag(tag); err != nil {
+		return err
+	}
+	if err := s.authorize(c, access.SegmentScope(tag)); err != nil {
+		return err
+	}
+	p, err := parseParams(c.Request().URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	want := "an integer 1.." + strconv.FormatInt(s.maxRange, 10) + " (segmentMaxRange), or no size for the tag's step"
+	size, given, err := p.int64("size", want)
+	if err != nil {
+		return err
+	}
+	if given && (size < 1 || size > s.maxRange) {
+		return badParam("size", "%d is out of range: want %s", size, want)
+	}
+	seg, err := s.segments()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if s.callTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, s.callTimeout, errCallTimeout)
+		defer cancel()
+	}
+	grant, err := s.take(c, 1)
+	if err != nil {
+		return err
+	}
+	r, err := seg.NextRange(ctx, tag, size)
+	if err != nil {
+		grant.Done(0)
+		return s.callError(ctx, err)
+	}
+	grant.Done(1)
+	return c.JSON(http.StatusOK, segmentRangeBody{Tag: tag, Start: intf.Int64Id(r.Start), End: intf.Int64Id(r.End)})
+}
