@@ -74,6 +74,7 @@ var routeScopes = map[string]access.Scope{
 	pathSegmentTag: "",
 	pathSegment:    "",
 	pathMetrics:    access.ScopeMetrics,
+	pathStatus:     access.ScopeMetrics,
 }
 
 // caller is the request's caller; anonymous without a guard.

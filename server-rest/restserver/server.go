@@ -24,8 +24,10 @@ import (
 // implements it.
 type Service interface {
 	intf.IdService
-	// Stats is read when /metrics is scraped.
+	// Stats is read when /metrics is scraped; Stats and Settings when
+	// /status is read.
 	Stats() service.Stats
+	Settings() service.Settings
 	// Close stores the time high-water mark; called once serving is over.
 	Close() error
 }
@@ -130,6 +132,11 @@ type Server struct {
 	maxBatch        int
 	idType          intf.IdType
 	countWant       string // what ?count allows, for error messages
+	machineProvider string // WithMachineSource, for /status
+	machineSource   string
+	statusPage      http.Handler // /status and /ui (statuspage.go)
+	uiPage          http.Handler
+	statusErr       error // building them failed: they answer 500
 	echo            *echo.Echo
 	handler         http.Handler // echo with the access log
 	metrics         *metrics
@@ -195,6 +202,7 @@ func New(start StartFunc, opts ...Option) *Server {
 	}
 	s.countWant = "an integer 1.." + strconv.Itoa(s.maxBatch) + " (maxBatch)"
 	s.metrics = newMetrics(s)
+	s.statusPage, s.uiPage, s.statusErr = s.newStatusPage()
 	s.echo = s.newEcho()
 	s.handler = s.withAccessLog(s.echo)
 	return s

@@ -12,11 +12,16 @@ import (
 // span is one range of IDs: next..end-1 are left. When next reaches
 // preloadAt (10% used), the following range is loaded.
 type span struct {
-	next, end, preloadAt int64
+	start, next, end, preloadAt int64
 }
 
 func newSpan(start, end int64) span {
-	return span{next: start, end: end, preloadAt: start + (end-start)/10}
+	return span{start: start, next: start, end: end, preloadAt: start + (end-start)/10}
+}
+
+// status describes the span for TagStatus.
+func (s *span) status() Range {
+	return Range{Start: s.start, Next: s.next, End: s.end}
 }
 
 func (s *span) left() int64 { return s.end - s.next }
@@ -40,6 +45,9 @@ type buffer struct {
 	lastLoad time.Time // when the last range arrived; zero before the first
 	lastErr  error     // of the last load; nil when it succeeded
 	lastFail time.Time
+	// lastTook is how long the last load (successful or not) waited for
+	// the store.
+	lastTook time.Duration
 }
 
 func newBuffer(tag string) *buffer { return &buffer{tag: tag} }

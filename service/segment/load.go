@@ -44,6 +44,7 @@ func (g *Generator) startLoadLocked(b *buffer) bool {
 
 // load allocates one range from the store and files it in b.
 func (g *Generator) load(b *buffer, step int64, done chan struct{}) {
+	began := g.s.Clock.Now()
 	ctx, cancel := context.WithTimeout(g.bg, g.s.LoadTimeout)
 	maxId, dbStep, err := g.s.Store.Alloc(ctx, b.tag, step)
 	if errors.Is(err, ErrMaxIdOverflow) && step > 0 {
@@ -60,6 +61,7 @@ func (g *Generator) load(b *buffer, step int64, done chan struct{}) {
 	defer b.mu.Unlock()
 	defer close(done)
 	b.loading = nil
+	b.lastTook = now.Sub(began)
 	failing := b.lastErr != nil
 	if err = b.acceptLocked(step, maxId, dbStep, err, now); err != nil {
 		if !failing && g.bg.Err() == nil {

@@ -21,7 +21,23 @@ type TagStatus struct {
 	// last load, nil when it succeeded.
 	LastLoad  time.Time
 	LastError error
+	// LastLoadTook is how long the last load, successful or not, waited
+	// for the database (0 before the first).
+	LastLoadTook time.Duration
+	// CurrentRange is the range IDs are taken from (zero before the first
+	// load); SpareRange the one loaded ahead, valid when HasSpare.
+	CurrentRange, SpareRange Range
+	HasSpare                 bool
 }
+
+// Range is one range of a tag's IDs from the database: Start..End-1, of
+// which Next..End-1 are left.
+type Range struct {
+	Start, Next, End int64
+}
+
+// Left is how many IDs of the range are left.
+func (r Range) Left() int64 { return r.End - r.Next }
 
 // Status returns the state of tag's buffers.
 func (g *Generator) Status(tag string) (TagStatus, error) {
@@ -32,9 +48,11 @@ func (g *Generator) Status(tag string) (TagStatus, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := TagStatus{Tag: tag, Current: b.cur.left(), Step: b.step, DBStep: b.dbStep,
-		Loading: b.loading != nil, LastLoad: b.lastLoad, LastError: b.lastErr}
+		Loading: b.loading != nil, LastLoad: b.lastLoad, LastError: b.lastErr, LastLoadTook: b.lastTook,
+		CurrentRange: b.cur.status(), HasSpare: b.hasSpare}
 	if b.hasSpare {
 		st.Spare = b.spare.left()
+		st.SpareRange = b.spare.status()
 	}
 	return st, nil
 }
