@@ -12,7 +12,9 @@
 // per request. Authentication is the door's: /status should need the
 // metrics scope wherever /metrics does; /ui holds no data.
 //
-// /status costs a few atomic loads and one small JSON document per
-// request; it takes no lock on the ID path (segment tags' status takes
-// each tag's buffer lock for a few field copies).
+// /status costs what a /metrics scrape of the same figures does: the
+// core's Stats (atomic loads, and the populator's lock for one read of its
+// last unit), each segment tag's buffer lock for a few field copies, and
+// one ~2 KB JSON document (about 15 allocations). The rate needs no
+// goroutine: /status takes a sample at most once a second.
 package statuspage

@@ -136,7 +136,7 @@ func (p *Page) Snapshot() Status {
 		set := svc.Settings()
 		stats = svc.Stats()
 		epoch, typ = set.EpochMillis, set.Type
-		machineOf(&st.Machine, stats, set.Lease != nil)
+		machineOf(&st.Machine, set, stats)
 		st.Settings = &Settings{GenMethod: set.GenMethod, Version: set.Version, Populator: set.Populator,
 			MaxBorrowMillis: set.MaxBorrow.Milliseconds()}
 		if !set.NoDataDir {

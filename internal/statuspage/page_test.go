@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -200,4 +201,26 @@ func BenchmarkStatus(b *testing.B) {
 	for b.Loop() {
 		h.ServeHTTP(httptest.NewRecorder(), req)
 	}
+}
+
+// With provider ips the page names this host's address: the one at the
+// machine id's index.
+func TestMachineFromTheIPList(t *testing.T) {
+	hostAddrs := func() ([]net.Addr, error) {
+		return []net.Addr{&net.IPNet{IP: net.ParseIP("10.0.0.3"), Mask: net.CIDRMask(8, 32)}}, nil
+	}
+	svc, err := service.New(context.Background(), service.Settings{NoDataDir: true, Logger: slog.New(slog.DiscardHandler),
+		MachineProvider: service.IPListMachine{IPs: []string{"10.0.0.1", "10.0.0.2", " 10.0.0.3"}, HostAddrs: hostAddrs}})
+	require.NoError(t, err)
+	defer svc.Close()
+	p, err := statuspage.New(statuspage.Options{Service: func() statuspage.Service { return svc },
+		Issued: func() uint64 { return 0 }, State: func() (string, string) { return "ready", "" },
+		MachineProvider: "ips", MachineSource: "flag --ips"})
+	require.NoError(t, err)
+	m := p.Snapshot().Machine
+	require.NotNil(t, m.Id)
+	assert.Equal(t, int64(2), *m.Id)
+	assert.Equal(t, "10.0.0.3", m.IP)
+	assert.Equal(t, "ips", m.Provider)
+	assert.Equal(t, "flag --ips", m.Source)
 }

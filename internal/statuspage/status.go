@@ -1,6 +1,7 @@
 package statuspage
 
 import (
+	"strings"
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
@@ -44,6 +45,9 @@ type Machine struct {
 	// that gives the id was set ("flag --machine", "default").
 	Provider string `json:"provider,omitempty"`
 	Source   string `json:"source,omitempty"`
+	// IP is this host's address in the ips list that gave the id (provider
+	// ips).
+	IP string `json:"ip,omitempty"`
 	// Lease is present with a machine id lease (etcd).
 	Lease *Lease `json:"lease,omitempty"`
 }
@@ -189,11 +193,15 @@ func layoutsOf(epochMillis int64) []Layout {
 	return out
 }
 
-// machineOf fills the machine id and its lease from the service's stats.
-func machineOf(m *Machine, st service.Stats, leased bool) {
+// machineOf fills the machine id, the address it stands for and its lease
+// from the service's settings and stats.
+func machineOf(m *Machine, set service.Settings, st service.Stats) {
 	id := st.Machine
 	m.Id = &id
-	if !leased {
+	if ips, ok := set.MachineProvider.(service.IPListMachine); ok && set.Lease == nil && id < int64(len(ips.IPs)) {
+		m.IP = strings.TrimSpace(ips.IPs[id])
+	}
+	if set.Lease == nil {
 		return
 	}
 	m.Lease = &Lease{
