@@ -144,8 +144,10 @@ func fetchStatus(t *testing.T, base, token string) statuspage.Status {
 // intf.Decode does. It saves a screenshot of each page under the test's
 // temp dir (and into $UI_SCREENSHOT_DIR when set, to keep it).
 func TestStatusPageInABrowser(t *testing.T) {
+	// Not parallel: Chromium takes a core for seconds, and the package's
+	// parallel tests include timing-sensitive ones (a burst that must
+	// outrun the clock); serial tests run before them.
 	exe := chromium(t)
-	t.Parallel()
 	for _, tc := range []struct {
 		typ     intf.IdType
 		machine int64
