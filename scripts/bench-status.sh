@@ -13,6 +13,7 @@
 #
 #   scripts/bench-status.sh                   # 5 rounds x 10 s, 2 threads, 64 connections
 #   ROUNDS=7 DURATION=20s scripts/bench-status.sh
+#   POLL_PATH=/healthz scripts/bench-status.sh   # control: poll an endpoint that does nothing
 #
 # Goal: polled /genid req/s no more than 2% below idle (median ratio >= 0.98).
 # All traffic stays on 127.0.0.1; the server and the poller are stopped on exit.
@@ -24,6 +25,7 @@ ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-10s}
 CONNS=${CONNS:-64}
 THREADS=${THREADS:-2}
+POLL_PATH=${POLL_PATH:-/status}
 
 source scripts/benchlib.sh # after the cd above: the repository root
 tick=$(getconf CLK_TCK)
@@ -61,48 +63,59 @@ load() {
     END {printf "%s %s %.2f\n", rps, p99, t*1e6/hz/n}' <<<"$out"
 }
 
-# status_reads CODE: how many /status requests the server answered with
-# CODE, from its own metrics.
-status_reads() {
+# polls CODE: how many POLL_PATH requests the server answered with CODE
+# ("" any), from its own metrics.
+polls() {
   curl -fs "http://$rest/metrics" |
-    awk -v c="$1" '/^vesta_http_requests_total\{/ && /route="\/status"/ && $0 ~ "code=\"" c "\"" {n+=$2} END {print n+0}'
+    awk -v c="$1" -v r="route=\"$POLL_PATH\"" '/^vesta_http_requests_total\{/ && index($0, r) && index($0, "code=\"" c) {n+=$2} END {print n+0}'
 }
 
-# polled DURATION: load /genid while one curl reads /status once a second
-# on one keep-alive connection (its query only numbers the requests:
-# /status reads none); prints what load prints, and the number of polls
-# into $tmp/polls.n. Every poll must have been answered 200.
-polled() {
-  ok0=$(status_reads 200)
-  all0=$(curl -fs "http://$rest/metrics" | awk '/^vesta_http_requests_total\{/ && /route="\/status"/ {n+=$2} END {print n+0}')
-  curl -s --rate 1/s -o /dev/null "http://$rest/status?poll=[1-100000]" 2>/dev/null &
-  poller=$!
-  load "http://$rest/genid" "$1"
-  kill "$poller" 2>/dev/null || true
-  wait "$poller" 2>/dev/null || true
-  ok=$(($(status_reads 200) - ok0))
-  all=$(($(curl -fs "http://$rest/metrics" | awk '/^vesta_http_requests_total\{/ && /route="\/status"/ {n+=$2} END {print n+0}') - all0))
-  if [ "$ok" -lt 2 ] || [ "$ok" -ne "$all" ]; then
-    echo "the poller read /status $all times, $ok answered 200" >&2
+# run POLL DURATION: load /genid, with POLL=yes while one curl reads
+# POLL_PATH once a second on one keep-alive connection (its query only
+# numbers the requests: /status reads none), as a browser tab does; prints
+# what load prints, and the number of polls into $tmp/polls.n. Both kinds
+# of run take the same steps around the load (the metrics reads), so that
+# only the poller differs. Every poll must have been answered 200.
+run() {
+  ok0=$(polls 200)
+  all0=$(polls "")
+  poller=""
+  if [ "$1" = yes ]; then
+    curl -s --rate 1/s -o /dev/null "http://$rest$POLL_PATH?poll=[1-100000]" 2>/dev/null &
+    poller=$!
+  fi
+  load "http://$rest/genid" "$2"
+  if [ -n "$poller" ]; then
+    kill "$poller" 2>/dev/null || true
+    wait "$poller" 2>/dev/null || true
+  fi
+  ok=$(($(polls 200) - ok0))
+  all=$(($(polls "") - all0))
+  if [ "$1" = yes ] && { [ "$ok" -lt 2 ] || [ "$ok" -ne "$all" ]; }; then
+    echo "the poller read $POLL_PATH $all times, $ok answered 200" >&2
     return 1
   fi
-  echo "$ok" >"$tmp/polls.n"
+  if [ "$1" = no ] && [ "$all" -ne 0 ]; then
+    echo "$POLL_PATH was read $all times in a run without the poller" >&2
+    return 1
+  fi
+  if [ "$1" = yes ]; then echo "$ok" >"$tmp/polls.n"; fi
 }
 
-echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency on /genid, $ROUNDS rounds, idle and polled alternating"
+echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency on /genid, $ROUNDS rounds, idle and polled ($POLL_PATH once a second) alternating"
 load "http://$rest/genid" 3s >/dev/null # warm-up
 
-printf '\n| round | /status polled | req/s | p99 | server CPU µs/req | polls |\n|---|---|---:|---:|---:|---:|\n'
+printf '\n| round | %s polled | req/s | p99 | server CPU µs/req | polls |\n|---|---|---:|---:|---:|---:|\n' "$POLL_PATH"
 ratios=() cpu_ratios=() idle_all=() polled_all=()
 for r in $(seq "$ROUNDS"); do
-  # Run in this shell, not in a process substitution: polled must have
+  # Run in this shell, not in a process substitution: run must have
   # counted its polls (and stopped its poller) before the next run.
   if [ $((r % 2)) -eq 1 ]; then
-    load "http://$rest/genid" "$DURATION" >"$tmp/idle"
-    polled "$DURATION" >"$tmp/polled"
+    run no "$DURATION" >"$tmp/idle"
+    run yes "$DURATION" >"$tmp/polled"
   else
-    polled "$DURATION" >"$tmp/polled"
-    load "http://$rest/genid" "$DURATION" >"$tmp/idle"
+    run yes "$DURATION" >"$tmp/polled"
+    run no "$DURATION" >"$tmp/idle"
   fi
   read -r i_rps i_p99 i_cpu <"$tmp/idle"
   read -r p_rps p_p99 p_cpu <"$tmp/polled"
