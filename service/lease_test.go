@@ -184,6 +184,26 @@ func TestLeaseMarkCoversValidity(t *testing.T) {
 	assert.ErrorIs(t, err, intf.ErrFenced)
 }
 
+// TestLeaseLeftCountsDown checks Stats.LeaseLeftMillis, the status page's
+// TTL left: the validity less the service clock, renewed by Renewed, 0
+// once lost.
+func TestLeaseLeftCountsDown(t *testing.T) {
+	clock := newFakeClock(testStart)
+	lease := newFakeLease()
+	svc, h := startLeased(t, clock, lease, 5)
+	assert.Equal(t, time.Hour.Milliseconds(), svc.Stats().LeaseLeftMillis, "the validity Hold was given")
+	clock.Advance(10 * time.Minute)
+	assert.Equal(t, (50 * time.Minute).Milliseconds(), svc.Stats().LeaseLeftMillis)
+	h.Renewed(h.Now() + int64(2*time.Hour))
+	assert.Equal(t, (2 * time.Hour).Milliseconds(), svc.Stats().LeaseLeftMillis)
+	h.Lost()
+	assert.Zero(t, svc.Stats().LeaseLeftMillis)
+	plain, err := service.New(bg, service.Settings{Clock: clock, NoDataDir: true, Logger: discardLog})
+	require.NoError(t, err)
+	defer plain.Close()
+	assert.Zero(t, plain.Stats().LeaseLeftMillis, "no lease, nothing left")
+}
+
 func TestLeaseMarkFollowsRenewal(t *testing.T) {
 	clock := newFakeClock(testStart)
 	lease := newFakeLease()

@@ -308,6 +308,11 @@ type Stats struct {
 	Fences    uint64
 	// LeaseMarkMillis is the mark stored with the lease (0 without one).
 	LeaseMarkMillis int64
+	// LeaseLeftMillis is how long the lease is surely valid from now, as
+	// its last renewal measured it on the service clock: what is left of
+	// its TTL before the node fences itself (0 without a lease, and once
+	// it is lost or ran out).
+	LeaseLeftMillis int64
 	// Lease are the lease's own counters, when it keeps them (etcdlease
 	// does: it implements interface{ Stats() LeaseStats }).
 	Lease LeaseStats
@@ -333,6 +338,7 @@ func (s *Service) Stats() Stats {
 		LeaseHeld:       s.leaseValidNow(),
 		Fences:          s.fences.Load(),
 		LeaseMarkMillis: s.leaseMarkMs.Load(),
+		LeaseLeftMillis: s.leaseLeft(),
 		AheadMillis:     s.aheadOfClock(),
 
 		MarkWriteFailures: s.markFailures.Load(),
@@ -351,6 +357,15 @@ func (s *Service) aheadOfClock() int64 {
 	}
 	start := s.units.epochNanos + s.pop.lastUnit()*s.units.unitNanos
 	return max(0, start-s.settings.Clock.NowNanos()) / int64(time.Millisecond)
+}
+
+// leaseLeft is Stats.LeaseLeftMillis.
+func (s *Service) leaseLeft() int64 {
+	v := s.validUntil.Load()
+	if s.settings.Lease == nil || v == 0 {
+		return 0
+	}
+	return max(0, v-s.settings.Clock.NowNanos()) / int64(time.Millisecond)
 }
 
 // leaseValidNow tells whether the machine id lease lets the current time

@@ -73,6 +73,18 @@ func (s *span) left() int64 { return max(0, s.size-s.used.Load()) }
 // taken is how many IDs callers took from s (at most its size).
 func (s *span) taken() int64 { return min(s.size, s.used.Load()) }
 
+// position is s as Status shows it.
+func (s *span) position() Position {
+	return Position{Start: s.base, Next: s.base + s.taken(), End: s.base + s.size}
+}
+
+// Position is a range and how far it is used: Start..End-1, of which
+// Next..End-1 are left.
+type Position struct{ Start, Next, End int64 }
+
+// Left is how many IDs of the range are left.
+func (p Position) Left() int64 { return p.End - p.Next }
+
 // Buffer is the double buffer of one name (a segment tag). It is safe for
 // concurrent use.
 type Buffer struct {
@@ -98,7 +110,8 @@ type Buffer struct {
 	lastLoad time.Time // when the last range arrived; zero before the first
 	lastErr  error     // of the last load; nil when it succeeded
 	lastFail time.Time
-	waits    atomic.Int64 // callers that waited for a load
+	lastTook time.Duration // how long the last load (successful or not) took
+	waits    atomic.Int64  // callers that waited for a load
 	// retired counts the IDs taken from ranges no longer current: with
 	// the current range's, how many the buffer handed out (Status). Kept
 	// at each switch, under mu, so that the hot path counts nothing.
@@ -278,10 +291,12 @@ func (b *Buffer) startLoadLocked() bool {
 
 // run loads one range and files it.
 func (b *Buffer) run(step int64, done chan struct{}) {
+	began := b.p.Now()
 	r, floor, err := b.load(step)
 	now := b.p.Now()
 	b.mu.Lock()
 	b.loading = nil
+	b.lastTook = now.Sub(began)
 	failing := b.lastErr != nil
 	err = b.acceptLocked(step, r, floor, err, now)
 	close(done)
@@ -357,6 +372,13 @@ type Status struct {
 	// the last load, nil when it succeeded.
 	LastLoad  time.Time
 	LastError error
+	// LastLoadTook is how long the last load, successful or not, took (0
+	// before the first).
+	LastLoadTook time.Duration
+	// CurrentRange is the range IDs are taken from (zero before the first
+	// load); SpareRange the one loaded ahead, valid when HasSpare.
+	CurrentRange, SpareRange Position
+	HasSpare                 bool
 	// Issued counts the IDs handed out since the buffer was made (those
 	// of a range that ran dry under a batch, skipped, and CountIssued's,
 	// included).
@@ -369,9 +391,14 @@ func (b *Buffer) Status() Status {
 	defer b.mu.Unlock()
 	cur := b.cur.Load()
 	st := Status{Current: cur.left(), Step: b.step, Floor: b.floor, Loading: b.loading != nil,
-		LastLoad: b.lastLoad, LastError: b.lastErr, Waits: b.waits.Load(), Issued: b.retired + cur.taken()}
+		LastLoad: b.lastLoad, LastError: b.lastErr, Waits: b.waits.Load(), Issued: b.retired + cur.taken(),
+		LastLoadTook: b.lastTook, HasSpare: b.spare != nil}
+	if cur != empty {
+		st.CurrentRange = cur.position()
+	}
 	if b.spare != nil {
 		st.Spare = b.spare.left()
+		st.SpareRange = b.spare.position()
 	}
 	return st
 }

@@ -75,6 +75,7 @@ var routeScopes = map[string]access.Scope{
 	pathSegRange:   "",
 	pathSegment:    "",
 	pathMetrics:    access.ScopeMetrics,
+	pathStatus:     access.ScopeMetrics,
 }
 
 // caller is the request's caller; anonymous without a guard.

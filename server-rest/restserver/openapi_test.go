@@ -112,6 +112,7 @@ func TestOpenAPISchemasMatchResponses(t *testing.T) {
 		{"IdValue", "/segment/order"},
 		{"SegmentList", "/segment"},
 		{"Status", "/readyz"},
+		{"ServerStatus", "/status"},
 		{"Error", "/makeid?time=1&seq=-1"},
 		{"Error", "/segment/nope"},
 	}

@@ -24,6 +24,8 @@ const (
 	pathHealthz    = "/healthz"
 	pathReadyz     = "/readyz"
 	pathMetrics    = "/metrics"
+	pathStatus     = "/status"
+	pathUI         = "/ui"
 )
 
 // endpoints lists every route, in documentation order; all are GET.
@@ -41,6 +43,8 @@ var endpoints = []struct {
 	{pathHealthz, (*Server).healthz},
 	{pathReadyz, (*Server).readyz},
 	{pathMetrics, (*Server).serveMetrics},
+	{pathStatus, (*Server).status},
+	{pathUI, (*Server).ui},
 }
 
 // echoPath writes a documented path the way Echo routes it: {name} as

@@ -24,8 +24,10 @@ import (
 // implements it.
 type Service interface {
 	intf.IdService
-	// Stats is read when /metrics is scraped.
+	// Stats is read when /metrics is scraped; Stats and Settings when
+	// /status is read.
 	Stats() service.Stats
+	Settings() service.Settings
 	// Close stores the time high-water mark; called once serving is over.
 	Close() error
 }
@@ -137,6 +139,11 @@ type Server struct {
 	maxRange        int64
 	idType          intf.IdType
 	countWant       string // what ?count allows, for error messages
+	machineProvider string // WithMachineSource, for /status
+	machineSource   string
+	statusPage      http.Handler // /status and /ui (statuspage.go)
+	uiPage          http.Handler
+	statusErr       error // building them failed: they answer 500
 	echo            *echo.Echo
 	handler         http.Handler // echo with the access log
 	metrics         *metrics
@@ -205,6 +212,7 @@ func New(start StartFunc, opts ...Option) *Server {
 		s.maxRange = intf.DefaultMaxRange
 	}
 	s.metrics = newMetrics(s)
+	s.statusPage, s.uiPage, s.statusErr = s.newStatusPage()
 	s.echo = s.newEcho()
 	s.handler = s.withAccessLog(s.echo)
 	return s

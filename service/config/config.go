@@ -40,8 +40,11 @@ type Config struct {
 	LogFormat   string
 	// File is the config file read, "" if none.
 	File string
-	// MachineProvider names the provider in force.
+	// MachineProvider names the provider in force; MachineSource is where
+	// the key that gives the machine id was set (machine for property, ips,
+	// hostname, machineProvider for etcd), for the status page.
 	MachineProvider string
+	MachineSource   Source
 	// Segment configures segment mode, for stores.Open; its Logger is set.
 	Segment stores.Config
 	// Etcd are the validated options of the etcd lease when
@@ -172,6 +175,7 @@ func (l *Loader) Load() (Config, error) {
 	}
 	if has[GroupService] {
 		c.MachineProvider = r.machine(s, has[GroupEtcd])
+		c.MachineSource = r.machineSource(c.MachineProvider)
 	}
 	if has[GroupSecurity] {
 		c.Security = r.security()
@@ -352,6 +356,18 @@ func (r *reader) machine(s *service.Settings, withEtcd bool) string {
 		r.fail(KeyMachineProvider, provider, want)
 	}
 	return provider
+}
+
+// machineSource is where the key that gives the machine id under
+// provider was set.
+func (r *reader) machineSource(provider string) Source {
+	names := map[string][]string{
+		ProviderProperty: {KeyMachine, VestaMachine},
+		ProviderIPs:      {KeyIPs, VestaIPs},
+		ProviderHostname: {KeyHostname},
+		ProviderEtcd:     {KeyMachineProvider},
+	}[provider]
+	return r.source(r.setName(names...))
 }
 
 // defaultProvider is the provider when machineProvider is not set:

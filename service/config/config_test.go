@@ -48,6 +48,7 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, service.DefaultMaxClockBackwardWait, c.Service.MaxClockBackwardWait)
 	assert.Equal(t, DefaultMaxBatch, c.MaxBatch)
 	assert.Equal(t, ProviderProperty, c.MachineProvider)
+	assert.Equal(t, "default", c.MachineSource.String())
 	assert.NotNil(t, c.Service.Logger)
 }
 
@@ -58,6 +59,7 @@ func TestFlagsEnvFilePrecedence(t *testing.T) {
 	c, err := load(t, "--config", file, "--machine", "3")
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), c.Service.Machine, "flag beats env")
+	assert.Equal(t, "flag --machine", c.MachineSource.String(), "the status page says where the id was set")
 	assert.Equal(t, service.PopulatorPacked, c.Service.Populator, "env beats file")
 	assert.Equal(t, int64(3), c.Service.GenMethod, "file beats default")
 	assert.Equal(t, intf.MinGranularity, c.Service.Type)
@@ -100,6 +102,7 @@ func TestVestaPropertiesFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, service.PopulatorSync, c.Service.Populator)
 	assert.Equal(t, ProviderIPs, c.MachineProvider, "ips alone selects the ips provider")
+	assert.Equal(t, "file "+file+" line 2", c.MachineSource.String())
 	assert.Equal(t, service.IPListMachine{IPs: []string{"10.0.0.1", "10.0.0.2"}}, c.Service.MachineProvider)
 }
 
@@ -122,6 +125,7 @@ func TestMachineProviders(t *testing.T) {
 	c, err := load(t, "--machine-provider", "hostname", "--hostname", "ids-5")
 	require.NoError(t, err)
 	assert.Equal(t, service.HostnameMachine{Hostname: "ids-5"}, c.Service.MachineProvider)
+	assert.Equal(t, "flag --hostname", c.MachineSource.String())
 	c, err = load(t, "--machine-provider", "ips", "--ips", "10.1.1.1")
 	require.NoError(t, err)
 	assert.Equal(t, service.IPListMachine{IPs: []string{"10.1.1.1"}}, c.Service.MachineProvider)

@@ -99,6 +99,10 @@ func TestOutage(t *testing.T) {
 		ids := take(t, f.g, "o", 20) // loads the first range and starts the preload
 		st := settle(t, f.g, "o")
 		require.Equal(t, []int64{80, 100}, []int64{st.Current, st.Spare}, "%v", st)
+		assert.Equal(t, segment.Range{Start: 1, Next: 21, End: 101}, st.CurrentRange, "the range the first 20 IDs came from")
+		assert.Equal(t, int64(80), st.CurrentRange.Left())
+		assert.True(t, st.HasSpare)
+		assert.Equal(t, segment.Range{Start: 101, Next: 101, End: 201}, st.SpareRange, "the range loaded ahead, untouched")
 
 		end := b.outage(t, f.st)
 		for range 6 {

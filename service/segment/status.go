@@ -2,8 +2,7 @@ package segment
 
 import (
 	"fmt"
-	"time"
-)
+	"time")
 
 // TagStatus describes the buffers of one tag, for monitoring and tests.
 type TagStatus struct {
@@ -27,7 +26,23 @@ type TagStatus struct {
 	// Issued counts the IDs of the tag handed out since the Generator
 	// opened (the rate of its metric tells how long the buffers last).
 	Issued int64
+	// LastLoadTook is how long the last load, successful or not, waited
+	// for the database (0 before the first).
+	LastLoadTook time.Duration
+	// CurrentRange is the range IDs are taken from (zero before the first
+	// load); SpareRange the one loaded ahead, valid when HasSpare.
+	CurrentRange, SpareRange Range
+	HasSpare                 bool
 }
+
+// Range is one range of a tag's IDs from the database: Start..End-1, of
+// which Next..End-1 are left.
+type Range struct {
+	Start, Next, End int64
+}
+
+// Left is how many IDs of the range are left.
+func (r Range) Left() int64 { return r.End - r.Next }
 
 // Status returns the state of tag's buffers.
 func (g *Generator) Status(tag string) (TagStatus, error) {
@@ -37,7 +52,8 @@ func (g *Generator) Status(tag string) (TagStatus, error) {
 	}
 	st := b.Status()
 	return TagStatus{Tag: tag, Current: st.Current, Spare: st.Spare, Step: st.Step, DBStep: st.Floor,
-		Loading: st.Loading, Waits: st.Waits, LastLoad: st.LastLoad, LastError: st.LastError, Issued: st.Issued}, nil
+		Loading: st.Loading, Waits: st.Waits, LastLoad: st.LastLoad, LastError: st.LastError, Issued: st.Issued,
+		LastLoadTook: st.LastLoadTook, CurrentRange: Range(st.CurrentRange), SpareRange: Range(st.SpareRange), HasSpare: st.HasSpare}, nil
 }
 
 // String is a one-line summary.
