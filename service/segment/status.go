@@ -2,7 +2,8 @@ package segment
 
 import (
 	"fmt"
-	"time")
+	"time"
+)
 
 // TagStatus describes the buffers of one tag, for monitoring and tests.
 type TagStatus struct {
