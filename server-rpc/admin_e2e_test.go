@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -142,6 +143,25 @@ func TestAdminListener(t *testing.T) {
 	assert.Greater(t, metric(t, after, `vesta_rpc_call_duration_seconds_sum{method="GenIds"}`), 0.0)
 	assert.Greater(t, metric(t, after, `vesta_segment_ids_buffered{tag="order"}`), 0.0)
 
+	// The status page, as server-rest serves it.
+	code, body = httpGet(t, hc, base+"/status", "")
+	require.Equal(t, http.StatusOK, code, body)
+	var st struct {
+		Server, State string
+		Machine       struct{ Id int64 }
+		Ids           struct{ Issued uint64 }
+		Segments      struct{ State string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &st))
+	assert.Equal(t, "rpc", st.Server)
+	assert.Equal(t, "ready", st.State)
+	assert.Equal(t, int64(3), st.Machine.Id)
+	assert.Equal(t, uint64(8), st.Ids.Issued, "the Vesta IDs of GenId and GenIds")
+	assert.Equal(t, "open", st.Segments.State)
+	code, body = httpGet(t, hc, base+"/ui", "")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "<html")
+
 	require.NoError(t, c.Close())
 	log := p.stop(t)
 	assert.Contains(t, log, `msg="vesta: stopped" server=rpc`)
@@ -190,6 +210,14 @@ func TestAdminListenerSecure(t *testing.T) {
 	assert.Equal(t, 4.0, metric(t, body, "vesta_machine_id"))
 	assert.Equal(t, 1.0, metric(t, body, `vesta_auth_refusals_total{reason="scope"}`))
 	assert.Contains(t, body, "vesta_tls_cert_not_after_timestamp_seconds")
+	code, _ = httpGet(t, hc, base+"/status", "")
+	assert.Equal(t, http.StatusUnauthorized, code, "/status needs the metrics scope, as /metrics")
+	code, _ = httpGet(t, hc, base+"/status", tokIds)
+	assert.Equal(t, http.StatusForbidden, code)
+	code, body = httpGet(t, hc, base+"/status", tokMetrics)
+	assert.Equal(t, http.StatusOK, code, body)
+	code, _ = httpGet(t, hc, base+"/ui", "")
+	assert.Equal(t, http.StatusOK, code, "the page holds no data: open")
 
 	plain := &http.Client{Timeout: 10 * time.Second}
 	_, err := plain.Get("http://" + addr + "/healthz")

@@ -27,7 +27,8 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	var segRef atomic.Pointer[segments] // read by the admin's scrapes
 	// The admin listener answers from the start (/readyz: starting) and
 	// stops last, so that /readyz says stopping while calls drain.
-	admin, err := app.OpenAdmin(ctx, cfg, sec, func() coremetrics.Segments { return segRef.Load().metrics() })
+	admin, err := app.OpenAdmin(ctx, cfg, sec, func() coremetrics.Segments { return segRef.Load().metrics() },
+		func() bool { s := segRef.Load(); return s != nil && s.off })
 	if err != nil {
 		return err
 	}

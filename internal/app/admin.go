@@ -19,14 +19,16 @@ type AdminListener struct {
 }
 
 // OpenAdmin listens on cfg's adminListen and builds its endpoints, with
-// sec's TLS and guard; segments reads segment mode for the metrics. It
+// sec's TLS and guard; segments reads segment mode for the metrics and the
+// status page, segmentsOff says it is off by configuration. It
 // returns nil, and no error, when adminListen is not set. It binds at
 // once, so that a port in use fails the start before the service does.
-func OpenAdmin(ctx context.Context, cfg config.Config, sec *Security, segments func() coremetrics.Segments) (*AdminListener, error) {
+func OpenAdmin(ctx context.Context, cfg config.Config, sec *Security, segments func() coremetrics.Segments, segmentsOff func() bool) (*AdminListener, error) {
 	if cfg.AdminListen == "" {
 		return nil, nil
 	}
-	a, err := rpcadmin.New(rpcadmin.Options{Type: cfg.Service.Type, Segments: segments,
+	a, err := rpcadmin.New(rpcadmin.Options{Type: cfg.Service.Type, Segments: segments, SegmentsOff: segmentsOff,
+		MachineProvider: cfg.MachineProvider, MachineSource: cfg.MachineSource.String(),
 		Guard: sec.Guard, Certs: sec.Certs, Logger: sec.log})
 	if err != nil {
 		return nil, err
@@ -37,7 +39,7 @@ func OpenAdmin(ctx context.Context, cfg config.Config, sec *Security, segments f
 	}
 	sec.warnAdminExposed(ln.Addr())
 	sec.log.Info("vesta: admin listening", "addr", ln.Addr().String(), "tls", sec.Certs != nil,
-		"endpoints", "/metrics /healthz /readyz")
+		"endpoints", "/metrics /healthz /readyz /status /ui")
 	return &AdminListener{Admin: a, ln: ln}, nil
 }
 

@@ -28,6 +28,12 @@ type Options struct {
 	// Segments returns segment mode, nil while it is off or not open; nil
 	// means never.
 	Segments func() coremetrics.Segments
+	// SegmentsOff says segment mode is off by configuration (the status
+	// page tells off from still opening); nil means off.
+	SegmentsOff func() bool
+	// MachineProvider and MachineSource say where the machine id comes
+	// from, for the status page (config.Config's).
+	MachineProvider, MachineSource string
 	// Guard checks /metrics (the metrics scope) when it requires tokens;
 	// nil checks nothing.
 	Guard *access.Guard
@@ -90,6 +96,9 @@ func New(opts Options) (*Admin, error) {
 	a.mux.HandleFunc("GET /healthz", a.healthz)
 	a.mux.HandleFunc("GET /readyz", a.readyz)
 	a.HandleGuarded("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	if err := a.mountStatusPage(); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 

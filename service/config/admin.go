@@ -4,8 +4,8 @@ import (
 	"net"
 )
 
-// KeyAdminListen is where server-rpc serves /metrics, /healthz and
-// /readyz (docs/rpc.md); "" (the default) serves none.
+// KeyAdminListen is where server-rpc serves /metrics, /healthz, /readyz
+// and the status page (docs/rpc.md); "" (the default) serves none.
 const KeyAdminListen = "adminListen"
 
 // GroupAdmin is the admin listener of a server whose own port speaks no
@@ -17,7 +17,7 @@ const GroupAdmin Group = "admin"
 func adminKeys() []Key {
 	return []Key{
 		{Name: KeyAdminListen, Flag: "admin-listen", Env: "VESTA_ADMIN_LISTEN", Group: GroupAdmin,
-			Usage: "host:port of the admin HTTP listener (/metrics, /healthz, /readyz), with the listener's TLS and the metrics scope; unset: none"},
+			Usage: "host:port of the admin HTTP listener (/metrics, /healthz, /readyz, /status, /ui), with the listener's TLS and the metrics scope; unset: none"},
 	}
 }
 

@@ -1,0 +1,66 @@
+package rpcadmin
+
+import (
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/vesta-go/vesta/internal/buildinfo"
+	"github.com/vesta-go/vesta/internal/statuspage"
+)
+
+// mountStatusPage serves server-rest's status page on the admin listener:
+// /status behind the metrics scope (as /metrics), /ui open (it holds no
+// data; it sends the token typed into it).
+func (a *Admin) mountStatusPage() error {
+	page, err := statuspage.New(statuspage.Options{
+		Service:  a.pageService,
+		Segments: a.pageSegments,
+		Issued:   a.issued,
+		State: func() (string, string) {
+			h := a.readiness()
+			return h.Status, h.Error
+		},
+		Server: "rpc", Build: buildinfo.String(), Type: a.opts.Type,
+		MachineProvider: a.opts.MachineProvider, MachineSource: a.opts.MachineSource,
+		Logger: a.log,
+	})
+	if err != nil {
+		return err
+	}
+	a.HandleGuarded("GET "+statuspage.PathStatus, page.StatusHandler())
+	a.Handle("GET "+statuspage.PathUI, page.UIHandler())
+	return nil
+}
+
+// pageService is the ID service once started (nil before), when it tells
+// its settings too (*service.Service does).
+func (a *Admin) pageService() statuspage.Service {
+	if r := a.svc.Load(); r != nil {
+		if s, ok := r.StatsReader.(statuspage.Service); ok {
+			return s
+		}
+	}
+	return nil
+}
+
+// pageSegments is segment mode and its state for the page.
+func (a *Admin) pageSegments() (statuspage.Segments, string) {
+	if a.opts.Segments != nil {
+		if s := a.opts.Segments(); s != nil {
+			return s, statuspage.SegmentsOpen
+		}
+	}
+	if a.opts.SegmentsOff == nil || a.opts.SegmentsOff() {
+		return nil, statuspage.SegmentsOff
+	}
+	return nil, statuspage.SegmentsOpening
+}
+
+// issued reads the Vesta IDs the RPC door issued (GenId, GenIds), a
+// float64 inside: exact up to 2^53.
+func (a *Admin) issued() uint64 {
+	var d dto.Metric
+	if err := a.calls.ids.Write(&d); err != nil {
+		return 0
+	}
+	return uint64(d.GetCounter().GetValue())
+}
