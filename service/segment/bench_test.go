@@ -81,7 +81,17 @@ func runBench(b *testing.B, f *fixture, tag string, bc benchCase) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	if bc.parallel {
+	if bc.parallel && bc.batch == 1 {
+		b.SetParallelism(parallelism())
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() { // NextId called directly, as the bare atomic is
+				if _, err := f.g.NextId(ctx, tag); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	} else if bc.parallel {
 		b.SetParallelism(parallelism())
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
