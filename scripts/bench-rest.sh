@@ -46,26 +46,9 @@ for _ in $(seq 300); do
 done
 curl -fs "http://$rest/readyz" >/dev/null
 
-# cpu_ticks PID: user+system CPU time of a process, in clock ticks.
-tick=$(getconf CLK_TCK)
 
-# load URL DURATION PID: run wrk, print "req/s p99 server-CPU-µs-per-request";
-# fail on any non-2xx answer.
-load() {
-  before=$(cpu_ticks "$3")
-  out=$(wrk -t"$THREADS" -c"$CONNS" -d"$2" --latency "$1")
-  after=$(cpu_ticks "$3")
-  if grep -q "Non-2xx" <<<"$out"; then
-    echo "$out" >&2
-    echo "non-2xx answers from $1" >&2
-    return 1
-  fi
-  awk -v t="$((after - before))" -v hz="$tick" '
-    /^Requests\/sec:/ {rps=$2}
-    $1=="99%" {p99=$2}
-    / requests in / {n=$1}
-    END {printf "%s %s %.1f\n", rps, p99, t*1e6/hz/n}' <<<"$out"
-}
+# load URL DURATION PID: wrk against the server PID (wrk_load).
+load() { wrk_load "$@"; }
 
 
 echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency, $ROUNDS rounds, alternating"

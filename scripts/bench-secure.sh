@@ -58,27 +58,9 @@ for pair in "http://$plain_addr" "http://$auth_addr" "https://$tls_addr" "https:
   done
 done
 
-tick=$(getconf CLK_TCK)
 
-# load URL DURATION PID [TOKEN]: run wrk, print "req/s p99 server-CPU-µs-per-request";
-# fail on any non-2xx answer.
-load() {
-  local hdr=()
-  if [ -n "${4:-}" ]; then hdr=(-H "Authorization: Bearer $4"); fi
-  before=$(cpu_ticks "$3")
-  out=$(wrk -t"$THREADS" -c"$CONNS" -d"$2" --latency "${hdr[@]}" "$1")
-  after=$(cpu_ticks "$3")
-  if grep -q "Non-2xx" <<<"$out"; then
-    echo "$out" >&2
-    echo "non-2xx answers from $1" >&2
-    return 1
-  fi
-  awk -v t="$((after - before))" -v hz="$tick" '
-    /^Requests\/sec:/ {rps=$2}
-    $1=="99%" {p99=$2}
-    / requests in / {n=$1}
-    END {printf "%s %s %.1f\n", rps, p99, t*1e6/hz/n}' <<<"$out"
-}
+# load URL DURATION PID [TOKEN]: wrk against the server PID (wrk_load).
+load() { wrk_load "$@"; }
 
 
 names=(plain auth tls tlsauth)

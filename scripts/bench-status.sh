@@ -28,7 +28,6 @@ THREADS=${THREADS:-2}
 POLL_PATH=${POLL_PATH:-/status}
 
 source scripts/benchlib.sh # after the cd above: the repository root
-tick=$(getconf CLK_TCK)
 
 go build -o "$tmp/server-rest" ./server-rest
 # wrk holds CONNS connections from 127.0.0.1: raise the per-address cap
@@ -45,23 +44,8 @@ done
 curl -fs "http://$rest/readyz" >/dev/null
 curl -fs "http://$rest/segment/order" >/dev/null # a tag with buffers, so /status lists them
 
-# load URL DURATION: run wrk against the server, print "req/s p99
-# server-CPU-µs-per-request"; fail on any non-2xx answer.
-load() {
-  before=$(cpu_ticks "$rest_pid")
-  out=$(wrk -t"$THREADS" -c"$CONNS" -d"$2" --latency "$1")
-  after=$(cpu_ticks "$rest_pid")
-  if grep -q "Non-2xx" <<<"$out"; then
-    echo "$out" >&2
-    echo "non-2xx answers from $1" >&2
-    return 1
-  fi
-  awk -v t="$((after - before))" -v hz="$tick" '
-    /^Requests\/sec:/ {rps=$2}
-    $1=="99%" {p99=$2}
-    / requests in / {n=$1}
-    END {printf "%s %s %.2f\n", rps, p99, t*1e6/hz/n}' <<<"$out"
-}
+# load URL DURATION: wrk against server-rest (wrk_load).
+load() { wrk_load "$1" "$2" "$rest_pid"; }
 
 # polls CODE: how many POLL_PATH requests the server answered with CODE
 # ("" any), from its own metrics.
