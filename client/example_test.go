@@ -75,21 +75,31 @@ func ExampleNew() {
 	// bad count - the server says: invalid argument: count 0 out of range 1..1000
 }
 
-// NextIds serves segment mode: here the server runs a segment.Generator on
-// an SQLite file, as server-rpc does with --segment-tags order.
-func ExampleClient_NextIds() {
+// startSegmentServer is startServer with segment mode: a segment.Generator
+// on an SQLite file in a temp dir holding tag (step 1000), as server-rpc
+// runs with --segment-tags.
+func startSegmentServer(tag string) (addr string, stop func()) {
 	dir, err := os.MkdirTemp("", "vesta-client-example-")
 	if err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(dir)
 	g, err := stores.Open(context.Background(), stores.Config{Store: stores.SQLite, DataDir: dir,
-		Tags: []segment.TagInfo{{Tag: "order", MaxId: 1, Step: 1000}}, Settings: segment.Settings{Logger: slog.New(slog.DiscardHandler)}})
+		Tags: []segment.TagInfo{{Tag: tag, MaxId: 1, Step: 1000}}, Settings: segment.Settings{Logger: slog.New(slog.DiscardHandler)}})
 	if err != nil {
 		panic(err)
 	}
-	defer g.Close()
-	addr, stop := startServer(1, rpcapi.WithSegments(g))
+	addr, stopServer := startServer(1, rpcapi.WithSegments(g))
+	return addr, func() {
+		stopServer()
+		g.Close()
+		os.RemoveAll(dir)
+	}
+}
+
+// NextIds serves segment mode: here the server runs a segment.Generator on
+// an SQLite file, as server-rpc does with --segment-tags order.
+func ExampleClient_NextIds() {
+	addr, stop := startSegmentServer("order")
 	defer stop()
 
 	c, err := client.New([]string{addr})
@@ -114,18 +124,7 @@ func ExampleClient_NextIds() {
 // first range has the tag's step (1000 here), the next ones grow while
 // they go fast; an ID from a held range costs one atomic add.
 func ExampleWithSegmentRanges() {
-	dir, err := os.MkdirTemp("", "vesta-client-example-")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(dir)
-	g, err := stores.Open(context.Background(), stores.Config{Store: stores.SQLite, DataDir: dir,
-		Tags: []segment.TagInfo{{Tag: "order", MaxId: 1, Step: 1000}}, Settings: segment.Settings{Logger: slog.New(slog.DiscardHandler)}})
-	if err != nil {
-		panic(err)
-	}
-	defer g.Close()
-	addr, stop := startServer(1, rpcapi.WithSegments(g))
+	addr, stop := startSegmentServer("order")
 	defer stop()
 
 	c, err := client.New([]string{addr}, client.WithSegmentRanges(0)) // ranges up to 10,000,000 IDs

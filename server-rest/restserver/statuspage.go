@@ -4,9 +4,9 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/vesta-go/vesta/internal/buildinfo"
+	"github.com/vesta-go/vesta/internal/coremetrics"
 	"github.com/vesta-go/vesta/internal/statuspage"
 )
 
@@ -55,15 +55,8 @@ func (s *Server) newStatusPage() (status, ui http.Handler, err error) {
 	return page.StatusHandler(), page.UIHandler(), nil
 }
 
-// issuedTotal reads the /genid counter (a float64 inside: exact up to
-// 2^53 IDs).
-func (m *metrics) issuedTotal() uint64 {
-	var d dto.Metric
-	if err := m.issued.Write(&d); err != nil {
-		return 0
-	}
-	return uint64(d.GetCounter().GetValue())
-}
+// issuedTotal reads the /genid counter.
+func (m *metrics) issuedTotal() uint64 { return coremetrics.CounterValue(m.issued) }
 
 // status serves /status (scope metrics with an auth file, as /metrics).
 func (s *Server) status(c echo.Context) error {

@@ -1,9 +1,8 @@
 package rpcadmin
 
 import (
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/vesta-go/vesta/internal/buildinfo"
+	"github.com/vesta-go/vesta/internal/coremetrics"
 	"github.com/vesta-go/vesta/internal/statuspage"
 )
 
@@ -55,12 +54,5 @@ func (a *Admin) pageSegments() (statuspage.Segments, string) {
 	return nil, statuspage.SegmentsOpening
 }
 
-// issued reads the Vesta IDs the RPC door issued (GenId, GenIds), a
-// float64 inside: exact up to 2^53.
-func (a *Admin) issued() uint64 {
-	var d dto.Metric
-	if err := a.calls.ids.Write(&d); err != nil {
-		return 0
-	}
-	return uint64(d.GetCounter().GetValue())
-}
+// issued reads the Vesta IDs the RPC door issued (GenId, GenIds).
+func (a *Admin) issued() uint64 { return coremetrics.CounterValue(a.calls.ids) }

@@ -130,7 +130,7 @@ var sink int64
 // BenchmarkBareAtomic is the limit of NextId from a loaded range: one
 // atomic.Int64.Add per ID, serial and with 64 goroutines, as NextId is
 // measured. Run it in the same run as BenchmarkSegment and compare
-// (scripts/bench-segment.sh prints the ratios).
+// (scripts/bench-segment-range.sh prints the ratios).
 func BenchmarkBareAtomic(b *testing.B) {
 	b.Run("serial", func(b *testing.B) {
 		var c atomic.Int64
