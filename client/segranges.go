@@ -155,15 +155,14 @@ func (c *Client) NextSegmentId(ctx context.Context, tag string) (int64, error) {
 	if r == nil {
 		return intf.NextSegmentId(ctx, c, tag)
 	}
-	if b := r.tags.Hot(tag); b != nil {
-		id, took := b.TryNext()
-		if took == segbuf.Got {
-			return id, nil
-		}
-		if took == segbuf.GotAtThreshold {
+	switch id, took := r.tags.TryNext(tag); took {
+	case segbuf.Got:
+		return id, nil
+	case segbuf.GotAtThreshold:
+		if b := r.tags.Find(tag); b != nil {
 			b.Kick()
-			return id, nil
 		}
+		return id, nil
 	}
 	return c.nextSegmentId(ctx, tag)
 }

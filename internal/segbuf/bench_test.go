@@ -41,14 +41,17 @@ func BenchmarkAtomic(b *testing.B) {
 }
 
 func BenchmarkTryNextOnly(b *testing.B) {
-	buf := instant(b)
-	buf.Next(context.Background())
+	var set Set
+	set.Add("t", func() *Buffer { return instant(b) })
+	set.Find("t").Next(context.Background())
 	for b.Loop() {
-		id, took := buf.TryNext()
-		if took == GotAtThreshold {
-			buf.Kick()
-		} else if took == Dry {
-			id, _ = buf.Next(context.Background())
+		id, took := set.TryNext("t")
+		if took != Got {
+			if took == Dry {
+				id, _ = set.Find("t").Next(context.Background())
+			} else {
+				set.Find("t").Kick()
+			}
 		}
 		sink = id
 	}

@@ -49,33 +49,55 @@ type Policy struct {
 	Report func(name string, err error, wasFailing bool)
 }
 
-// span is one range being served. used counts the IDs taken from it; it
-// may pass size (callers that found it used up), never by 2^63. The
-// read-only fields and the counter sit on separate cache lines, so that
-// the callers' adds do not evict the fields every caller reads.
+// span is one range being served, Start..End-1. last is the last ID
+// taken, starting at Start-1; it may pass End-1 (callers that found the
+// span used up) and even wrap past math.MaxInt64, which the unsigned
+// bounds check refuses too. The read-only fields and the counter sit on
+// separate cache lines, so that the callers' adds do not evict the fields
+// every caller reads.
+//
+// key and keyLen are the data and length of the string its buffer was
+// last looked up by when the span was made (Set.TryNext's check): so the
+// hot path reads one pointer (Set.hot) and then this line, and nothing
+// else, before its add.
 type span struct {
-	base, size int64
-	preload    int64 // the index whose taker starts the next load
-	_          [40]byte
-	used       atomic.Int64
+	key        *byte
+	keyLen     int
+	start, end int64
+	preloadAt  int64 // the ID whose taker starts the next load
+	_          [24]byte
+	last       atomic.Int64
 	_          [56]byte
 }
 
-func newSpan(r Range) *span {
-	return &span{base: r.Start, size: r.Size(), preload: r.Size() / 10}
+func newSpan(r Range, key *byte, keyLen int) *span {
+	s := &span{key: key, keyLen: keyLen, start: r.Start, end: r.End, preloadAt: r.Start + r.Size()/10}
+	s.last.Store(r.Start - 1)
+	return s
 }
 
 // empty is the span of a buffer before its first range: used up.
-var empty = &span{}
+var empty = newSpan(Range{}, nil, 0)
 
-func (s *span) left() int64 { return max(0, s.size-s.used.Load()) }
+// next is the ID after the last taken, at most end.
+func (s *span) nextFree() int64 {
+	if l := s.last.Load(); uint64(l+1) < uint64(s.end) {
+		return l + 1
+	}
+	return s.end
+}
+
+func (s *span) left() int64 { return s.end - s.nextFree() }
 
 // taken is how many IDs callers took from s (at most its size).
-func (s *span) taken() int64 { return min(s.size, s.used.Load()) }
+func (s *span) taken() int64 { return s.nextFree() - s.start }
+
+// usedUp reports whether every ID of s was taken.
+func (s *span) usedUp() bool { return s.nextFree() == s.end }
 
 // position is s as Status shows it.
 func (s *span) position() Position {
-	return Position{Start: s.base, Next: s.base + s.taken(), End: s.base + s.size}
+	return Position{Start: s.start, Next: s.nextFree(), End: s.end}
 }
 
 // Position is a range and how far it is used: Start..End-1, of which
@@ -91,8 +113,8 @@ type Buffer struct {
 	cur atomic.Pointer[span] // never nil
 	_   [56]byte             // keep the line of cur read-only for the hot path
 	// hotKey is the data of the last string Set.Find found this buffer
-	// by: Set.Hot's check. Written when callers change strings, so not on
-	// the line of cur.
+	// by: the key of the spans made from now on (see span). Written when
+	// callers change strings, so not on the line of cur.
 	hotKey atomic.Pointer[byte]
 	name   string
 	load   Loader
@@ -128,50 +150,35 @@ func New(name string, load Loader, p *Policy) *Buffer {
 // Name is the buffer's name.
 func (b *Buffer) Name() string { return b.name }
 
-// Took says what TryNext found.
+// Took says what Set.TryNext found.
 type Took uint8
 
 const (
-	// Dry: the current range is used up (or none is loaded): call Fill.
+	// Dry: the hot range is another name's, used up, or none: call
+	// Set.Find and the buffer's Next or Fill.
 	Dry Took = iota
 	// Got: the ID is the caller's.
 	Got
 	// GotAtThreshold: the ID is the caller's, and the caller took the
-	// range's threshold: it must call Kick (after returning the ID is fine).
+	// range's threshold: it must Kick the name's buffer (after returning
+	// the ID is fine). Left to the caller so that TryNext stays small
+	// enough to be inlined.
 	GotAtThreshold
 )
-
-// TryNext takes one ID from the current range: the hot path, one atomic
-// add and a bounds check, small enough to be inlined into its caller
-// (which is why starting the next load is left to the caller: see Took).
-func (b *Buffer) TryNext() (int64, Took) {
-	s := b.cur.Load()
-	// The fields are read before the add: a locked add waits for every
-	// load before it, so loads after it would lengthen each call.
-	base, size, preload := s.base, s.size, s.preload
-	i := s.used.Add(1) - 1
-	switch {
-	case i >= size:
-		return 0, Dry
-	case i == preload:
-		return base + i, GotAtThreshold
-	}
-	return base + i, Got
-}
 
 // take copies up to len(dst) IDs of s into dst with one atomic add and
 // returns how many; fewer when s runs out.
 func (b *Buffer) take(s *span, dst []int64) int {
 	k := int64(len(dst))
-	i := s.used.Add(k) - k
-	if i >= s.size {
+	first := s.last.Add(k) - k + 1
+	if uint64(first) >= uint64(s.end) {
 		return 0
 	}
-	n := min(k, s.size-i)
+	n := min(k, s.end-first)
 	for j := range dst[:n] {
-		dst[j] = s.base + i + int64(j)
+		dst[j] = first + int64(j)
 	}
-	if i <= s.preload && s.preload < i+n {
+	if first <= s.preloadAt && s.preloadAt < first+n {
 		b.Kick()
 	}
 	return int(n)
@@ -249,15 +256,8 @@ func (b *Buffer) Fill(ctx context.Context, dst []int64) error {
 	}
 }
 
-// Next is TryNext, falling back to Fill.
+// Next returns one ID: Fill of one.
 func (b *Buffer) Next(ctx context.Context) (int64, error) {
-	switch id, took := b.TryNext(); took {
-	case GotAtThreshold:
-		b.Kick()
-		fallthrough
-	case Got:
-		return id, nil
-	}
 	var one [1]int64
 	if err := b.Fill(ctx, one[:]); err != nil {
 		return 0, err
@@ -322,8 +322,8 @@ func (b *Buffer) acceptLocked(step int64, r Range, floor int64, err error, now t
 		b.lastErr, b.lastFail = err, now
 		return err
 	}
-	s := newSpan(r)
-	if cur := b.cur.Load(); cur.used.Load() >= cur.size {
+	s := newSpan(r, b.hotKey.Load(), len(b.name))
+	if cur := b.cur.Load(); cur.usedUp() {
 		b.retired += cur.taken()
 		b.cur.Store(s)
 	} else {

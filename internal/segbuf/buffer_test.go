@@ -163,12 +163,14 @@ func TestTryNextAllocatesNothing(t *testing.T) {
 	var closed atomic.Bool
 	defer func() { closed.Store(true); wg.Wait() }()
 	src := &source{floor: 1 << 30, rnd: rand.New(rand.NewPCG(1, 1))}
-	b := New("t", src.load, policy(&wg, &closed, 1<<30))
-	if _, err := b.Next(context.Background()); err != nil {
+	var set Set
+	set.Add("t", func() *Buffer { return New("t", src.load, policy(&wg, &closed, 1<<30)) })
+	if _, err := set.Find("t").Next(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	set.Find("t") // the loaded range becomes the hot one
 	if n := testing.AllocsPerRun(1000, func() {
-		if _, took := b.TryNext(); took != Got {
+		if _, took := set.TryNext("t"); took != Got {
 			t.Fatal("not served from the loaded range")
 		}
 	}); n != 0 {

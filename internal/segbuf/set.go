@@ -7,32 +7,48 @@ import (
 )
 
 // Set is the buffers of many names (segment tags): a map replaced whole
-// (copy on write) and the hot buffer, the last one looked up. Looking a
-// name up in a map, or even comparing strings, costs more than the atomic
-// add of TryNext, and most callers ask for one tag again and again, with
-// the same string: Hot finds the hot buffer by comparing the string's
-// pointer and length alone. The zero Set is empty and ready.
+// (copy on write) and the hot range, the current range of the buffer last
+// looked up. Looking a name up in a map, or even comparing strings, costs
+// more than the atomic add of TryNext, and most callers ask for one tag
+// again and again, with the same string: TryNext takes from the hot range
+// after comparing the string's pointer and length alone, with the one
+// pointer it loads before its add. The zero Set is empty and ready.
 type Set struct {
-	hot    atomic.Pointer[Buffer]
+	hot    atomic.Pointer[span]
 	m      atomic.Pointer[map[string]*Buffer]
 	closed atomic.Bool
 	mu     sync.Mutex // serialises Add and Store
 }
 
-// Hot returns the hot buffer if name is the very string (the same bytes
-// in memory) a lookup of it was made with; nil otherwise: call Find then.
-// It is the fast path, small enough to be inlined. A pointer and length
-// equal to those of a string that named the buffer mean the same bytes,
-// so the same name.
-func (s *Set) Hot(name string) *Buffer {
-	if b := s.hot.Load(); b != nil && len(name) == len(b.name) && unsafe.StringData(name) == b.hotKey.Load() {
-		return b
+// TryNext takes one ID from the hot range if name is the very string (the
+// same bytes in memory) the range's buffer was looked up by when the range
+// was loaded: the fast path, small enough to be inlined. It returns Dry
+// otherwise, and when the range is used up: call Find and the buffer's
+// methods then. A pointer and length equal to those of a string that named
+// the buffer mean the same bytes, so the same name (strings are
+// immutable). GotAtThreshold: the caller must Kick the name's buffer.
+func (s *Set) TryNext(name string) (int64, Took) {
+	sp := s.hot.Load()
+	if sp == nil || unsafe.StringData(name) != sp.key || len(name) != sp.keyLen {
+		return 0, Dry
 	}
-	return nil
+	// The fields are read before the add: a locked add waits for every
+	// load before it, so loads after it would lengthen each call.
+	end, preloadAt := sp.end, sp.preloadAt
+	id := sp.last.Add(1)
+	switch {
+	case uint64(id) >= uint64(end):
+		return 0, Dry
+	case id == preloadAt:
+		return id, GotAtThreshold
+	}
+	return id, Got
 }
 
 // Find returns the buffer of name, nil when the set has none, and makes
-// it the hot one, remembering name's bytes for Hot.
+// its current range the hot one, remembering name's bytes as the key of
+// the buffer's next ranges (TryNext serves a range by the key it was made
+// with).
 func (s *Set) Find(name string) *Buffer {
 	m := s.m.Load()
 	if m == nil {
@@ -42,17 +58,20 @@ func (s *Set) Find(name string) *Buffer {
 	if b == nil || s.closed.Load() {
 		return b
 	}
-	if s.hot.Load() == b && b.hotKey.Load() == unsafe.StringData(name) {
+	if b.hotKey.Load() != unsafe.StringData(name) {
+		b.hotKey.Store(unsafe.StringData(name))
+	}
+	cur := b.cur.Load()
+	if cur == empty || s.hot.Load() == cur {
 		return b // nothing to store: callers that keep to one tag write nothing shared
 	}
-	b.hotKey.Store(unsafe.StringData(name))
-	s.hot.Store(b)
+	s.hot.Store(cur)
 	// Store replaces the map, then clears hot; Close sets closed, then
-	// clears hot. Checked after storing b, so that either they see b (and
-	// clear it) or this sees them (and takes b back): a removed name or a
-	// closed set is never served from hot.
+	// clears hot. Checked after storing cur, so that either they see it
+	// (and clear it) or this sees them (and takes it back): a removed name
+	// or a closed set is never served from hot.
 	if s.m.Load() != m || s.closed.Load() {
-		s.hot.CompareAndSwap(b, nil)
+		s.hot.CompareAndSwap(cur, nil)
 	}
 	return b
 }

@@ -77,40 +77,28 @@ func (g *Generator) NextIds(ctx context.Context, tag string, n int) ([]int64, er
 }
 
 // NextId returns one ID of tag, without allocating. From a loaded range,
-// asked with the same tag string as the call before, it is one atomic add
-// and a bounds check: no lock, no map lookup.
+// asked with the same tag string as the call that loaded it, it is one
+// pointer load, one atomic add and a bounds check: no lock, no map lookup.
 func (g *Generator) NextId(ctx context.Context, tag string) (int64, error) {
-	if b := g.tags.Hot(tag); b != nil {
-		id, took := b.TryNext()
-		if took == segbuf.Got {
-			return id, nil
-		}
-		if took == segbuf.GotAtThreshold {
-			return g.kicked(b, id)
-		}
+	id, took := g.tags.TryNext(tag)
+	if took != segbuf.Got {
+		return g.nextId(ctx, tag, id, took)
 	}
-	// No call before this one: the arguments need not be saved on the
-	// stack on the fast path.
-	return g.nextId(ctx, tag)
-}
-
-// kicked starts the load that b's threshold asks for and returns id.
-func (g *Generator) kicked(b *segbuf.Buffer, id int64) (int64, error) {
-	b.Kick()
 	return id, nil
 }
 
-// nextId is NextId past its first try: another tag (or the same tag in
-// another string), a range used up, or no range yet.
-func (g *Generator) nextId(ctx context.Context, tag string) (int64, error) {
-	if b := g.tags.Find(tag); b != nil && !g.isClosed.Load() {
-		switch id, took := b.TryNext(); took {
-		case segbuf.GotAtThreshold:
+// nextId is NextId past its fast path, given what TryNext found: the
+// threshold taken (id is the caller's: start the spare's load), or
+// nothing (another tag, the same tag in another string, a range used up,
+// or none yet). Its arguments extend NextId's in the same registers, so
+// that NextId stores none of them on the stack before its add (each store
+// before a locked add delays it).
+func (g *Generator) nextId(ctx context.Context, tag string, id int64, took segbuf.Took) (int64, error) {
+	if took == segbuf.GotAtThreshold {
+		if b := g.tags.Find(tag); b != nil {
 			b.Kick()
-			fallthrough
-		case segbuf.Got:
-			return id, nil
 		}
+		return id, nil
 	}
 	var one [1]int64
 	if err := g.fill(ctx, tag, one[:]); err != nil {
