@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync/atomic"
+	"time"
 
 	"github.com/vesta-go/vesta/intf"
 )
@@ -26,7 +27,12 @@ type populator interface {
 // state is the last unit handed out and the last sequence used in it. A
 // seq of -1 means none of last is used yet: the state a start or a raise
 // leaves, so that the next unit is handed out at once (see raised).
-type state struct{ last, seq int64 }
+// behind marks a unit taken by catching up (see step): behind the clock,
+// and filled before the populator moves on.
+type state struct {
+	last, seq int64
+	behind    bool
+}
 
 // issued is the last unit an ID was handed out in.
 func (st state) issued() int64 {
@@ -45,7 +51,10 @@ type units struct {
 	// borrow is how many units the populator may run ahead of the clock
 	// when a unit is used up (Settings.MaxBorrow); 0 waits for the clock.
 	borrow int64
-	waits  atomic.Uint64 // times a unit's sequence ran out
+	// catchUp is how many units behind the clock a used-up unit's
+	// successor may be taken rather than skipped (catchUpWindow).
+	catchUp int64
+	waits   atomic.Uint64 // times a unit's sequence ran out
 	// closing, when set, is done once the service closes: it ends waits.
 	closing context.Context
 	gate    unitGate
@@ -74,14 +83,35 @@ func (u *units) reserve(ctx context.Context, n int64) (unit, first, got int64, e
 
 func (u *units) now() int64 { return (u.clock.NowNanos() - u.epochNanos) / u.unitNanos }
 
+// catchUpWindow is how far behind the clock a saturated populator may
+// issue: when a unit was used up and the next call comes more than one
+// unit later (the waiter woke late: the thread was descheduled, a
+// collection paused it), the units in between are issued in turn, each
+// filled, instead of skipped, as long as they lie within this window
+// behind the clock. A saturated min-granularity service so keeps its full
+// rate (1,024,000 IDs/s) through wake-ups up to 5 ms late, with IDs whose
+// time is at most 5 ms behind their issue. It is less than one
+// max-peak unit, which never catches up. Uniqueness is untouched: every
+// unit handed out is above the last one.
+const catchUpWindow = 5 * time.Millisecond
+
 // step is the populate rule. A unit after last starts at sequence 0. In the
 // same unit, or a unit before last (a goroutine that read the clock before
 // another one advanced last: the clock itself never runs back), the sequence
 // continues from last. When last's sequence is used up, the next unit is
 // borrowed if it is at most borrow units ahead of the clock; else got == 0:
-// wait (waitAfter).
+// wait (waitAfter). When last was used up and the clock has passed
+// last+1, last+1 is caught up (behind) if within catchUp units of the
+// clock, and a unit caught up is filled while it stays within them.
 func (u *units) step(st state, now, n int64) (next state, first, got int64) {
 	if now > st.last {
+		switch {
+		case st.behind && st.seq < u.maxSeq && st.last >= now-u.catchUp:
+			return u.continued(st, n)
+		case st.seq >= u.maxSeq && st.last+1 < now && st.last+1 >= now-u.catchUp:
+			got = min(n, u.maxSeq+1)
+			return state{last: st.last + 1, seq: got - 1, behind: true}, 0, got
+		}
 		got = min(n, u.maxSeq+1)
 		return state{last: now, seq: got - 1}, 0, got
 	}
@@ -92,8 +122,13 @@ func (u *units) step(st state, now, n int64) (next state, first, got int64) {
 		}
 		return st, 0, 0
 	}
+	return u.continued(st, n)
+}
+
+// continued takes up to n more sequence numbers of st.last, which has some.
+func (u *units) continued(st state, n int64) (next state, first, got int64) {
 	got = min(n, u.maxSeq-st.seq)
-	return state{last: st.last, seq: st.seq + got}, st.seq + 1, got
+	return state{last: st.last, seq: st.seq + got, behind: st.behind}, st.seq + 1, got
 }
 
 // raised is st moved above floor: when st is not past floor, the next unit

@@ -2,10 +2,11 @@ package service
 
 import "sync/atomic"
 
-// packedPopulator keeps the state in one atomic.Uint64 — last unit + 1 in
-// the high 43 bits, the sequence + 1 in the low 21 (a sequence of -1, none
-// used, is 0) — and advances it with CAS: lock-free like atomicPopulator,
-// without its allocation.
+// packedPopulator keeps the state in one atomic.Uint64 — behind in the
+// top bit, last unit + 1 in the next 42 bits (the widest time field has
+// 40), the sequence + 1 in the low 21 (a sequence of -1, none used, is 0)
+// — and advances it with CAS: lock-free like atomicPopulator, without its
+// allocation.
 type packedPopulator struct {
 	*units
 	st atomic.Uint64
@@ -13,10 +14,19 @@ type packedPopulator struct {
 
 const packedSeqBits = 21 // holds the widest sequence (20 bits), plus one
 
-func pack(st state) uint64 { return uint64(st.last+1)<<packedSeqBits | uint64(st.seq+1) }
+const packedBehind = 1 << 63
+
+func pack(st state) uint64 {
+	v := uint64(st.last+1)<<packedSeqBits | uint64(st.seq+1)
+	if st.behind {
+		v |= packedBehind
+	}
+	return v
+}
 
 func unpack(v uint64) state {
-	return state{last: int64(v>>packedSeqBits) - 1, seq: int64(v&(1<<packedSeqBits-1)) - 1}
+	return state{last: int64(v&^packedBehind>>packedSeqBits) - 1, seq: int64(v&(1<<packedSeqBits-1)) - 1,
+		behind: v&packedBehind != 0}
 }
 
 func newPackedPopulator(u *units, start state) populator {

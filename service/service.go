@@ -79,6 +79,7 @@ func New(ctx context.Context, s Settings) (*Service, error) {
 			unitNanos:  int64(layout.Unit),
 			maxSeq:     layout.Seq.Max(),
 			borrow:     int64(s.MaxBorrow / layout.Unit),
+			catchUp:    int64(catchUpWindow / layout.Unit),
 			closing:    closingCtx,
 		},
 		closing:   closing,
