@@ -2,7 +2,9 @@ package service
 
 import (
 	"context"
+	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // unitGate is how callers wait for the next time unit: the first caller to
@@ -12,22 +14,67 @@ import (
 // each its reservation, then opens the gate (a closed channel) for the
 // rest. So a saturated service has one thread asleep on the clock per unit
 // instead of one waiting per caller, the callers that waited get their IDs
-// without a race against fresh callers (none waits more than about a unit,
-// however many goroutines compete), and a waiter's deadline or the
+// without a race against fresh callers, and a waiter's deadline or the
 // service's Close ends its wait at once.
+//
+// A served caller still needs a processor to return: with many
+// goroutines taking IDs flat out, the ones running would burn through the
+// new unit for a whole scheduler slice each while the served ones wait in
+// the run queue, up to a tenth of a second more. So while reservations
+// wait to be picked up (served), a fresh caller first yields the
+// processor to them (letServedOut): none waits more than about a unit,
+// however many goroutines compete.
 type unitGate struct {
 	mu      sync.Mutex
 	target  int64         // clock nanos the current gate opens at
 	open    chan struct{} // closed when the clock reached target and the queue was served
 	queue   []*gateWaiter // callers to serve when the gate opens, in order
 	handing bool          // the sleeper is serving the queue: no more joins
+	_       [64]byte
+	served  atomic.Int64 // reservations handed to callers that have not picked them up
+	_       [56]byte
 }
 
 // gateWaiter is one queued caller: it wants n IDs, and receives what the
 // sleeper reserved for it (got 0: nothing left; it tries again).
 type gateWaiter struct {
-	n int64
-	r chan reservation // buffered: the sleeper never blocks on a caller gone
+	n     int64
+	r     chan reservation // buffered: the sleeper never blocks on a caller gone
+	state atomic.Int32     // waiting, served or gone
+}
+
+// A gateWaiter's states: the sleeper moves waiting to served and sends;
+// the caller that stops waiting without its reservation moves waiting to
+// gone, and the sleeper then reserves nothing for it.
+const (
+	waiting int32 = iota
+	served
+	gone
+)
+
+// maxYields bounds how often one call yields to served callers.
+const maxYields = 4
+
+// letServedOut yields the processor, a few times at most, while callers
+// served by the sleeper have not picked up their reservations.
+func (g *unitGate) letServedOut() {
+	for i := 0; i < maxYields && g.served.Load() > 0; i++ {
+		runtime.Gosched()
+	}
+}
+
+// pickedUp counts a reservation received.
+func (g *unitGate) pickedUp() { g.served.Add(-1) }
+
+// leave ends w's wait without having received from w.r: it returns the
+// reservation the sleeper handed w, if it did (zero otherwise).
+func (g *unitGate) leave(w *gateWaiter) reservation {
+	if w.state.CompareAndSwap(waiting, gone) {
+		return reservation{}
+	}
+	r := <-w.r // served: sent already, or about to be
+	g.pickedUp()
+	return r
 }
 
 // reservation is what a populator's attempt took: got IDs (maybe 0)
@@ -75,11 +122,17 @@ func (g *unitGate) sleep(t int64, open chan struct{}, clock Clock, stop context.
 	g.queue, g.handing = nil, true
 	g.mu.Unlock()
 	for _, w := range queue {
+		if w.state.Load() == gone {
+			continue
+		}
 		var r reservation
 		if err == nil {
 			r, _ = try(w.n)
 		}
-		w.r <- r
+		if w.state.CompareAndSwap(waiting, served) { // else it left: r's IDs are skipped
+			g.served.Add(1)
+			w.r <- r
+		}
 	}
 	close(open)
 }

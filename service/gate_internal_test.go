@@ -66,9 +66,11 @@ func TestGateHandsTheUnitToItsWaitersInOrder(t *testing.T) {
 	close(clk.release)
 	<-open
 	assert.Equal(t, []int64{3, 1, 2}, order, "served in the order they joined")
+	assert.EqualValues(t, 3, g.served.Load(), "three reservations wait to be picked up")
 	for i, w := range waiters {
 		select {
 		case r := <-w.r:
+			g.pickedUp()
 			assert.Equal(t, reservation{unit: 7, first: int64(i + 1), got: w.n}, r, "waiter %d got its own reservation", i)
 		default:
 			require.Failf(t, "not served", "waiter %d had nothing when the gate opened", i)
@@ -76,6 +78,8 @@ func TestGateHandsTheUnitToItsWaitersInOrder(t *testing.T) {
 	}
 	assert.Equal(t, open, lateOpen, "a caller that came while serving gets the gate")
 	assert.Empty(t, late.r, "and is not served from the queue")
+	assert.Equal(t, reservation{}, g.leave(late), "it leaves with nothing")
+	assert.Zero(t, g.served.Load(), "every reservation picked up")
 	assert.Len(t, clk.waiting, 0, "one sleeper for the unit")
 }
 
@@ -93,4 +97,27 @@ func TestGateStoppedServesNobody(t *testing.T) {
 	<-open
 	assert.False(t, called, "nothing reserved after stop")
 	assert.Equal(t, reservation{}, <-w.r, "the waiter gets nothing")
+}
+
+// A caller that stops waiting before the unit begins has nothing reserved
+// for it; one that stops after its reservation was made picks it up as it
+// leaves, so that fresh callers do not keep yielding to it.
+func TestGateWaiterThatLeaves(t *testing.T) {
+	clk := &heldClock{waiting: make(chan struct{}, 1), release: make(chan struct{})}
+	var g unitGate
+	var tries atomic.Int64
+	try := func(n int64) (reservation, int64) { tries.Add(1); return reservation{unit: 1, got: n}, 1 }
+	left := &gateWaiter{n: 1, r: make(chan reservation, 1)}
+	stays := &gateWaiter{n: 2, r: make(chan reservation, 1)}
+	open := g.join(100, left, clk, context.Background(), try)
+	g.join(100, stays, clk, context.Background(), try)
+	<-clk.waiting
+	assert.Equal(t, reservation{}, g.leave(left), "gone before the unit began: nothing")
+	close(clk.release)
+	<-open
+	assert.EqualValues(t, 1, tries.Load(), "nothing reserved for the caller gone")
+	assert.EqualValues(t, 1, g.served.Load())
+	assert.Equal(t, reservation{unit: 1, got: 2}, g.leave(stays), "served, then left: it takes its reservation")
+	assert.Zero(t, g.served.Load())
+	g.letServedOut() // returns at once
 }

@@ -59,17 +59,31 @@ type units struct {
 	closing context.Context
 	gate    unitGate
 	// try is the strategy's one attempt to reserve up to n IDs without
-	// waiting: got 0 when the unit is used up, with the state's last unit.
-	// Set once by the populator's constructor.
-	try func(n int64) (r reservation, last int64)
+	// waiting, at clock unit now (read before: a caller's reading may be
+	// older than the state, which step allows): got 0 when the unit is
+	// used up, with the state's last unit. Set once by the populator's
+	// constructor; tryNow is try at the clock's present unit, for the
+	// gate's sleeper.
+	try    func(now, n int64) (r reservation, last int64)
+	tryNow func(n int64) (r reservation, last int64)
+}
+
+// setTry installs a strategy's try.
+func (u *units) setTry(try func(now, n int64) (reservation, int64)) {
+	u.try = try
+	u.tryNow = func(n int64) (reservation, int64) { return try(u.now(), n) }
 }
 
 // reserve is every populator's reserve: try, and when the unit is used
 // up wait for the next one (waitAfter), which may hand over IDs reserved
 // for this caller at once.
 func (u *units) reserve(ctx context.Context, n int64) (unit, first, got int64, err error) {
+	u.gate.letServedOut()
 	for {
-		r, last := u.try(n)
+		// The clock is read before the strategy's lock or CAS, not under
+		// it: the lock is held for less time, and a CAS retry reads it
+		// no more.
+		r, last := u.try(u.now(), n)
 		if r.got == 0 {
 			if r, err = u.waitAfter(ctx, last, n); err != nil {
 				return 0, 0, 0, err
@@ -165,22 +179,22 @@ func (u *units) waitAfter(ctx context.Context, last, n int64) (r reservation, er
 		return reservation{}, err
 	}
 	w := &gateWaiter{n: n, r: make(chan reservation, 1)}
-	open := u.gate.join(t, w, u.clock, stop, u.try)
+	open := u.gate.join(t, w, u.clock, stop, u.tryNow)
 	if open == nil {
 		return reservation{}, u.clock.WaitUntil(ctx, t)
 	}
 	select {
 	case r = <-w.r:
+		u.gate.pickedUp()
 	case <-open:
 		// Served before the gate opened, or came while the queue was
 		// served (nothing then: try again).
-		select {
-		case r = <-w.r:
-		default:
-		}
+		r = u.gate.leave(w)
 	case <-ctx.Done():
+		u.gate.leave(w) // IDs reserved for it meanwhile are skipped
 		return reservation{}, ctx.Err()
 	case <-stop.Done():
+		u.gate.leave(w)
 		return reservation{}, intf.ErrClosed
 	}
 	if stop.Err() != nil {

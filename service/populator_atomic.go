@@ -13,14 +13,14 @@ type atomicPopulator struct {
 func newAtomicPopulator(u *units, start state) populator {
 	p := &atomicPopulator{units: u}
 	p.st.Store(&start)
-	u.try = p.tryReserve
+	u.setTry(p.tryReserve)
 	return p
 }
 
-func (p *atomicPopulator) tryReserve(n int64) (reservation, int64) {
+func (p *atomicPopulator) tryReserve(now, n int64) (reservation, int64) {
 	for {
 		cur := p.st.Load()
-		next, first, got := p.step(*cur, p.now(), n)
+		next, first, got := p.step(*cur, now, n)
 		if got == 0 {
 			return reservation{}, cur.last
 		}

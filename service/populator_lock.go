@@ -32,14 +32,14 @@ func newSpinPopulator(u *units, start state) populator {
 
 func newLocked(u *units, mu sync.Locker, start state) populator {
 	p := &lockedPopulator{units: u, mu: mu, st: start}
-	u.try = p.tryReserve
+	u.setTry(p.tryReserve)
 	return p
 }
 
-func (p *lockedPopulator) tryReserve(n int64) (reservation, int64) {
+func (p *lockedPopulator) tryReserve(now, n int64) (reservation, int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	next, first, got := p.step(p.st, p.now(), n)
+	next, first, got := p.step(p.st, now, n)
 	if got == 0 {
 		return reservation{}, p.st.last
 	}

@@ -32,15 +32,15 @@ func unpack(v uint64) state {
 func newPackedPopulator(u *units, start state) populator {
 	p := &packedPopulator{units: u}
 	p.st.Store(pack(start))
-	u.try = p.tryReserve
+	u.setTry(p.tryReserve)
 	return p
 }
 
-func (p *packedPopulator) tryReserve(n int64) (reservation, int64) {
+func (p *packedPopulator) tryReserve(now, n int64) (reservation, int64) {
 	for {
 		cur := p.st.Load()
 		st := unpack(cur)
-		next, first, got := p.step(st, p.now(), n)
+		next, first, got := p.step(st, now, n)
 		if got == 0 {
 			return reservation{}, st.last
 		}
