@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/segbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 )
@@ -21,10 +22,14 @@ type Client struct {
 	opts   options
 	buf    *buffer // nil without WithBuffer
 	ranges *ranges // nil without WithSegmentRanges
-	closed atomic.Bool
-	ctx    context.Context // cancelled by Close; background work runs under it
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// segTags are the ranges' buffers (empty without WithSegmentRanges),
+	// here rather than behind ranges so that NextSegmentId's fast path
+	// loads one pointer before its add.
+	segTags segbuf.Set
+	closed  atomic.Bool
+	ctx     context.Context // cancelled by Close; background work runs under it
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 }
 
 var (

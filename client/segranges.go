@@ -19,7 +19,7 @@ import (
 // the client's fail-over.
 type ranges struct {
 	c      *Client
-	tags   segbuf.Set
+	tags   *segbuf.Set // &c.segTags
 	policy segbuf.Policy
 	// serverMax is the smallest segmentMaxRange a server told of (its
 	// refusal of a larger size); 0 until one did.
@@ -30,7 +30,7 @@ type ranges struct {
 }
 
 func newRanges(c *Client) *ranges {
-	r := &ranges{c: c}
+	r := &ranges{c: c, tags: &c.segTags}
 	// A caller that finds both ranges used up waits for the load in
 	// flight, which is one call (bounded by the call timeout, fail-over
 	// included); three times that leaves room for a busy scheduler: 64
@@ -148,27 +148,32 @@ func exhausted(tag string, cause error, wait time.Duration) error {
 }
 
 // NextSegmentId returns one segment ID of tag. With WithSegmentRanges it
-// comes from a range the client holds, without allocating: one atomic add
-// while the range lasts. Without, it is one NextIds call.
+// comes from a range the client holds, without allocating: one pointer
+// load, one atomic add and a bounds check while the range lasts. Without,
+// it is one NextIds call.
 func (c *Client) NextSegmentId(ctx context.Context, tag string) (int64, error) {
-	r := c.ranges
-	if r == nil {
+	id, took := c.segTags.TryNext(tag) // Dry without WithSegmentRanges: the set stays empty
+	if took != segbuf.Got {
+		return c.nextSegmentId(ctx, tag, id, took)
+	}
+	return id, nil
+}
+
+// nextSegmentId is NextSegmentId past its fast path, given what TryNext
+// found: the threshold taken (id is the caller's: start the spare's
+// load), or nothing (no ranges held, another tag or string, a range used
+// up). Its arguments extend NextSegmentId's in the same registers, so that
+// the fast path stores none of them before its add.
+func (c *Client) nextSegmentId(ctx context.Context, tag string, id int64, took segbuf.Took) (int64, error) {
+	if c.ranges == nil {
 		return intf.NextSegmentId(ctx, c, tag)
 	}
-	switch id, took := r.tags.TryNext(tag); took {
-	case segbuf.Got:
-		return id, nil
-	case segbuf.GotAtThreshold:
-		if b := r.tags.Find(tag); b != nil {
+	if took == segbuf.GotAtThreshold {
+		if b := c.segTags.Find(tag); b != nil {
 			b.Kick()
 		}
 		return id, nil
 	}
-	return c.nextSegmentId(ctx, tag)
-}
-
-// nextSegmentId is NextSegmentId past its fast path.
-func (c *Client) nextSegmentId(ctx context.Context, tag string) (int64, error) {
 	if c.closed.Load() {
 		return 0, intf.ErrClosed
 	}
@@ -205,7 +210,7 @@ func (c *Client) SegmentStatus(tag string) (st segbuf.Status, ok bool) {
 	if c.ranges == nil {
 		return segbuf.Status{}, false
 	}
-	b := c.ranges.tags.Find(tag)
+	b := c.segTags.Find(tag)
 	if b == nil {
 		return segbuf.Status{}, false
 	}
