@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // unitGate is how callers wait for the next time unit: the first caller to
@@ -23,8 +24,12 @@ import (
 // the run queue, up to a tenth of a second more. So while reservations
 // wait to be picked up (served), a fresh caller first yields the
 // processor to them (letServedOut): none waits more than about a unit,
-// however many goroutines compete.
+// however many goroutines compete. Only for units longer than a scheduler
+// slice (yields): a shorter unit is used up, and its fresh callers park
+// at the next gate, sooner than a slice, and the yields would cost more
+// than they give.
 type unitGate struct {
+	yields  bool // units are longer than schedulerSlice; set before use
 	mu      sync.Mutex
 	target  int64         // clock nanos the current gate opens at
 	open    chan struct{} // closed when the clock reached target and the queue was served
@@ -53,11 +58,18 @@ const (
 )
 
 // maxYields bounds how often one call yields to served callers.
-const maxYields = 4
+const maxYields = 2
+
+// schedulerSlice is how long Go lets a goroutine run before it preempts it
+// for another.
+const schedulerSlice = 10 * time.Millisecond
 
 // letServedOut yields the processor, a few times at most, while callers
 // served by the sleeper have not picked up their reservations.
 func (g *unitGate) letServedOut() {
+	if !g.yields {
+		return
+	}
 	for i := 0; i < maxYields && g.served.Load() > 0; i++ {
 		runtime.Gosched()
 	}
@@ -81,15 +93,36 @@ func (g *unitGate) leave(w *gateWaiter) reservation {
 // first..first+got-1 of unit.
 type reservation struct{ unit, first, got int64 }
 
+// gateEnv is what a gate's sleeper works with.
+type gateEnv struct {
+	clock Clock
+	// stop ends the sleeper early (the service closing): the gate then
+	// opens without serving anyone.
+	stop context.Context
+	// try reserves up to n IDs for a queued caller.
+	try func(n int64) (reservation, int64)
+	// tick, when set, publishes the present time unit each time the
+	// sleeper wakes, and the sleeper stays for the next unit while units
+	// keep having waiters (see units.current).
+	tick ticker
+}
+
+// ticker is the present unit kept for a saturated populator's fast path.
+type ticker interface {
+	// tick publishes the clock's unit at now (clock nanos) and returns
+	// when the next unit begins.
+	tick(now int64) (next int64)
+	// untick withdraws it: callers read the clock again.
+	untick()
+}
+
 // join queues w (when not nil) for the gate that opens at t (clock
 // nanos), starting its sleeper if none waits for t yet, and returns the
 // gate. It returns nil when a gate for a later time is pending (a caller
 // that read a state already passed: it waits alone). A w that comes while
 // the queue is being served is not queued: the unit has begun, and the
-// caller tries again when the gate opens. try reserves for the queued
-// callers; stop ends the sleeper early (the service closing), and the gate
-// opens then without serving anyone.
-func (g *unitGate) join(t int64, w *gateWaiter, clock Clock, stop context.Context, try func(n int64) (reservation, int64)) <-chan struct{} {
+// caller tries again when the gate opens.
+func (g *unitGate) join(t int64, w *gateWaiter, env *gateEnv) <-chan struct{} {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
@@ -110,17 +143,48 @@ func (g *unitGate) join(t int64, w *gateWaiter, clock Clock, stop context.Contex
 	if w != nil {
 		g.queue = append(g.queue, w)
 	}
-	go g.sleep(t, open, clock, stop, try)
+	go g.sleep(t, open, env)
 	return open
 }
 
-// sleep waits for t, serves the queue in order and opens the gate.
-func (g *unitGate) sleep(t int64, open chan struct{}, clock Clock, stop context.Context, try func(n int64) (reservation, int64)) {
-	err := clock.WaitUntil(stop, t) // an error is stop: the waiters then see the service closed
-	g.mu.Lock()
-	queue := g.queue
-	g.queue, g.handing = nil, true
-	g.mu.Unlock()
+// sleep waits for t, serves the queue in order and opens the gate. With a
+// ticker it publishes the unit it woke in, and when that unit had waiters
+// (the populator is saturated) it stays: it opens a gate for the next
+// unit and sleeps until then, so that the present unit is known without a
+// clock read per ID for as long as the saturation lasts, one wake per unit.
+func (g *unitGate) sleep(t int64, open chan struct{}, env *gateEnv) {
+	for {
+		err := env.clock.WaitUntil(env.stop, t) // an error is stop: the waiters then see the service closed
+		next := int64(0)
+		if env.tick != nil && err == nil {
+			next = env.tick.tick(env.clock.NowNanos())
+		}
+		g.mu.Lock()
+		queue := g.queue
+		g.queue, g.handing = nil, true
+		stay := env.tick != nil && err == nil && len(queue) > 0 && g.open == open
+		var nextOpen chan struct{}
+		if stay {
+			// The next unit's gate, pending from now on: callers that use
+			// up this unit queue on it.
+			nextOpen = make(chan struct{})
+			g.target, g.open, g.queue, g.handing = next, nextOpen, nil, false
+		}
+		g.mu.Unlock()
+		g.serve(queue, err, env.try)
+		close(open)
+		if !stay {
+			if env.tick != nil {
+				env.tick.untick()
+			}
+			return
+		}
+		t, open = next, nextOpen
+	}
+}
+
+// serve hands each queued caller its reservation, in order.
+func (g *unitGate) serve(queue []*gateWaiter, err error, try func(n int64) (reservation, int64)) {
 	for _, w := range queue {
 		if w.state.Load() == gone {
 			continue
@@ -134,5 +198,4 @@ func (g *unitGate) sleep(t int64, open chan struct{}, clock Clock, stop context.
 			w.r <- r
 		}
 	}
-	close(open)
 }

@@ -48,21 +48,22 @@ func TestGateHandsTheUnitToItsWaitersInOrder(t *testing.T) {
 		order = append(order, n)
 		if len(order) == 1 { // while serving: a caller that comes now
 			late = &gateWaiter{n: 99, r: make(chan reservation, 1)}
-			lateOpen = g.join(100, late, clk, context.Background(), nil)
+			lateOpen = g.join(100, late, &gateEnv{clock: clk, stop: context.Background()})
 		}
 		return reservation{unit: 7, first: int64(len(order)), got: n}, 7
 	}
 	waiters := []*gateWaiter{{n: 3, r: make(chan reservation, 1)}, {n: 1, r: make(chan reservation, 1)}, {n: 2, r: make(chan reservation, 1)}}
+	env := &gateEnv{clock: clk, stop: context.Background(), try: try}
 	var open <-chan struct{}
 	for i, w := range waiters {
-		o := g.join(100, w, clk, context.Background(), try)
+		o := g.join(100, w, env)
 		if i == 0 {
 			open = o
 			<-clk.waiting // one sleeper, started by the first
 		}
 		assert.Equal(t, open, o, "one gate per time")
 	}
-	assert.Nil(t, g.join(50, nil, clk, context.Background(), try), "an earlier time while a later gate is pending: wait alone")
+	assert.Nil(t, g.join(50, nil, env), "an earlier time while a later gate is pending: wait alone")
 	close(clk.release)
 	<-open
 	assert.Equal(t, []int64{3, 1, 2}, order, "served in the order they joined")
@@ -91,7 +92,7 @@ func TestGateStoppedServesNobody(t *testing.T) {
 	stop, cancel := context.WithCancel(context.Background())
 	called := false
 	w := &gateWaiter{n: 1, r: make(chan reservation, 1)}
-	open := g.join(100, w, clk, stop, func(int64) (reservation, int64) { called = true; return reservation{got: 1}, 0 })
+	open := g.join(100, w, &gateEnv{clock: clk, stop: stop, try: func(int64) (reservation, int64) { called = true; return reservation{got: 1}, 0 }})
 	<-clk.waiting
 	cancel()
 	<-open
@@ -109,8 +110,9 @@ func TestGateWaiterThatLeaves(t *testing.T) {
 	try := func(n int64) (reservation, int64) { tries.Add(1); return reservation{unit: 1, got: n}, 1 }
 	left := &gateWaiter{n: 1, r: make(chan reservation, 1)}
 	stays := &gateWaiter{n: 2, r: make(chan reservation, 1)}
-	open := g.join(100, left, clk, context.Background(), try)
-	g.join(100, stays, clk, context.Background(), try)
+	env := &gateEnv{clock: clk, stop: context.Background(), try: try}
+	open := g.join(100, left, env)
+	g.join(100, stays, env)
 	<-clk.waiting
 	assert.Equal(t, reservation{}, g.leave(left), "gone before the unit began: nothing")
 	close(clk.release)
@@ -119,5 +121,69 @@ func TestGateWaiterThatLeaves(t *testing.T) {
 	assert.EqualValues(t, 1, g.served.Load())
 	assert.Equal(t, reservation{unit: 1, got: 2}, g.leave(stays), "served, then left: it takes its reservation")
 	assert.Zero(t, g.served.Load())
+	g.yields = true
 	g.letServedOut() // returns at once
+}
+
+// testTicker records what the sleeper publishes; each unit lasts 100.
+type testTicker struct {
+	mu      sync.Mutex
+	ticks   []int64
+	unticks chan struct{}
+}
+
+func (k *testTicker) tick(now int64) int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.ticks = append(k.ticks, now)
+	return now + 100
+}
+
+func (k *testTicker) untick() { k.unticks <- struct{}{} }
+
+func (k *testTicker) seen() []int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]int64(nil), k.ticks...)
+}
+
+// With a ticker, the sleeper publishes each unit it wakes in and stays for
+// the next one while units keep having waiters (a gate for the next unit
+// is pending meanwhile); at a unit nobody waited for, it withdraws the
+// unit and ends.
+func TestTickingSleeperStaysWhileUnitsHaveWaiters(t *testing.T) {
+	clk := &heldClock{waiting: make(chan struct{}, 4), release: make(chan struct{})}
+	tk := &testTicker{unticks: make(chan struct{}, 1)}
+	var g unitGate
+	env := &gateEnv{clock: clk, stop: context.Background(), tick: tk,
+		try: func(n int64) (reservation, int64) { return reservation{unit: 1, got: n}, 1 }}
+
+	w1 := &gateWaiter{n: 1, r: make(chan reservation, 1)}
+	open1 := g.join(100, w1, env)
+	<-clk.waiting
+	clk.release <- struct{}{}
+	<-open1
+	assert.Equal(t, reservation{unit: 1, got: 1}, g.leave(w1))
+	<-clk.waiting // it stays: sleeping until the next unit
+	assert.Equal(t, []int64{100}, tk.seen())
+
+	w2 := &gateWaiter{n: 2, r: make(chan reservation, 1)}
+	open2 := g.join(200, w2, env)
+	require.NotNil(t, open2)
+	assert.NotEqual(t, open1, open2, "the next unit's own gate")
+	select {
+	case <-open2:
+		t.Fatal("the next unit's gate opened before its time")
+	default:
+	}
+	assert.Nil(t, g.join(150, nil, env), "an earlier time while the next gate is pending: wait alone")
+	clk.release <- struct{}{}
+	<-open2
+	assert.Equal(t, reservation{unit: 1, got: 2}, g.leave(w2))
+	<-clk.waiting // unit 200 had a waiter: it stays again
+	clk.release <- struct{}{}
+	<-tk.unticks // unit 300 had none: withdrawn, and the sleeper ends
+	assert.Equal(t, []int64{100, 200, 300}, tk.seen())
+	assert.Len(t, clk.waiting, 0, "no further wait")
+	assert.Zero(t, g.served.Load())
 }

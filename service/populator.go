@@ -58,6 +58,16 @@ type units struct {
 	// closing, when set, is done once the service closes: it ends waits.
 	closing context.Context
 	gate    unitGate
+	env     gateEnv // the gate's sleeper's; set by setTry
+	// current is the clock's present unit while a saturated populator's
+	// gate sleeper keeps it (a clock that really sleeps: SystemClock), -1
+	// otherwise. A caller takes it instead of reading the clock: the
+	// clock read is most of an ID's cost when the populator is
+	// saturated. It may lag the clock by the sleeper's lateness at a unit
+	// boundary, never lead it (see tick).
+	_       [64]byte
+	current atomic.Int64
+	_       [56]byte
 	// try is the strategy's one attempt to reserve up to n IDs without
 	// waiting, at clock unit now (read before: a caller's reading may be
 	// older than the state, which step allows): got 0 when the unit is
@@ -68,10 +78,42 @@ type units struct {
 	tryNow func(n int64) (r reservation, last int64)
 }
 
-// setTry installs a strategy's try.
+// setTry installs a strategy's try, and with it what the gate's sleeper
+// needs.
 func (u *units) setTry(try func(now, n int64) (reservation, int64)) {
 	u.try = try
 	u.tryNow = func(n int64) (reservation, int64) { return try(u.now(), n) }
+	u.current.Store(-1)
+	stop := u.closing
+	if stop == nil {
+		stop = context.Background()
+	}
+	u.env = gateEnv{clock: u.clock, stop: stop, try: u.tryNow}
+	u.gate.yields = time.Duration(u.unitNanos) > schedulerSlice
+	if _, sleeps := u.clock.(*SystemClock); sleeps {
+		// Only a clock whose waits take real time: a test clock that
+		// jumps to the target would be driven ahead by the ticking.
+		u.env.tick = u
+	}
+}
+
+// tick implements ticker.
+func (u *units) tick(now int64) int64 {
+	unit := (now - u.epochNanos) / u.unitNanos
+	u.current.Store(unit)
+	return u.epochNanos + (unit+1)*u.unitNanos
+}
+
+// untick implements ticker.
+func (u *units) untick() { u.current.Store(-1) }
+
+// present is the unit to reserve in: the kept one when a sleeper keeps it
+// (cached), else the clock's.
+func (u *units) present() (unit int64, cached bool) {
+	if c := u.current.Load(); c >= 0 {
+		return c, true
+	}
+	return u.now(), false
 }
 
 // reserve is every populator's reserve: try, and when the unit is used
@@ -79,11 +121,17 @@ func (u *units) setTry(try func(now, n int64) (reservation, int64)) {
 // for this caller at once.
 func (u *units) reserve(ctx context.Context, n int64) (unit, first, got int64, err error) {
 	u.gate.letServedOut()
+	// The clock is read before the strategy's lock or CAS, not under it:
+	// the lock is held for less time, and a CAS retry reads it no more.
+	now, cached := u.present()
 	for {
-		// The clock is read before the strategy's lock or CAS, not under
-		// it: the lock is held for less time, and a CAS retry reads it
-		// no more.
-		r, last := u.try(u.now(), n)
+		r, last := u.try(now, n)
+		if r.got == 0 && cached {
+			// The kept unit is used up: the clock may be past it already
+			// (the sleeper not yet awake): look before waiting.
+			now, cached = u.now(), false
+			continue
+		}
 		if r.got == 0 {
 			if r, err = u.waitAfter(ctx, last, n); err != nil {
 				return 0, 0, 0, err
@@ -92,6 +140,7 @@ func (u *units) reserve(ctx context.Context, n int64) (unit, first, got int64, e
 		if r.got > 0 {
 			return r.unit, r.first, r.got, nil
 		}
+		now, cached = u.present()
 	}
 }
 
@@ -168,10 +217,7 @@ func (u *units) waitAfter(ctx context.Context, last, n int64) (r reservation, er
 	if u.clock.NowNanos() >= t {
 		return reservation{}, nil
 	}
-	stop := u.closing
-	if stop == nil {
-		stop = context.Background()
-	}
+	stop := u.env.stop
 	if stop.Err() != nil {
 		return reservation{}, intf.ErrClosed
 	}
@@ -179,7 +225,7 @@ func (u *units) waitAfter(ctx context.Context, last, n int64) (r reservation, er
 		return reservation{}, err
 	}
 	w := &gateWaiter{n: n, r: make(chan reservation, 1)}
-	open := u.gate.join(t, w, u.clock, stop, u.tryNow)
+	open := u.gate.join(t, w, &u.env)
 	if open == nil {
 		return reservation{}, u.clock.WaitUntil(ctx, t)
 	}
