@@ -1,19 +1,27 @@
 // Command satprobe measures the embedded service at saturation with nothing
 // else in the process: goroutines call GenId in a loop for a window, and it
-// prints the share of the bit budget reached and the process's CPU per wall
-// second (rusage), so the cost of waiting for the next unit can be read
-// apart from a harness's own work.
+// prints, per populator, type and number of goroutines, the share of the
+// bit budget reached, the process's CPU per wall second (rusage), the
+// errors and the slowest call, so the cost of issuing and of waiting for
+// the next unit can be read apart from a harness's own work (a harness that
+// keeps every ID spends more than the service here; see
+// docs/benchmarks.md). Each goroutine counts its own IDs and reads the
+// clock once per 64 calls, as ../shared/checks/tools/peerbench does.
 //
-//	go run ./scripts/satprobe -type min-granularity -goroutines 1 -window 2s
+//	go run ./scripts/satprobe                     # the whole table, 4 s per case
+//	go run ./scripts/satprobe -type min-granularity -populator lock -goroutines 1 -window 2s
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
+	"runtime/pprof"
+	"strconv"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,49 +29,120 @@ import (
 	"github.com/vesta-go/vesta/service"
 )
 
+// quiet drops the service's warning about running without a data dir.
+var quiet = slog.New(slog.DiscardHandler)
+
 func cpu() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// result is one case's figures.
+type result struct {
+	budget, cores float64
+	errs          int64
+	slowest       time.Duration
+}
+
 func main() {
-	typeName := flag.String("type", "min-granularity", "max-peak or min-granularity")
-	pop := flag.String("populator", service.DefaultPopulator, "lock, sync, atomic or packed")
-	goroutines := flag.Int("goroutines", 1, "callers")
-	window := flag.Duration("window", 2*time.Second, "how long to call")
+	types := flag.String("type", "max-peak,min-granularity", "types, comma-separated")
+	pops := flag.String("populator", strings.Join(service.Populators(), ","), "populators, comma-separated")
+	goroutines := flag.String("goroutines", "1,64", "numbers of callers, comma-separated")
+	window := flag.Duration("window", 4*time.Second, "how long each case calls")
+	timed := flag.Bool("timed", true, "time every call for the slowest (two clock reads per call: CPU figures then include them)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of all the cases to this file")
 	flag.Parse()
-	typ, err := intf.ParseIdType(*typeName)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
 	}
+	fmt.Println("| type/populator | goroutines | budget | cores | errors | slowest call |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, tn := range strings.Split(*types, ",") {
+		typ, err := intf.ParseIdType(tn)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		for _, pop := range strings.Split(*pops, ",") {
+			for _, gs := range strings.Split(*goroutines, ",") {
+				g, err := strconv.Atoi(gs)
+				if err != nil || g < 1 {
+					fmt.Fprintf(os.Stderr, "goroutines: %q is not a positive number\n", gs)
+					os.Exit(2)
+				}
+				r, err := run(typ, pop, g, *window, *timed)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(1)
+				}
+				slowest := "-"
+				if *timed {
+					slowest = r.slowest.Round(time.Millisecond).String()
+				}
+				fmt.Printf("| %s/%s | %d | %.1f%% | %.3f | %d | %s |\n", typ, pop, g, r.budget, r.cores, r.errs, slowest)
+			}
+		}
+	}
+}
+
+// run measures one case on a fresh service.
+func run(typ intf.IdType, pop string, goroutines int, window time.Duration, timed bool) (result, error) {
 	ctx := context.Background()
-	svc, err := service.New(ctx, service.Settings{Type: typ, Populator: *pop, NoDataDir: true})
+	svc, err := service.New(ctx, service.Settings{Type: typ, Populator: pop, NoDataDir: true, Logger: quiet})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return result{}, err
 	}
 	defer svc.Close()
 	l, _ := typ.Layout()
 	budget := float64(l.Seq.Max()+1) * float64(time.Second/l.Unit)
-	var n, errs atomic.Int64
-	deadline := time.Now().Add(*window)
+	counts := make([]int64, goroutines)
+	errs := make([]int64, goroutines)
+	slowest := make([]time.Duration, goroutines)
+	deadline := time.Now().Add(window)
 	c0, t0 := cpu(), time.Now()
 	var wg sync.WaitGroup
-	for range *goroutines {
+	for w := range goroutines {
 		wg.Go(func() {
-			for time.Now().Before(deadline) {
-				if _, err := svc.GenId(ctx); err != nil {
-					errs.Add(1)
+			for i := 0; ; i++ {
+				if i&63 == 0 && time.Now().After(deadline) {
+					return
+				}
+				var start time.Time
+				if timed {
+					start = time.Now()
+				}
+				_, err := svc.GenId(ctx)
+				if timed {
+					slowest[w] = max(slowest[w], time.Since(start))
+				}
+				if err != nil {
+					errs[w]++
 					continue
 				}
-				n.Add(1)
+				counts[w]++
 			}
 		})
 	}
 	wg.Wait()
 	el, c := time.Since(t0).Seconds(), cpu()-c0
-	fmt.Printf("%s/%s goroutines=%d ids/s=%.0f budget=%.1f%% cores=%.2f errors=%d\n",
-		typ, *pop, *goroutines, float64(n.Load())/el, 100*float64(n.Load())/el/budget, c.Seconds()/el, errs.Load())
+	var r result
+	var n int64
+	for w := range goroutines {
+		n += counts[w]
+		r.errs += errs[w]
+		r.slowest = max(r.slowest, slowest[w])
+	}
+	r.budget = 100 * float64(n) / el / budget
+	r.cores = c.Seconds() / el
+	return r, nil
 }
