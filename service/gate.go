@@ -16,7 +16,9 @@ import (
 // rest. So a saturated service has one thread asleep on the clock per unit
 // instead of one waiting per caller, the callers that waited get their IDs
 // without a race against fresh callers, and a waiter's deadline or the
-// service's Close ends its wait at once.
+// service's Close ends its wait at once. With a ticker (SystemClock) the
+// sleeper of a unit that had waiters stays for the next one, keeping the
+// present unit for the populator's fast path (see sleep).
 //
 // A served caller still needs a processor to return: with many
 // goroutines taking IDs flat out, the ones running would burn through the
