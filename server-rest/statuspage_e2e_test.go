@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/statuspage"
+	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/intf"
 )
 
@@ -143,6 +144,10 @@ func fetchStatus(t *testing.T, base, token string) statuspage.Status {
 // reads IDs of /genid (and a version-1 ID, negative as a Java long) as
 // intf.Decode does. It saves a screenshot of each page under the test's
 // temp dir (and into $UI_SCREENSHOT_DIR when set, to keep it).
+//
+// A plain go test drives max-peak only (with tokens: the larger of the
+// two); min-granularity, another Chromium and another 5 s of 1 s polls, is
+// stress only.
 func TestStatusPageInABrowser(t *testing.T) {
 	// Not parallel: Chromium takes a core for seconds, and the package's
 	// parallel tests include timing-sensitive ones (a burst that must
@@ -157,6 +162,9 @@ func TestStatusPageInABrowser(t *testing.T) {
 		{intf.MinGranularity, 42, false},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
+			if !tc.auth {
+				stresstest.Only(t, "a second Chromium on the status page, for the other ID type")
+			}
 			args := []string{"--listen", "127.0.0.1:0", "--machine", strconv.FormatInt(tc.machine, 10), "--data-dir", t.TempDir(),
 				"--segment-tags", "order,coupon", "--type", tc.typ.String()}
 			genTok, opsTok := "", ""

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 )
@@ -141,7 +142,7 @@ func checkConcurrentRun(t *testing.T, l intf.Layout, out [][]int64, want int) {
 func testConcurrentRealClock(t *testing.T, pop string) {
 	const g = 64
 	n := 20_000
-	if stress && !testing.Short() {
+	if stresstest.On && !testing.Short() {
 		n = 100_000
 	}
 	typ := intf.MinGranularity

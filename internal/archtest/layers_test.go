@@ -95,7 +95,7 @@ func ignored(p string) bool {
 	rel := strings.TrimPrefix(p, module+"/")
 	for _, prefix := range []string{"scripts/", "internal/ctxtime", "internal/buildinfo", "internal/nettest", "internal/pgtest",
 		"internal/syncbuf", "internal/archtest", "internal/etcdtest", "internal/tlstest", "internal/maintest", "internal/testbin",
-		"internal/leasetest",
+		"internal/leasetest", "internal/stresstest",
 		"deploy"} {
 		if strings.HasPrefix(rel, prefix) {
 			return true
