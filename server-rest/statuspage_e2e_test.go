@@ -149,9 +149,11 @@ func fetchStatus(t *testing.T, base, token string) statuspage.Status {
 // two); min-granularity, another Chromium and another 5 s of 1 s polls, is
 // stress only.
 func TestStatusPageInABrowser(t *testing.T) {
-	// Not parallel: Chromium takes a core for seconds, and the package's
-	// parallel tests include timing-sensitive ones (a burst that must
-	// outrun the clock); serial tests run before them.
+	// Parallel: the page polls /status every second, so the test mostly
+	// waits. The one test that needs the CPU to itself (a burst that must
+	// outrun the clock, TestBorrowedBurstSurvivesKill9) is serial, so it
+	// runs before every parallel test.
+	t.Parallel()
 	exe := chromium(t)
 	for _, tc := range []struct {
 		typ     intf.IdType

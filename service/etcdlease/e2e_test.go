@@ -1,7 +1,7 @@
 package etcdlease_test
 
 import (
-		"io"
+	"io"
 	"net/http"
 	"os/exec"
 	"strconv"
