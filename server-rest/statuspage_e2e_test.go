@@ -145,10 +145,12 @@ func fetchStatus(t *testing.T, base, token string) statuspage.Status {
 // intf.Decode does. It saves a screenshot of each page under the test's
 // temp dir (and into $UI_SCREENSHOT_DIR when set, to keep it).
 //
-// A plain go test drives max-peak only (with tokens: the larger of the
-// two); min-granularity, another Chromium and another 5 s of 1 s polls, is
-// stress only.
+// Stress only: two headless Chromiums, each for about 5 s of the page's
+// 1 s polls. A plain run covers /status and /ui by statuspage's
+// TestHandlers and restserver's TestStatusFollowsTheServer; the page's
+// script runs only here.
 func TestStatusPageInABrowser(t *testing.T) {
+	stresstest.Only(t, "headless Chromium on the status page of two real servers")
 	// Parallel: the page polls /status every second, so the test mostly
 	// waits. The one test that needs the CPU to itself (a burst that must
 	// outrun the clock, TestBorrowedBurstSurvivesKill9) is serial, so it
@@ -164,9 +166,6 @@ func TestStatusPageInABrowser(t *testing.T) {
 		{intf.MinGranularity, 42, false},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
-			if !tc.auth {
-				stresstest.Only(t, "a second Chromium on the status page, for the other ID type")
-			}
 			args := []string{"--listen", "127.0.0.1:0", "--machine", strconv.FormatInt(tc.machine, 10), "--data-dir", t.TempDir(),
 				"--segment-tags", "order,coupon", "--type", tc.typ.String()}
 			genTok, opsTok := "", ""
