@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/leasetest"
+	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/internal/testbin"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/etcdlease"
@@ -95,7 +96,13 @@ func metricValue(page, name string) string { return leasetest.MetricValue(page, 
 // through a proxy, cuts etcd off for longer than the lease and checks that
 // /readyz, vesta_ready and vesta_machine_lease_held say fenced whenever
 // /genid is refused for want of a lease, and ready again once it issues.
+//
+// Stress only: a real server-rest cut off from etcd for longer than its
+// lease. A plain run covers readiness following the lease by restserver's
+// TestReadyzFollowsTheLease and server-rpc's TestAdminReadyzFenced, and the
+// fencing by TestCutHolderIsFencedBeforeItsLeaseExpires.
 func TestServerRestFencedIsNotReady(t *testing.T) {
+	stresstest.Only(t, "a real server-rest cut off from etcd past its lease TTL")
 	t.Parallel()
 	bin := buildServerRest(t)
 	px := newProxy(t, etcdEndpoint)
