@@ -68,8 +68,8 @@ func maxIdOn(t *testing.T, s *pgtest.Server, tag string) int64 {
 // a crash (pg_ctl stop -m immediate) and the standby is promoted: both
 // servers go on serving from the new primary by themselves, every ID
 // before and after is unique, and each server's IDs keep increasing.
-// The time to recover is printed (go test -v -run TestSegmentFailover
-// ./server-rest/; docs/benchmarks.md).
+// The time to recover is printed (go test -tags stress -v -run
+// TestSegmentFailover ./server-rest/; docs/benchmarks.md).
 //
 // Stress only: a PostgreSQL primary and standby and two servers under
 // load. A plain run covers the failover by pgstore's
