@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/scripts/grayfail"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 )
@@ -69,39 +70,46 @@ func testGrayFailureStoppedServer(t *testing.T, e *grayfail.Env) {
 // a restart, the windows after a kill), so they run at the same time, with
 // the package's other parallel tests: their subtests are started from
 // goroutines, so all of them run at once whatever -parallel says.
+//
+// The stop, restart and rolling kill rows (2-3 s each of stops and
+// restarts in real time) are stress only; a plain run keeps the buffered
+// Close and the wire rows here, and covers failing over and reconnecting
+// in process (TestFailoverUnderLoad, TestReconnectAfterRestart) and a
+// stopped server by TestGrayFailureStoppedServer.
 func TestGrayFailureRealServers(t *testing.T) {
 	t.Parallel()
 	e := grayEnv(t)
 	scenarios := []struct {
-		name string
-		run  func(t *testing.T)
+		name   string
+		stress string // why the row is stress only ("": it runs in a plain go test)
+		run    func(t *testing.T)
 	}{
-		{"buffered client: Close with the server stopped mid-refill", func(t *testing.T) {
+		{"buffered client: Close with the server stopped mid-refill", "", func(t *testing.T) {
 			d, err := e.BufferedClose()
 			require.NoError(t, err)
 			assert.Less(t, d, time.Second)
 		}},
-		{"A stopped, B healthy: calls go to B", func(t *testing.T) {
+		{"A stopped, B healthy: calls go to B", "SIGSTOPs one of two real servers for 2 s", func(t *testing.T) {
 			f, err := e.Failover(16, 300*time.Millisecond, 2*time.Second)
 			require.NoError(t, err)
 			require.Positive(t, f.After)
 			assert.GreaterOrEqual(t, float64(f.AfterOK)/float64(f.After), 0.95, "%+v", f)
 			assert.Zero(t, f.Duplicates)
 		}},
-		{"the only server restarts: used at once", func(t *testing.T) {
+		{"the only server restarts: used at once", "stops and restarts the only real server", func(t *testing.T) {
 			r, err := e.Restart(16, 500*time.Millisecond)
 			require.NoError(t, err)
 			assert.GreaterOrEqual(t, r.FirstOK, time.Duration(0), "a call succeeded after the restart")
 			assert.Less(t, r.FirstOK, 3*time.Second)
 			assert.Zero(t, r.Duplicates)
 		}},
-		{"rolling kill: no failure while a server is up", func(t *testing.T) {
+		{"rolling kill: no failure while a server is up", "kills and restarts real servers in turn", func(t *testing.T) {
 			r, err := e.Rolling(16, 500*time.Millisecond)
 			require.NoError(t, err)
 			assert.Zero(t, r.FailedWhileUp, r.LastErr)
 			assert.Zero(t, r.Duplicates)
 		}},
-		{"the server refuses what it should", func(t *testing.T) {
+		{"the server refuses what it should", "", func(t *testing.T) {
 			w, err := e.Wire()
 			require.NoError(t, err)
 			assert.Less(t, w.HugeTagErrLen, 300)
@@ -112,7 +120,14 @@ func TestGrayFailureRealServers(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for _, sc := range scenarios {
-		wg.Go(func() { t.Run(sc.name, sc.run) })
+		wg.Go(func() {
+			t.Run(sc.name, func(t *testing.T) {
+				if sc.stress != "" {
+					stresstest.Only(t, sc.stress)
+				}
+				sc.run(t)
+			})
+		})
 	}
 	wg.Wait()
 }

@@ -4,7 +4,8 @@
 # as in a crash.
 #
 # It runs TestSegmentFailoverTwoServers (server-rest/failover_e2e_test.go)
-# ROUNDS times, without the race detector: the test builds a primary with
+# ROUNDS times, without the race detector and with the build tag stress
+# (it is one of the heavy tests a plain go test skips): the test builds a primary with
 # a synchronous standby (and a cascade) by pg_basebackup -R on random
 # 127.0.0.1 ports, puts two server-rest processes under load on a DSN
 # naming both, stops the primary with pg_ctl stop -m immediate, promotes
@@ -19,7 +20,7 @@ ROUNDS=${ROUNDS:-5}
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 
-cmd="go test -count=$ROUNDS -p 1 -parallel 1 -v -run '^TestSegmentFailoverTwoServers\$' ./server-rest/"
+cmd="go test -tags stress -count=$ROUNDS -p 1 -parallel 1 -v -run '^TestSegmentFailoverTwoServers\$' ./server-rest/"
 eval "$cmd" | tee "$raw" | grep -E -- '--- (PASS|FAIL)|time to recover' >&2
 grep -q '^ok' "$raw" || { echo "the test failed" >&2; exit 1; }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/pgtest"
+	"github.com/vesta-go/vesta/internal/stresstest"
 )
 
 // segmentBatch asks base for n IDs of tag: the IDs, or the status and body
@@ -67,9 +68,14 @@ func maxIdOn(t *testing.T, s *pgtest.Server, tag string) int64 {
 // a crash (pg_ctl stop -m immediate) and the standby is promoted: both
 // servers go on serving from the new primary by themselves, every ID
 // before and after is unique, and each server's IDs keep increasing.
-// The time to recover is printed (go test -v -run TestSegmentFailover
-// ./server-rest/; docs/benchmarks.md).
+// The time to recover is printed (go test -tags stress -v -run
+// TestSegmentFailover ./server-rest/; docs/benchmarks.md).
+//
+// Stress only: a PostgreSQL primary and standby and two servers under
+// load. A plain run covers the failover by pgstore's
+// TestFailoverSynchronousStandby.
 func TestSegmentFailoverTwoServers(t *testing.T) {
+	stresstest.Only(t, "a PostgreSQL primary and standby, two real servers under load, a promotion")
 	t.Parallel() // its own cluster and server processes
 	c := pgtest.NewCluster(t, pgtest.ClusterOptions{Sync: true})
 	const tag = "order"
@@ -192,7 +198,11 @@ func TestSegmentFailoverTwoServers(t *testing.T) {
 // A DSN naming two servers whose primary replicates asynchronously stops
 // server-rest at start, with an error that says why and what to set;
 // with segmentAllowAsyncFailover it starts, warns and serves.
+//
+// Stress only: a PostgreSQL primary and standby of its own. A plain run
+// covers the refusal by pgstore's TestFailoverAsynchronousStandby.
 func TestSegmentAsyncFailoverRefusedAtStart(t *testing.T) {
+	stresstest.Only(t, "a PostgreSQL primary and asynchronous standby for two real server runs")
 	t.Parallel() // its own cluster and server processes
 	c := pgtest.NewCluster(t, pgtest.ClusterOptions{Sync: false})
 	args := []string{"--listen", "127.0.0.1:0", "--machine", "5", "--data-dir", t.TempDir(),

@@ -191,6 +191,11 @@ func TestEndToEnd(t *testing.T) {
 // shutdown.
 func (p *process) stop(t *testing.T) {
 	t.Helper()
+	// Concurrent requests on http.DefaultTransport may leave a spare
+	// connection it dialed while another one served: never used, the
+	// server counts it as new, and its graceful stop waits 5 s for it
+	// (net/http). Close the idle ones, as a client that is done would.
+	http.DefaultClient.CloseIdleConnections()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	<-p.done // all of stderr read: Wait closes the pipe
 	err := p.cmd.Wait()

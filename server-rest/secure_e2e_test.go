@@ -235,12 +235,13 @@ func TestCertReloadUnderLoad(t *testing.T) {
 			addr := p.listenAddr(t)
 			base := "https://" + addr
 			cfg := tlstest.ClientConfig(ca, nil)
-			waitReadyWith(t, p, httpsClient(cfg, true), base)
+			readyClient, freshClient, keptClient := httpsClient(cfg, true), httpsClient(cfg, false), httpsClient(cfg, true)
+			waitReadyWith(t, p, readyClient, base)
 			require.Equal(t, first.Leaf.SerialNumber, servedSerial(t, addr, ca))
 
 			stop := make(chan struct{})
-			fresh, freshErrs, waitFresh := load(httpsClient(cfg, false), base+"/genid", 4, nil, stop)
-			kept, keptErrs, waitKept := load(httpsClient(cfg, true), base+"/genid?count=10", 4, nil, stop)
+			fresh, freshErrs, waitFresh := load(freshClient, base+"/genid", 4, nil, stop)
+			kept, keptErrs, waitKept := load(keptClient, base+"/genid?count=10", 4, nil, stop)
 			require.Eventually(t, func() bool { return fresh.Load() > 20 && kept.Load() > 20 }, 30*time.Second, time.Millisecond)
 
 			second := ca.Server(t)
@@ -259,6 +260,13 @@ func TestCertReloadUnderLoad(t *testing.T) {
 			assert.Empty(t, freshErrs(), "no request on a new connection failed")
 			assert.Empty(t, keptErrs(), "no request on a kept-alive connection failed")
 			assert.Contains(t, p.logText(), "vesta: reloaded")
+			// A keep-alive transport may hold a spare connection it dialed
+			// for a request that another one served: the server sees it
+			// as new, never used, and its graceful stop waits 5 s for it
+			// (net/http). Close them, as a client that is done would.
+			for _, c := range []*http.Client{readyClient, freshClient, keptClient} {
+				c.CloseIdleConnections()
+			}
 			p.stop(t)
 		})
 	}

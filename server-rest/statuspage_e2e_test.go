@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/statuspage"
+	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/intf"
 )
 
@@ -143,10 +144,18 @@ func fetchStatus(t *testing.T, base, token string) statuspage.Status {
 // reads IDs of /genid (and a version-1 ID, negative as a Java long) as
 // intf.Decode does. It saves a screenshot of each page under the test's
 // temp dir (and into $UI_SCREENSHOT_DIR when set, to keep it).
+//
+// Stress only: two headless Chromiums, each for about 5 s of the page's
+// 1 s polls. A plain run covers /status and /ui by statuspage's
+// TestHandlers and restserver's TestStatusFollowsTheServer; the page's
+// script runs only here.
 func TestStatusPageInABrowser(t *testing.T) {
-	// Not parallel: Chromium takes a core for seconds, and the package's
-	// parallel tests include timing-sensitive ones (a burst that must
-	// outrun the clock); serial tests run before them.
+	stresstest.Only(t, "headless Chromium on the status page of two real servers")
+	// Parallel: the page polls /status every second, so the test mostly
+	// waits. The one test that needs the CPU to itself (a burst that must
+	// outrun the clock, TestBorrowedBurstSurvivesKill9) is serial, so it
+	// runs before every parallel test.
+	t.Parallel()
 	exe := chromium(t)
 	for _, tc := range []struct {
 		typ     intf.IdType

@@ -8,6 +8,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,11 +25,16 @@ type pkg struct {
 	Module     *struct{ Path string }
 }
 
-// listPackages runs go list on the whole module (tests excluded).
+// goList is go list on the whole module (tests excluded), run once for
+// the tests that read it (about a second of CPU each time).
+var goList = sync.OnceValues(func() ([]byte, error) {
+	return exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "../../...").Output()
+})
+
+// listPackages is what go list says of the module's packages.
 func listPackages(t *testing.T) map[string]pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "../../...")
-	out, err := cmd.Output()
+	out, err := goList()
 	require.NoError(t, err, "go list")
 	pkgs := map[string]pkg{}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
@@ -95,7 +101,7 @@ func ignored(p string) bool {
 	rel := strings.TrimPrefix(p, module+"/")
 	for _, prefix := range []string{"scripts/", "internal/ctxtime", "internal/buildinfo", "internal/nettest", "internal/pgtest",
 		"internal/syncbuf", "internal/archtest", "internal/etcdtest", "internal/tlstest", "internal/maintest", "internal/testbin",
-		"internal/leasetest",
+		"internal/leasetest", "internal/stresstest",
 		"deploy"} {
 		if strings.HasPrefix(rel, prefix) {
 			return true

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/pgtest"
+	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/internal/testbin"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 )
@@ -71,7 +72,12 @@ func startServer(t *testing.T, bin, dsn string, machine int) *rpcServer {
 // killed with SIGKILL midway and the clients' range loads fail over to the
 // other. No ID is handed out twice, across all four processes, and each
 // caller's IDs increase.
+//
+// Stress only: a plain run covers client ranges and their failover in
+// process, by client's TestSegmentRangesUnique and
+// TestSegmentRangesFailOverAndDry.
 func TestClientRangesAcrossProcessesAndAKill(t *testing.T) {
+	stresstest.Only(t, "four segload and two server-rpc processes on PostgreSQL, one killed")
 	if testing.Short() {
 		t.Skip("builds and runs server-rpc and segload processes")
 	}

@@ -324,7 +324,21 @@ func TestOpenAPIConformance(t *testing.T) {
 		}
 		p, err := access.NewPolicy(clients)
 		require.NoError(t, err)
-		g, err := access.NewGuard(access.Options{Policy: p, Logger: slog.New(slog.DiscardHandler)})
+		// The quotas' clock moves only when the guard holds a call that
+		// came back before its Retry-After: the same answers as on the
+		// real clock, without the real seconds of those holds.
+		var (
+			clockMu sync.Mutex
+			now     = time.Now()
+		)
+		g, err := access.NewGuard(access.Options{Policy: p, Logger: slog.New(slog.DiscardHandler),
+			Now: func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now },
+			Sleep: func(ctx context.Context, d time.Duration) error {
+				clockMu.Lock()
+				now = now.Add(d)
+				clockMu.Unlock()
+				return ctx.Err()
+			}})
 		require.NoError(t, err)
 		_, ts := startServer(t, testConfig(t, "--machine", "79", "--segment-tags", "order"), restserver.WithGuard(g))
 		routes := []string{"/genid", "/expid?id=" + workedId, "/transtime?time=1", "/makeid?" + workedQuery, "/segment", "/segment/order",

@@ -1,14 +1,11 @@
 package etcdlease_test
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/leasetest"
+	"github.com/vesta-go/vesta/internal/stresstest"
+	"github.com/vesta-go/vesta/internal/testbin"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/etcdlease"
 )
@@ -70,32 +69,11 @@ func TestServerRestWithEtcd(t *testing.T) {
 	assert.GreaterOrEqual(t, markOf(t, c, keys, 200), intf.DefaultEpochMillis+timeUnit(id)*1000, "the mark covers the IDs issued")
 }
 
-// buildServerRest builds the real server-rest once for the package (in
-// the etcd run's temp dir) and returns its path.
+// buildServerRest is the real server-rest, built once per source state
+// and shared with the other packages of the run (internal/testbin).
 func buildServerRest(t *testing.T) string {
 	t.Helper()
-	serverRest.once.Do(func() {
-		root, err := filepath.Abs("../..")
-		if err != nil {
-			serverRest.err = err
-			return
-		}
-		serverRest.bin = filepath.Join(binDir, "server-rest")
-		build := exec.Command("go", "build", "-o", serverRest.bin, "./server-rest")
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			serverRest.err = fmt.Errorf("go build ./server-rest: %w: %s", err, out)
-		}
-	})
-	require.NoError(t, serverRest.err)
-	return serverRest.bin
-}
-
-// serverRest is the binary buildServerRest built, shared by the tests.
-var serverRest struct {
-	once sync.Once
-	bin  string
-	err  error
+	return testbin.Must(t, "github.com/vesta-go/vesta/server-rest")
 }
 
 // httpStatus is the status code of GET url and the body, or 0 when the
@@ -118,7 +96,13 @@ func metricValue(page, name string) string { return leasetest.MetricValue(page, 
 // through a proxy, cuts etcd off for longer than the lease and checks that
 // /readyz, vesta_ready and vesta_machine_lease_held say fenced whenever
 // /genid is refused for want of a lease, and ready again once it issues.
+//
+// Stress only: a real server-rest cut off from etcd for longer than its
+// lease. A plain run covers readiness following the lease by restserver's
+// TestReadyzFollowsTheLease and server-rpc's TestAdminReadyzFenced, and the
+// fencing by TestCutHolderIsFencedBeforeItsLeaseExpires.
 func TestServerRestFencedIsNotReady(t *testing.T) {
+	stresstest.Only(t, "a real server-rest cut off from etcd past its lease TTL")
 	t.Parallel()
 	bin := buildServerRest(t)
 	px := newProxy(t, etcdEndpoint)

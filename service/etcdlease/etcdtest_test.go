@@ -14,6 +14,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/etcdtest"
 	"github.com/vesta-go/vesta/internal/leasetest"
+	"github.com/vesta-go/vesta/internal/testbin"
 	"github.com/vesta-go/vesta/service/etcdlease"
 )
 
@@ -21,12 +22,13 @@ import (
 // starts for the whole package; each test works under its own prefix.
 var etcdEndpoint string
 
+// TestMain lets up to 8 tests run at once (unless -parallel says
+// otherwise): they wait on lease TTLs, etcd and server processes, not on
+// the CPU.
 func TestMain(m *testing.M) {
+	testbin.RaiseParallel(8)
 	os.Exit(runWithEtcd(m))
 }
-
-// binDir holds the binaries built by the tests (buildServerRest).
-var binDir string
 
 func runWithEtcd(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "vesta-etcd-")
@@ -35,7 +37,6 @@ func runWithEtcd(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	binDir = dir // the binaries the tests build live as long as the run
 	e, err := etcdtest.Start(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "embedded etcd:", err)

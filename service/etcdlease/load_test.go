@@ -72,6 +72,7 @@ func (g *generator) finish() {
 }
 
 func TestNoDuplicatesAcrossNodesUnderLoad(t *testing.T) {
+	t.Parallel()
 	c := etcdClient(t)
 	aLease := newLease(t, "a")
 	keys := aLease.Keys()

@@ -71,7 +71,10 @@ func issueAll(t *testing.T, svc *service.Service, seen map[int64]bool, limit tim
 func TestNoSpaceKeepsIssuingWithinTheMarkAndRecovers(t *testing.T) {
 	t.Parallel()
 	const quota = 1 << 20
-	endpoint := startOwnEtcd(t, func(c *embed.Config) { c.QuotaBackendBytes = quota })
+	// A commit after every write: etcd's quota check reads the backend's
+	// size as of the last commit, and by default it commits every 100 ms,
+	// so that a fast machine could write past the quota unrefused.
+	endpoint := startOwnEtcd(t, func(c *embed.Config) { c.QuotaBackendBytes = quota; c.BackendBatchLimit = 1 })
 	c := clientOf(t, endpoint)
 	log, logs := capturedLog(t)
 	n := startNode(t, "full", withEndpoint(endpoint), func(o *etcdlease.Options) { o.TTL = 2 * time.Second; o.Logger = log })

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/etcdlease"
 )
@@ -48,7 +49,13 @@ func TestReclaimSkipsAnIdWhoseMarkIsFarAhead(t *testing.T) {
 // A node cut from etcd keeps its lease, and its aging clock report, for up
 // to a TTL; a node starting meanwhile with a clock in line must not be
 // refused as "ahead" of that stale report.
+//
+// Stress only: it waits for a second report of a node on a 10 s TTL, then
+// for that report to age. A plain run covers the clock check by
+// TestClockSkewRefusesToStart, and its median over live reports by
+// TestMedianSkew and TestPick.
 func TestAStaleClockReportRefusesNobody(t *testing.T) {
+	stresstest.Only(t, "waits 5-6 s of real time for a clock report to age")
 	t.Parallel()
 	c := etcdClient(t)
 	p := newProxy(t, etcdEndpoint)

@@ -20,6 +20,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/vesta-go/vesta/internal/leasetest"
+	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/service/etcdlease"
 )
@@ -236,7 +237,13 @@ func TestKilledNodeResumesItsIdAndLease(t *testing.T) {
 	})
 }
 
+// TestKilledNodeResumesOfflineAndRenewsOnceEtcdIsBack is stress only: it
+// waits out the 10 s validity of the killed run's lease. A plain run covers
+// the resume by TestKilledNodeResumesItsIdAndLease, and the offline
+// validity it rests on by leasekit's TestOfflineValidity and pglease's
+// TestResumeWhileTheDatabaseIsDown.
 func TestKilledNodeResumesOfflineAndRenewsOnceEtcdIsBack(t *testing.T) {
+	stresstest.Only(t, "kills the real server-rest and waits out its 10 s lease validity")
 	t.Parallel()
 	c := etcdClient(t)
 	px := newProxy(t, etcdEndpoint)
@@ -276,7 +283,12 @@ func TestKilledNodeResumesOfflineAndRenewsOnceEtcdIsBack(t *testing.T) {
 	assert.Equal(t, "0", b.metric("vesta_machine_lease_fences_total"), "never fenced")
 }
 
+// TestRestartAfterTheSavedValidityDoesNotResume is stress only: three
+// server-rest runs and a lease expiry in real time. A plain run covers the
+// refusal to resume a lapsed lease by leasekit's TestOfflineValidity and
+// the takeover above the old mark by TestRevokedHolderIsFencedAndTakenOver.
 func TestRestartAfterTheSavedValidityDoesNotResume(t *testing.T) {
+	stresstest.Only(t, "three real server-rest runs around a lease expiry")
 	t.Parallel()
 	// Machine range 640-640 (its own in this package): the node's id is
 	// known, and another node can be made to take it.

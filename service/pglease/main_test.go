@@ -18,14 +18,18 @@ import (
 
 	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/internal/pgtest"
+	"github.com/vesta-go/vesta/internal/testbin"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/pglease"
 )
 
-// TestMain stops the package's one PostgreSQL server (started by the
-// first test that needs it) after the tests.
+// TestMain lets up to 8 tests run at once (unless -parallel says
+// otherwise: they wait on claim TTLs and the database, not on the CPU) and
+// stops the package's one PostgreSQL server (started by the first test
+// that needs it) after the tests.
 func TestMain(m *testing.M) {
+	testbin.RaiseParallel(8)
 	code := m.Run()
 	pgtest.StopShared()
 	os.Exit(code)

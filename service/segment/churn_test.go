@@ -21,6 +21,7 @@ import (
 // issued twice and each goroutine's IDs strictly increase. The lock-free
 // hot path (NextId) and the batches (NextIds) race with the switches.
 func TestChurnNeverDuplicates(t *testing.T) {
+	t.Parallel() // its own database; TestOutage, which stops the shared server, is serial: it runs before
 	db := memDB(segtest.NewMem())
 	small := func(s *segment.Settings) { s.MaxStep = 8 }
 	f1 := newFixture(t, db, small, segment.TagInfo{Tag: "c", MaxId: 1, Step: 3})

@@ -18,6 +18,7 @@ import (
 // ranges follow each other with nothing lost, across many range switches
 // and any mix of single IDs and batches.
 func TestDenseAndIncreasing(t *testing.T) {
+	t.Parallel() // its own database; TestOutage, which stops the shared server, is serial: it runs before
 	forEachBackend(t, func(t *testing.T, b backend) {
 		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "d", MaxId: 1, Step: 10})
 		var ids []int64
@@ -47,6 +48,7 @@ func TestDenseAndIncreasing(t *testing.T) {
 // Two instances share one database under concurrent load: every ID is
 // unique and each goroutine sees its instance's IDs strictly increasing.
 func TestTwoInstancesConcurrent(t *testing.T) {
+	t.Parallel() // its own database; TestOutage, which stops the shared server, is serial: it runs before
 	forEachBackend(t, func(t *testing.T, b backend) {
 		db := b.newDB(t)
 		small := func(s *segment.Settings) { s.MaxStep = 64 } // many ranges, many DB round trips
