@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -19,12 +20,23 @@ type Clock interface {
 // fineWindow is the end of a wait that is not slept on a Go timer: Go's
 // timers wake up to a millisecond late on these machines (the netpoller
 // waits in whole milliseconds), which would lose most of a millisecond
-// unit. It is slept with finePause (nanosleep with 1 ns timer slack), which
-// wakes some 50 µs late here. That is not spun away: a unit opened 50 µs
-// late still has its IDs handed out within it, and a saturated populator
-// catches up a unit that a later wake skipped (catchUpWindow), so spinning
-// would buy nothing but burnt CPU.
+// unit. It is slept with finePause (nanosleep), waking early by the
+// oversleep measured so far, and the last few microseconds are spun.
 const fineWindow = 2 * time.Millisecond
+
+// oversleep tracks how late finePause wakes (a moving average, in
+// nanoseconds), so that the next one is asked to wake that much earlier.
+var oversleep atomic.Int64
+
+func init() { oversleep.Store(int64(20 * time.Microsecond)) }
+
+// spinTail is the part of a wait spun rather than slept: about the
+// variation of finePause's oversleep.
+const spinTail = 10 * time.Microsecond
+
+// maxOversleep caps the estimate: a thread descheduled once must not make
+// every later wait spin long.
+const maxOversleep = 200 * time.Microsecond
 
 // SystemClock is the wall time read once at start plus Go's monotonic clock
 // since then, so stepping the wall clock back (NTP, an operator) cannot make
@@ -47,25 +59,33 @@ func NewSystemClock() *SystemClock {
 func (c *SystemClock) NowNanos() int64 { return c.offset.Load() + int64(time.Since(c.mono0)) }
 
 // WaitUntil sleeps on a Go timer until fineWindow before t, then with
-// finePause: idle, and a little late rather than early. (One waiter per
-// unit waits here: see unitGate.) The precise sleeps are short and not
+// finePause, asked to wake early by the oversleep measured so far, and
+// spins only the last spinTail: idle, and on time. (One waiter per unit
+// waits here: see unitGate.) The precise sleeps are short and not
 // interruptible, so ctx is looked at between them.
 func (c *SystemClock) WaitUntil(ctx context.Context, t int64) error {
 	for {
-		d := time.Duration(t - c.NowNanos())
+		now := c.NowNanos()
+		d := time.Duration(t - now)
 		if d <= 0 {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if d > fineWindow {
+		switch early := time.Duration(oversleep.Load()); {
+		case d > fineWindow:
 			if err := ctxtime.Sleep(ctx, d-fineWindow); err != nil {
 				return err
 			}
-			continue
+		case d > early+spinTail:
+			want := d - early - spinTail
+			finePause(want)
+			late := time.Duration(c.NowNanos()-now) - want
+			oversleep.Store(int64(min(max(early+(late-early)/8, 0), maxOversleep))) // a moving average
+		default:
+			runtime.Gosched()
 		}
-		finePause(d)
 	}
 }
 
