@@ -204,9 +204,12 @@ func (s *Service) background(ctx context.Context) {
 		// lease's validity, so between renewals the stored one is ahead
 		// enough, and a fleet's coordinator sees one write per renewal.
 		if ms := s.leaseMarkAhead(wall); s.settings.Lease != nil && s.cur.Load().held() && ms > s.leaseMarkMs.Load() {
-			err := s.storeLeaseMark(ctx, ms)
+			// Not cut short by Close, which waits for it (at most
+			// markInterval): a store cancelled mid-flight may still reach
+			// the coordinator after Close's exact mark and overwrite it.
+			err := s.storeLeaseMark(context.WithoutCancel(ctx), ms)
 			if ctx.Err() != nil {
-				return // Close: a store cut short is no failure to report
+				return // Close began meanwhile: it stores the exact mark now
 			}
 			leaseFailing = s.logTransition(leaseFailing, err, "lease")
 		}
