@@ -105,22 +105,11 @@ func TestNoDuplicateUnderChurn(t *testing.T) {
 	closed.Store(true)
 	wg.Wait()
 
-	seen := map[int64]bool{}
-	for g, ids := range got {
-		for i, id := range ids {
-			if i > 0 && id <= ids[i-1] {
-				t.Fatalf("goroutine %d: id %d after %d", g, id, ids[i-1])
-			}
-			if seen[id] {
-				t.Fatalf("id %d served twice", id)
-			}
-			seen[id] = true
-		}
-	}
+	total := checkUnique(t, got)
 	if src.calls.Load() < 500 {
 		t.Fatalf("only %d loads: the test did not switch ranges often", src.calls.Load())
 	}
-	t.Logf("%d IDs, %d loads, %d failed calls", len(seen), src.calls.Load(), fails.Load())
+	t.Logf("%d IDs, %d loads, %d failed calls", total, src.calls.Load(), fails.Load())
 }
 
 func checkFailure(t *testing.T, err error, fails *atomic.Int64) {
@@ -176,4 +165,24 @@ func TestTryNextAllocatesNothing(t *testing.T) {
 	}); n != 0 {
 		t.Fatalf("TryNext allocates %v times per call", n)
 	}
+}
+
+// checkUnique fails t when an ID of got (one list per goroutine) was
+// served twice, or a goroutine's IDs do not strictly increase; it returns
+// how many IDs there are.
+func checkUnique(t *testing.T, got [][]int64) int {
+	t.Helper()
+	seen := map[int64]bool{}
+	for g, ids := range got {
+		for i, id := range ids {
+			if i > 0 && id <= ids[i-1] {
+				t.Fatalf("goroutine %d: id %d after %d", g, id, ids[i-1])
+			}
+			if seen[id] {
+				t.Fatalf("id %d served twice", id)
+			}
+			seen[id] = true
+		}
+	}
+	return len(seen)
 }

@@ -72,18 +72,7 @@ func TestSetFastPathNoDuplicateUnderChurn(t *testing.T) {
 	churn.Wait()
 	closed.Store(true)
 	wg.Wait()
-	seen := map[int64]bool{}
-	for g, ids := range got {
-		for i, id := range ids {
-			if i > 0 && id <= ids[i-1] {
-				t.Fatalf("goroutine %d: id %d after %d", g, id, ids[i-1])
-			}
-			if seen[id] {
-				t.Fatalf("id %d served twice", id)
-			}
-			seen[id] = true
-		}
-	}
+	checkUnique(t, got)
 	if src.calls.Load() < 100 {
 		t.Fatalf("only %d loads: the test did not switch ranges often", src.calls.Load())
 	}
