@@ -119,34 +119,46 @@ type ticker interface {
 }
 
 // join queues w (when not nil) for the gate that opens at t (clock
-// nanos), starting its sleeper if none waits for t yet, and returns the
-// gate. It returns nil when a gate for a later time is pending (a caller
-// that read a state already passed: it waits alone). A w that comes while
-// the queue is being served is not queued: the unit has begun, and the
-// caller tries again when the gate opens.
-func (g *unitGate) join(t int64, w *gateWaiter, env *gateEnv) <-chan struct{} {
+// nanos), starting its sleeper if no gate is pending, and returns the
+// gate and whether w was queued. A caller of an earlier time than the
+// pending gate's (it read a state already passed) gets a nil gate: it
+// waits alone. A caller of a later time joins the pending gate: it is
+// answered when that one opens (with what the populator has then, maybe
+// nothing: it tries again), or carried on by a ticking sleeper until its
+// unit comes; so no gate ever replaces one with callers queued on it. A w
+// that comes while the queue is being served is not queued: the unit has
+// begun, and the caller tries again when the gate opens. A queued w is
+// always answered on w.r.
+func (g *unitGate) join(t int64, w *gateWaiter, env *gateEnv) (open <-chan struct{}, queued bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch {
-	case g.open != nil && g.target == t:
-		if !g.handing && w != nil {
-			g.queue = append(g.queue, w)
-		}
-		return g.open
-	case g.open != nil && g.target > t:
+	if g.open != nil {
+		pending := true
 		select {
-		case <-g.open: // opened already: a new gate for t
+		case <-g.open:
+			pending = false
 		default:
-			return nil
+		}
+		switch {
+		case pending && t < g.target:
+			return nil, false
+		case pending:
+			if !g.handing && w != nil {
+				g.queue = append(g.queue, w)
+				queued = true
+			}
+			return g.open, queued
+		case t == g.target:
+			return g.open, false // opened already: try again
 		}
 	}
-	open := make(chan struct{})
-	g.target, g.open, g.queue, g.handing = t, open, nil, false
+	gate := make(chan struct{})
+	g.target, g.open, g.queue, g.handing = t, gate, nil, false
 	if w != nil {
 		g.queue = append(g.queue, w)
 	}
-	go g.sleep(t, open, env)
-	return open
+	go g.sleep(t, gate, env)
+	return gate, w != nil
 }
 
 // sleep waits for t, serves the queue in order and opens the gate. With a
@@ -173,7 +185,19 @@ func (g *unitGate) sleep(t int64, open chan struct{}, env *gateEnv) {
 			g.target, g.open, g.queue, g.handing = next, nextOpen, nil, false
 		}
 		g.mu.Unlock()
-		g.serve(queue, err, env.try)
+		if rest := g.serve(queue, err, env.try, stay); len(rest) > 0 {
+			// The unit ran out before their turn: they are first in line
+			// for the next one, ahead of the callers that came since.
+			g.mu.Lock()
+			carried := g.open == nextOpen
+			if carried {
+				g.queue = append(rest[:len(rest):len(rest)], g.queue...)
+			}
+			g.mu.Unlock()
+			if !carried {
+				g.answer(rest, reservation{})
+			}
+		}
 		close(open)
 		if !stay {
 			if env.tick != nil {
@@ -185,16 +209,29 @@ func (g *unitGate) sleep(t int64, open chan struct{}, env *gateEnv) {
 	}
 }
 
-// serve hands each queued caller its reservation, in order.
-func (g *unitGate) serve(queue []*gateWaiter, err error, try func(n int64) (reservation, int64)) {
-	for _, w := range queue {
+// serve hands each queued caller its reservation, in order. When carry is
+// set and the unit runs out before a caller's turn, it returns that caller
+// and the ones after it, unanswered; otherwise they are answered with
+// nothing (they try again).
+func (g *unitGate) serve(queue []*gateWaiter, err error, try func(n int64) (reservation, int64), carry bool) (rest []*gateWaiter) {
+	for i, w := range queue {
 		if w.state.Load() == gone {
 			continue
 		}
 		var r reservation
 		if err == nil {
-			r, _ = try(w.n)
+			if r, _ = try(w.n); r.got == 0 && carry {
+				return queue[i:]
+			}
 		}
+		g.answer(queue[i:i+1], r)
+	}
+	return nil
+}
+
+// answer hands r to each caller of ws still waiting.
+func (g *unitGate) answer(ws []*gateWaiter, r reservation) {
+	for _, w := range ws {
 		if w.state.CompareAndSwap(waiting, served) { // else it left: r's IDs are skipped
 			g.served.Add(1)
 			w.r <- r

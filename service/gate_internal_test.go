@@ -48,7 +48,9 @@ func TestGateHandsTheUnitToItsWaitersInOrder(t *testing.T) {
 		order = append(order, n)
 		if len(order) == 1 { // while serving: a caller that comes now
 			late = &gateWaiter{n: 99, r: make(chan reservation, 1)}
-			lateOpen = g.join(100, late, &gateEnv{clock: clk, stop: context.Background()})
+			var queued bool
+			lateOpen, queued = g.join(100, late, &gateEnv{clock: clk, stop: context.Background()})
+			assert.False(t, queued, "not queued while the queue is served")
 		}
 		return reservation{unit: 7, first: int64(len(order)), got: n}, 7
 	}
@@ -56,14 +58,15 @@ func TestGateHandsTheUnitToItsWaitersInOrder(t *testing.T) {
 	env := &gateEnv{clock: clk, stop: context.Background(), try: try}
 	var open <-chan struct{}
 	for i, w := range waiters {
-		o := g.join(100, w, env)
+		o, queued := g.join(100, w, env)
+		assert.True(t, queued)
 		if i == 0 {
 			open = o
 			<-clk.waiting // one sleeper, started by the first
 		}
 		assert.Equal(t, open, o, "one gate per time")
 	}
-	assert.Nil(t, g.join(50, nil, env), "an earlier time while a later gate is pending: wait alone")
+	assert.Nil(t, first(g.join(50, nil, env)), "an earlier time while a later gate is pending: wait alone")
 	close(clk.release)
 	<-open
 	assert.Equal(t, []int64{3, 1, 2}, order, "served in the order they joined")
@@ -92,7 +95,7 @@ func TestGateStoppedServesNobody(t *testing.T) {
 	stop, cancel := context.WithCancel(context.Background())
 	called := false
 	w := &gateWaiter{n: 1, r: make(chan reservation, 1)}
-	open := g.join(100, w, &gateEnv{clock: clk, stop: stop, try: func(int64) (reservation, int64) { called = true; return reservation{got: 1}, 0 }})
+	open, _ := g.join(100, w, &gateEnv{clock: clk, stop: stop, try: func(int64) (reservation, int64) { called = true; return reservation{got: 1}, 0 }})
 	<-clk.waiting
 	cancel()
 	<-open
@@ -111,7 +114,7 @@ func TestGateWaiterThatLeaves(t *testing.T) {
 	left := &gateWaiter{n: 1, r: make(chan reservation, 1)}
 	stays := &gateWaiter{n: 2, r: make(chan reservation, 1)}
 	env := &gateEnv{clock: clk, stop: context.Background(), try: try}
-	open := g.join(100, left, env)
+	open, _ := g.join(100, left, env)
 	g.join(100, stays, env)
 	<-clk.waiting
 	assert.Equal(t, reservation{}, g.leave(left), "gone before the unit began: nothing")
@@ -159,7 +162,7 @@ func TestTickingSleeperStaysWhileUnitsHaveWaiters(t *testing.T) {
 		try: func(n int64) (reservation, int64) { return reservation{unit: 1, got: n}, 1 }}
 
 	w1 := &gateWaiter{n: 1, r: make(chan reservation, 1)}
-	open1 := g.join(100, w1, env)
+	open1, _ := g.join(100, w1, env)
 	<-clk.waiting
 	clk.release <- struct{}{}
 	<-open1
@@ -168,7 +171,8 @@ func TestTickingSleeperStaysWhileUnitsHaveWaiters(t *testing.T) {
 	assert.Equal(t, []int64{100}, tk.seen())
 
 	w2 := &gateWaiter{n: 2, r: make(chan reservation, 1)}
-	open2 := g.join(200, w2, env)
+	open2, queued := g.join(200, w2, env)
+	assert.True(t, queued)
 	require.NotNil(t, open2)
 	assert.NotEqual(t, open1, open2, "the next unit's own gate")
 	select {
@@ -176,7 +180,7 @@ func TestTickingSleeperStaysWhileUnitsHaveWaiters(t *testing.T) {
 		t.Fatal("the next unit's gate opened before its time")
 	default:
 	}
-	assert.Nil(t, g.join(150, nil, env), "an earlier time while the next gate is pending: wait alone")
+	assert.Nil(t, first(g.join(150, nil, env)), "an earlier time while the next gate is pending: wait alone")
 	clk.release <- struct{}{}
 	<-open2
 	assert.Equal(t, reservation{unit: 1, got: 2}, g.leave(w2))
@@ -185,5 +189,59 @@ func TestTickingSleeperStaysWhileUnitsHaveWaiters(t *testing.T) {
 	<-tk.unticks // unit 300 had none: withdrawn, and the sleeper ends
 	assert.Equal(t, []int64{100, 200, 300}, tk.seen())
 	assert.Len(t, clk.waiting, 0, "no further wait")
+	assert.Zero(t, g.served.Load())
+}
+
+// first is a join's gate.
+func first(open <-chan struct{}, _ bool) <-chan struct{} { return open }
+
+// With a ticker, callers the unit ran out for before their turn are
+// carried to the next unit's queue, first in line, ahead of the callers
+// that joined it since; they are answered only then.
+func TestTickingSleeperCarriesTheUnservedToTheNextUnit(t *testing.T) {
+	clk := &heldClock{waiting: make(chan struct{}, 4), release: make(chan struct{})}
+	tk := &testTicker{unticks: make(chan struct{}, 1)}
+	var g unitGate
+	var mu sync.Mutex
+	var order []int64
+	left := int64(5) // IDs left in the unit being served
+	env := &gateEnv{clock: clk, stop: context.Background(), tick: tk,
+		try: func(n int64) (reservation, int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			got := min(n, left)
+			left -= got
+			if got > 0 {
+				order = append(order, n)
+			}
+			return reservation{unit: 1, got: got}, 1
+		}}
+	ws := []*gateWaiter{{n: 5, r: make(chan reservation, 1)}, {n: 2, r: make(chan reservation, 1)}, {n: 3, r: make(chan reservation, 1)}}
+	open1, _ := g.join(100, ws[0], env)
+	g.join(100, ws[1], env)
+	g.join(100, ws[2], env)
+	<-clk.waiting
+	clk.release <- struct{}{}
+	<-open1
+	<-clk.waiting // the next unit's sleep
+	assert.Equal(t, reservation{unit: 1, got: 5}, g.leave(ws[0]))
+	assert.Empty(t, ws[1].r, "not answered: carried")
+	assert.Empty(t, ws[2].r, "not answered: carried")
+
+	late := &gateWaiter{n: 1, r: make(chan reservation, 1)}
+	open2, queued := g.join(200, late, env)
+	require.True(t, queued)
+	mu.Lock()
+	left = 100
+	mu.Unlock()
+	clk.release <- struct{}{}
+	<-open2
+	assert.Equal(t, reservation{unit: 1, got: 2}, g.leave(ws[1]))
+	assert.Equal(t, reservation{unit: 1, got: 3}, g.leave(ws[2]))
+	assert.Equal(t, reservation{unit: 1, got: 1}, g.leave(late))
+	assert.Equal(t, []int64{5, 2, 3, 1}, order, "the carried first, in their order, then the later caller")
+	<-clk.waiting
+	clk.release <- struct{}{}
+	<-tk.unticks
 	assert.Zero(t, g.served.Load())
 }

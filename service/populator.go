@@ -225,17 +225,25 @@ func (u *units) waitAfter(ctx context.Context, last, n int64) (r reservation, er
 		return reservation{}, err
 	}
 	w := &gateWaiter{n: n, r: make(chan reservation, 1)}
-	open := u.gate.join(t, w, &u.env)
+	open, queued := u.gate.join(t, w, &u.env)
 	if open == nil {
 		return reservation{}, u.clock.WaitUntil(ctx, t)
+	}
+	if !queued {
+		// Came while the queue was served: the unit has begun; try again
+		// once the gate is open.
+		select {
+		case <-open:
+			return reservation{}, nil
+		case <-ctx.Done():
+			return reservation{}, ctx.Err()
+		case <-stop.Done():
+			return reservation{}, intf.ErrClosed
+		}
 	}
 	select {
 	case r = <-w.r:
 		u.gate.pickedUp()
-	case <-open:
-		// Served before the gate opened, or came while the queue was
-		// served (nothing then: try again).
-		r = u.gate.leave(w)
 	case <-ctx.Done():
 		u.gate.leave(w) // IDs reserved for it meanwhile are skipped
 		return reservation{}, ctx.Err()
