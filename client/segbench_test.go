@@ -2,17 +2,13 @@ package client
 
 import (
 	"context"
-	"runtime"
-	"sync/atomic"
 	"testing"
 
+	"github.com/vesta-go/vesta/internal/benchbase"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 )
 
 var sink int64
-
-// parallelism makes RunParallel run 64 goroutines, whatever GOMAXPROCS.
-func parallelism() int { return max(1, 64/runtime.GOMAXPROCS(0)) }
 
 // BenchmarkClientRanges measures NextSegmentId from a range the client
 // holds (a tag whose step, 2^31-1, is never used up in a run), serial and
@@ -49,7 +45,7 @@ func BenchmarkClientRanges(b *testing.B) {
 		})
 		b.Run(name+"/parallel", func(b *testing.B) {
 			b.ReportAllocs()
-			b.SetParallelism(parallelism())
+			b.SetParallelism(benchbase.Parallelism())
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if _, err := c.NextSegmentId(ctx, tag); err != nil {
@@ -61,22 +57,6 @@ func BenchmarkClientRanges(b *testing.B) {
 		})
 	}
 	run("NextSegmentId", ranged, "big")
-	b.Run("BareAtomic/serial", func(b *testing.B) {
-		var c atomic.Int64
-		for b.Loop() {
-			sink = c.Add(1)
-		}
-	})
-	b.Run("BareAtomic/parallel", func(b *testing.B) {
-		var c atomic.Int64
-		b.SetParallelism(parallelism())
-		b.RunParallel(func(pb *testing.PB) {
-			var x int64
-			for pb.Next() {
-				x = c.Add(1)
-			}
-			_ = x
-		})
-	})
+	b.Run("BareAtomic", benchbase.BareAtomic)
 	run("PerCall", plain, "small")
 }

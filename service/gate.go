@@ -176,7 +176,9 @@ func (g *unitGate) sleep(t int64, open chan struct{}, env *gateEnv) {
 		g.mu.Lock()
 		queue := g.queue
 		g.queue, g.handing = nil, true
-		stay := env.tick != nil && err == nil && len(queue) > 0 && g.open == open
+		// g.open is still this sleeper's gate: join never replaces a
+		// pending one.
+		stay := env.tick != nil && err == nil && len(queue) > 0
 		var nextOpen chan struct{}
 		if stay {
 			// The next unit's gate, pending from now on: callers that use
@@ -187,16 +189,11 @@ func (g *unitGate) sleep(t int64, open chan struct{}, env *gateEnv) {
 		g.mu.Unlock()
 		if rest := g.serve(queue, err, env.try, stay); len(rest) > 0 {
 			// The unit ran out before their turn: they are first in line
-			// for the next one, ahead of the callers that came since.
+			// for the next one (nextOpen, still pending), ahead of the
+			// callers that came since.
 			g.mu.Lock()
-			carried := g.open == nextOpen
-			if carried {
-				g.queue = append(rest[:len(rest):len(rest)], g.queue...)
-			}
+			g.queue = append(rest[:len(rest):len(rest)], g.queue...)
 			g.mu.Unlock()
-			if !carried {
-				g.answer(rest, reservation{})
-			}
 		}
 		close(open)
 		if !stay {

@@ -101,7 +101,7 @@ func ignored(p string) bool {
 	rel := strings.TrimPrefix(p, module+"/")
 	for _, prefix := range []string{"scripts/", "internal/ctxtime", "internal/buildinfo", "internal/nettest", "internal/pgtest",
 		"internal/syncbuf", "internal/archtest", "internal/etcdtest", "internal/tlstest", "internal/maintest", "internal/testbin",
-		"internal/leasetest", "internal/stresstest",
+		"internal/leasetest", "internal/stresstest", "internal/benchbase",
 		"deploy"} {
 		if strings.HasPrefix(rel, prefix) {
 			return true

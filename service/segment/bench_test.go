@@ -2,10 +2,9 @@ package segment_test
 
 import (
 	"context"
-	"runtime"
-	"sync/atomic"
 	"testing"
 
+	"github.com/vesta-go/vesta/internal/benchbase"
 	"github.com/vesta-go/vesta/service/segment"
 )
 
@@ -82,7 +81,7 @@ func runBench(b *testing.B, f *fixture, tag string, bc benchCase) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	if bc.parallel && bc.batch == 1 {
-		b.SetParallelism(parallelism())
+		b.SetParallelism(benchbase.Parallelism())
 		g := f.g
 		b.RunParallel(func(pb *testing.PB) {
 			var err error
@@ -96,7 +95,7 @@ func runBench(b *testing.B, f *fixture, tag string, bc benchCase) {
 			}
 		})
 	} else if bc.parallel {
-		b.SetParallelism(parallelism())
+		b.SetParallelism(benchbase.Parallelism())
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				if err := take(); err != nil {
@@ -134,31 +133,7 @@ func runBench(b *testing.B, f *fixture, tag string, bc benchCase) {
 	}
 }
 
-// parallelism makes RunParallel run 64 goroutines, whatever GOMAXPROCS.
-func parallelism() int { return max(1, 64/runtime.GOMAXPROCS(0)) }
-
-var sink int64
-
-// BenchmarkBareAtomic is the limit of NextId from a loaded range: one
-// atomic.Int64.Add per ID, serial and with 64 goroutines, as NextId is
-// measured. Run it in the same run as BenchmarkSegment and compare
-// (scripts/bench-segment-range.sh prints the ratios).
-func BenchmarkBareAtomic(b *testing.B) {
-	b.Run("serial", func(b *testing.B) {
-		var c atomic.Int64
-		for b.Loop() {
-			sink = c.Add(1)
-		}
-	})
-	b.Run("parallel", func(b *testing.B) {
-		var c atomic.Int64
-		b.SetParallelism(parallelism())
-		b.RunParallel(func(pb *testing.PB) {
-			var x int64
-			for pb.Next() {
-				x = c.Add(1)
-			}
-			_ = x
-		})
-	})
-}
+// BenchmarkBareAtomic is the limit of NextId from a loaded range, measured
+// in the same run as BenchmarkSegment (scripts/bench-segment-range.sh
+// prints the ratios).
+func BenchmarkBareAtomic(b *testing.B) { benchbase.BareAtomic(b) }
