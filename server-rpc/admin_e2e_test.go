@@ -252,7 +252,14 @@ func TestAdminReadyzFenced(t *testing.T) {
 	hc := &http.Client{Timeout: 10 * time.Second}
 	code, body := httpGet(t, hc, base+"/readyz", "")
 	require.Equal(t, http.StatusOK, code, body)
-	_, m := httpGet(t, hc, base+"/metrics", "")
+	// The lease marks itself held a moment after the service is up.
+	var m string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		_, m = httpGet(t, hc, base+"/metrics", "")
+		if metric(t, m, "vesta_machine_lease_held") == 1 || time.Now().After(deadline) {
+			break
+		}
+	}
 	require.Equal(t, 1.0, metric(t, m, "vesta_machine_lease_held"))
 
 	stopEtcd() // no renewal from now: fenced within the TTL
