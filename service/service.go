@@ -192,12 +192,11 @@ func (s *Service) admit(is, now *issuance, unit int64) (*issuance, error) {
 	return nil, fmt.Errorf("%w: the machine id changed hands while the call waited: retry", intf.ErrUnavailable)
 }
 
-// doneErr is ctx's error once it is done; a context that can never be done
-// costs nothing.
+// doneErr is ctx's error once it is done. It asks Err, not Done: a
+// context may make its timer only when Done is asked (a server's call
+// timeout, ctxtime.Deadline), which a call that does not wait should not
+// cost.
 func doneErr(ctx context.Context) error {
-	if ctx.Done() == nil {
-		return nil
-	}
 	return ctx.Err()
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/intf"
 )
 
@@ -72,9 +73,9 @@ func serveIds[S idSource](s *Server, c echo.Context, src S, n int) error {
 	r := c.Request()
 	ctx := r.Context()
 	if s.callTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, s.callTimeout, errCallTimeout)
-		defer cancel()
+		d := ctxtime.WithTimeoutCause(ctx, s.callTimeout, errCallTimeout) // a timer only if the call waits
+		defer d.Stop()
+		ctx = d
 	}
 	grant, err := s.take(c, n)
 	if err != nil {

@@ -1,12 +1,12 @@
 package restserver
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/access"
 )
@@ -54,9 +54,9 @@ func (s *Server) segmentRange(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	if s.callTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, s.callTimeout, errCallTimeout)
-		defer cancel()
+		d := ctxtime.WithTimeoutCause(ctx, s.callTimeout, errCallTimeout) // a timer only if the call waits
+		defer d.Stop()
+		ctx = d
 	}
 	grant, err := s.take(c, 1)
 	if err != nil {

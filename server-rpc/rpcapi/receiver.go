@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/access"
 )
@@ -24,6 +25,8 @@ type Receiver struct {
 	// bound caps every call's time on the server; 0: only the caller's
 	// Timeout, if it sent one.
 	bound time.Duration
+	// boundCause is the cause of a call that reached bound.
+	boundCause error
 	// guard checks every call's token, scope and quota; nil: none.
 	guard *access.Guard
 	// peer is the caller's address (ForPeer), for the quota per address
@@ -53,7 +56,10 @@ func WithMaxRange(n int64) ReceiverOption {
 // call that reaches d fails with context.DeadlineExceeded (code 7), its
 // message naming the server's bound. d <= 0 means no bound of the server's.
 func WithCallTimeout(d time.Duration) ReceiverOption {
-	return func(r *Receiver) { r.bound = max(d, 0) }
+	return func(r *Receiver) {
+		r.bound = max(d, 0)
+		r.boundCause = fmt.Errorf("%w of %s: %w", ErrCallTimeout, r.bound, context.DeadlineExceeded)
+	}
 }
 
 // WithGuard checks every call with g: its Token must be a client's
@@ -98,36 +104,33 @@ func (r *Receiver) checkCount(n int) error {
 	return intf.CheckRange("count", int64(n), 1, int64(r.maxBatch))
 }
 
-func noCancel() {}
-
 // ErrCallTimeout is in the error of a call that reached the server's bound
 // (WithCallTimeout), which matches context.DeadlineExceeded too and so
 // travels as code 7.
 var ErrCallTimeout = errors.New("the call reached the server's callTimeout")
 
 // callContext is the context a call runs with: the caller's remaining time,
-// if it sent one, capped by the server's bound. A call whose time had
-// already run out when the client sent it (a negative Timeout) or when it
-// was read gets context.DeadlineExceeded and is not run: its IDs would
-// only be lost.
-func (r *Receiver) callContext(timeout time.Duration) (context.Context, context.CancelFunc, error) {
+// if it sent one, capped by the server's bound; nil when neither is set
+// (context.Background). Its timer is made only if the call waits
+// (ctxtime.Deadline). A call whose time had already run out when the
+// client sent it (a negative Timeout) or when it was read gets
+// context.DeadlineExceeded and is not run: its IDs would only be lost.
+func (r *Receiver) callContext(timeout time.Duration) (*ctxtime.Deadline, error) {
 	if timeout < 0 {
-		return nil, noCancel, errPastDeadline
+		return nil, errPastDeadline
 	}
 	if r.bound > 0 && (timeout == 0 || r.bound < timeout) {
-		ctx, cancel := context.WithTimeoutCause(context.Background(), r.bound,
-			fmt.Errorf("%w of %s: %w", ErrCallTimeout, r.bound, context.DeadlineExceeded))
-		return ctx, cancel, nil
+		return ctxtime.WithTimeoutCause(context.Background(), r.bound, r.boundCause), nil
 	}
 	if timeout == 0 {
-		return context.Background(), noCancel, nil
+		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx := ctxtime.WithTimeoutCause(context.Background(), timeout, nil)
 	if ctx.Err() != nil {
-		cancel()
-		return nil, noCancel, errPastDeadline
+		ctx.Stop()
+		return nil, errPastDeadline
 	}
-	return ctx, cancel, nil
+	return ctx, nil
 }
 
 var errPastDeadline = fmt.Errorf("the call's deadline had passed when the server read it: %w", context.DeadlineExceeded)
@@ -137,12 +140,16 @@ var errPastDeadline = fmt.Errorf("the call's deadline had passed when the server
 // call ended by the server's bound says so (the cause), not just
 // "context deadline exceeded".
 func call[T any](r *Receiver, timeout time.Duration, f func(context.Context) (T, error)) (T, *Error) {
-	ctx, cancel, err := r.callContext(timeout)
+	d, err := r.callContext(timeout)
 	if err != nil {
 		var zero T
 		return zero, ToWire(err)
 	}
-	defer cancel()
+	var ctx context.Context = context.Background()
+	if d != nil {
+		defer d.Stop()
+		ctx = d
+	}
 	v, err := f(ctx)
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
 		if cause := context.Cause(ctx); errors.Is(cause, ErrCallTimeout) {
