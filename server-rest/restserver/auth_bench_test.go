@@ -35,7 +35,7 @@ func BenchmarkGenIdPathAuth(b *testing.B) {
 				svc, err := restapp.Start(cfg)(ctx)
 				return constService{svc}, err
 			}
-			srv, _ := startServerWith(b, testConfig(b, "--no-data-dir=true"), start, restserver.WithGuard(g))
+			srv, _ := startServerWith(b, testConfig(b), start, restserver.WithGuard(g))
 			h := srv.Handler()
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
