@@ -18,11 +18,14 @@ const DefaultListen = ":20880"
 func main() {
 	var f flags
 	p := program(&f, pluginMode(os.Args[1:]))
-	os.Exit(app.Main(p, func(ctx context.Context, cfg config.Config, _ *pflag.FlagSet) error {
+	os.Exit(app.Main(p, func(ctx context.Context, cfg config.Config, fs *pflag.FlagSet) error {
 		if err := f.check(); err != nil {
 			return err
 		}
 		if f.plugin || pluginMode(nil) {
+			if err := checkPluginFlags(fs); err != nil {
+				return err
+			}
 			if cfg.AdminListen != "" {
 				return fmt.Errorf("config key %s %q: plugin mode has no admin listener (its host sees the calls); unset it: %w",
 					config.KeyAdminListen, cfg.AdminListen, intf.ErrInvalidArgument)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -203,6 +204,19 @@ func testBadFlags(t *testing.T, bin string) {
 	require.ErrorAs(t, cmd.Run(), &ee)
 	assert.Equal(t, 1, ee.ExitCode())
 	assert.NoDirExists(t, dir)
+
+	// A TCP server flag with --plugin would be ignored: refused, named,
+	// also when a go-plugin host started the process.
+	for _, args := range [][]string{{"--plugin", "--listen", "127.0.0.1:0"}, {"--plugin", "--idle-timeout", "1s"}} {
+		var stderr strings.Builder
+		cmd = exec.Command(bin, append(args, "--data-dir", dir)...)
+		cmd.Env = append(os.Environ(), rpcplugin.Handshake.MagicCookieKey+"="+rpcplugin.Handshake.MagicCookieValue)
+		cmd.Stderr = &stderr
+		require.ErrorAs(t, cmd.Run(), &ee, args)
+		assert.Equal(t, 1, ee.ExitCode(), args)
+		assert.Contains(t, stderr.String(), args[1]+" is for the TCP server", args)
+		assert.NoDirExists(t, dir)
+	}
 
 	out, err := exec.Command(bin, "--version").Output()
 	require.NoError(t, err)
