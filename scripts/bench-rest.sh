@@ -13,6 +13,8 @@
 #
 #   scripts/bench-rest.sh                     # 3 rounds x 10 s, 2 threads, 64 connections
 #   ROUNDS=5 DURATION=20s CONNS=128 scripts/bench-rest.sh
+#   GOGC_COMPARE=100 scripts/bench-rest.sh    # adds a second server-rest run with GOGC=100
+#                                             # (the servers' own default is 400: internal/app)
 #
 # All traffic stays on 127.0.0.1; both servers are stopped on exit.
 # Installs wrk with apt-get when it is missing (run as root).
@@ -26,6 +28,7 @@ THREADS=${THREADS:-2}
 BATCH=${BATCH:-1000}
 TAG=${TAG:-bench}
 BUDGET=1048576
+GOGC_COMPARE=${GOGC_COMPARE:-}
 
 source scripts/benchlib.sh # after the cd above: the repository root
 
@@ -38,8 +41,16 @@ pids+=("$rest_pid")
 "$tmp/barehttp" --listen 127.0.0.1:0 >"$tmp/bare.log" 2>&1 &
 bare_pid=$!
 pids+=("$bare_pid")
+if [ -n "$GOGC_COMPARE" ]; then
+  GOGC=$GOGC_COMPARE "$tmp/server-rest" --listen 127.0.0.1:0 --machine 2 --data-dir "$tmp/data2" 2>"$tmp/rest2.log" &
+  rest2_pid=$!
+  pids+=("$rest2_pid")
+fi
 rest=$(wait_for 's/.*msg="vesta: listening" server=rest addr=\([^ ]*\).*/\1/p' "$tmp/rest.log")
 bare=$(wait_for 's/^listening \(.*\)$/\1/p' "$tmp/bare.log")
+if [ -n "$GOGC_COMPARE" ]; then
+  rest2=$(wait_for 's/.*msg="vesta: listening" server=rest addr=\([^ ]*\).*/\1/p' "$tmp/rest2.log")
+fi
 for _ in $(seq 300); do
   curl -fs "http://$rest/readyz" >/dev/null && break
   sleep 0.1
@@ -55,9 +66,10 @@ echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency, $ROUNDS rounds, alternating
 load "http://$rest/genid" 2s "$rest_pid" >/dev/null # warm-up
 load "http://$rest/segment/$TAG" 2s "$rest_pid" >/dev/null
 load "http://$bare/" 2s "$bare_pid" >/dev/null
+if [ -n "$GOGC_COMPARE" ]; then load "http://$rest2/genid" 2s "$rest2_pid" >/dev/null; fi
 
 printf '\n| round | target | req/s | p99 | server CPU µs/req |\n|---|---|---:|---:|---:|\n'
-ratios=() seg_ratios=() cpu_ratios=() ours_all=() seg_all=() bare_all=()
+ratios=() seg_ratios=() cpu_ratios=() ours_all=() seg_all=() bare_all=() gc_ratios=() gc_cpu_ratios=()
 for r in $(seq "$ROUNDS"); do
   read -r ours ours_p99 ours_cpu < <(load "http://$rest/genid" "$DURATION" "$rest_pid")
   read -r seg seg_p99 seg_cpu < <(load "http://$rest/segment/$TAG" "$DURATION" "$rest_pid")
@@ -65,6 +77,12 @@ for r in $(seq "$ROUNDS"); do
   printf '| %d | server-rest /genid | %.0f | %s | %s |\n' "$r" "$ours" "$ours_p99" "$ours_cpu"
   printf '| %d | server-rest /segment/%s | %.0f | %s | %s |\n' "$r" "$TAG" "$seg" "$seg_p99" "$seg_cpu"
   printf '| %d | bare net/http | %.0f | %s | %s |\n' "$r" "$base" "$base_p99" "$base_cpu"
+  if [ -n "$GOGC_COMPARE" ]; then
+    read -r gc gc_p99 gc_cpu < <(load "http://$rest2/genid" "$DURATION" "$rest2_pid")
+    printf '| %d | server-rest /genid, GOGC=%s | %.0f | %s | %s |\n' "$r" "$GOGC_COMPARE" "$gc" "$gc_p99" "$gc_cpu"
+    gc_ratios+=("$(awk -v a="$ours" -v b="$gc" 'BEGIN {printf "%.3f", a/b}')")
+    gc_cpu_ratios+=("$(awk -v a="$gc_cpu" -v b="$ours_cpu" 'BEGIN {printf "%.3f", a/b}')")
+  fi
   ratios+=("$(awk -v a="$ours" -v b="$base" 'BEGIN {printf "%.3f", a/b}')")
   seg_ratios+=("$(awk -v a="$seg" -v b="$base" 'BEGIN {printf "%.3f", a/b}')")
   cpu_ratios+=("$(awk -v a="$base_cpu" -v b="$ours_cpu" 'BEGIN {printf "%.3f", a/b}')")
@@ -81,6 +99,11 @@ printf 'median ratio /segment/%s / bare (req/s): %s (per round: %s)\n' "$TAG" \
   "$(printf '%s\n' "${seg_ratios[@]}" | median)" "${seg_ratios[*]}"
 printf 'median CPU-efficiency ratio bare-CPU/ours-CPU per request: %s (per round: %s)\n' \
   "$(printf '%s\n' "${cpu_ratios[@]}" | median)" "${cpu_ratios[*]}"
+if [ -n "$GOGC_COMPARE" ]; then
+  printf 'median ratio default GOGC / GOGC=%s: req/s %s (per round: %s), CPU per request %s (per round: %s)\n' \
+    "$GOGC_COMPARE" "$(printf '%s\n' "${gc_ratios[@]}" | median)" "${gc_ratios[*]}" \
+    "$(printf '%s\n' "${gc_cpu_ratios[@]}" | median)" "${gc_cpu_ratios[*]}"
+fi
 curl -fs "http://$rest/segment" | sed 's/^/segment buffers after the runs: /'
 echo
 

@@ -196,6 +196,8 @@ func Main(p Program, run func(ctx context.Context, cfg config.Config, fs *pflag.
 		fmt.Fprintf(os.Stderr, "%s: %v\n", p.Name, err)
 		return 2
 	}
+	gc := TuneGC(nil)
+	cfg.Service.Logger.Debug(p.Name+": garbage collector target", "GOGC", gc)
 	ctx, stop := SignalContext()
 	defer stop()
 	if err := run(ctx, cfg, fs); err != nil {
