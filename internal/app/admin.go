@@ -29,7 +29,7 @@ func OpenAdmin(ctx context.Context, cfg config.Config, sec *Security, segments f
 	}
 	a, err := rpcadmin.New(rpcadmin.Options{Type: cfg.Service.Type, Segments: segments, SegmentsOff: segmentsOff,
 		MachineProvider: cfg.MachineProvider, MachineSource: cfg.MachineSource.String(),
-		Guard: sec.Guard, Certs: sec.Certs, Logger: sec.log})
+		Guard: sec.Guard, Certs: sec.Certs, Logger: sec.log, MaxConnsPerIP: cfg.MaxConnsPerIP})
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/vesta-go/vesta/internal/connlimit"
 	"github.com/vesta-go/vesta/internal/coremetrics"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
@@ -39,6 +40,10 @@ type Options struct {
 	Guard *access.Guard
 	// Certs, when set, serves TLS only.
 	Certs *tlsserve.Certs
+	// MaxConnsPerIP caps the admin connections one remote IP holds (the
+	// configuration's maxConnsPerIP, as on the RPC port); 0 means
+	// rpcserver.DefaultMaxConnsPerIP.
+	MaxConnsPerIP int
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -58,6 +63,7 @@ type Admin struct {
 	mux   *http.ServeMux
 	calls *callMetrics
 
+	refused  prometheus.Counter // connections over MaxConnsPerIP
 	svc      atomic.Pointer[statsRef]
 	srv      atomic.Pointer[rpcserver.Server]
 	stopping atomic.Bool
@@ -79,6 +85,11 @@ func New(opts Options) (*Admin, error) {
 		return nil, err
 	}
 	if err := a.reg.Register(connCollector{a}); err != nil {
+		return nil, fmt.Errorf("rpcadmin: %w", err)
+	}
+	a.refused = prometheus.NewCounter(prometheus.CounterOpts{Name: "vesta_admin_connections_refused_total",
+		Help: "Admin listener connections closed at accept: their remote IP already held maxConnsPerIP."})
+	if err := a.reg.Register(a.refused); err != nil {
 		return nil, fmt.Errorf("rpcadmin: %w", err)
 	}
 	err := coremetrics.Register(a.reg, coremetrics.Source{
@@ -159,6 +170,13 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	if a.opts.Certs != nil {
 		ln = tlsserve.NewListener(ln, a.opts.Certs.ServerConfig(), tlsserve.Options{Logger: a.log})
 	}
+	perIP := a.opts.MaxConnsPerIP
+	if perIP <= 0 {
+		perIP = rpcserver.DefaultMaxConnsPerIP
+	}
+	// Admitted before the TLS handshake, which their first read does
+	// within the read deadline.
+	ln = connlimit.New(ln, perIP, connlimit.Options{Refused: a.refused.Inc, Logger: a.log, Name: "admin"})
 	hs := &http.Server{
 		Handler:           a.mux,
 		ReadHeaderTimeout: readHeaderTimeout,

@@ -1,8 +1,10 @@
 package rpcadmin
 
 import (
+	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -158,4 +160,43 @@ func BenchmarkReceiverGenId(b *testing.B) {
 			}
 		})
 	}
+}
+
+// One address holds at most MaxConnsPerIP admin connections: the next is
+// closed at accept and counted in /metrics.
+func TestServeCapsConnectionsPerIP(t *testing.T) {
+	a, err := New(Options{Type: intf.MaxPeak, MaxConnsPerIP: 2})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, ln) }()
+	defer func() {
+		cancel()
+		assert.NoError(t, <-done)
+	}()
+	get := func(c net.Conn) error {
+		if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: admin\r\n\r\n"); err != nil {
+			return err
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return err
+		}
+		return resp.Body.Close()
+	}
+	for range 2 { // held open: HTTP/1.1 keeps them
+		c, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		defer c.Close()
+		require.NoError(t, get(c))
+	}
+	over, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer over.Close()
+	assert.Error(t, get(over), "the third connection from 127.0.0.1 is closed")
+	_, m := fetch(t, a.Handler(), "/metrics")
+	assert.Contains(t, m, "vesta_admin_connections_refused_total 1\n")
 }
