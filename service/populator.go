@@ -27,8 +27,11 @@ type populator interface {
 // state is the last unit handed out and the last sequence used in it. A
 // seq of -1 means none of last is used yet: the state a start or a raise
 // leaves, so that the next unit is handed out at once (see raised).
-// behind marks a unit taken by catching up (see step): behind the clock,
-// and filled before the populator moves on.
+// behind marks a unit of a saturated run (see step): taken right after
+// its predecessor was used up, on time or caught up behind the clock. It
+// is filled before the populator moves on, while it stays within the
+// catch-up window: a caller held up in the middle of it (descheduled, a
+// collection) finds it again rather than the clock's unit.
 type state struct {
 	last, seq int64
 	behind    bool
@@ -151,7 +154,8 @@ func (u *units) now() int64 { return (u.clock.NowNanos() - u.epochNanos) / u.uni
 // unit later (the waiter woke late: the thread was descheduled, a
 // collection paused it), the units in between are issued in turn, each
 // filled, instead of skipped, as long as they lie within this window
-// behind the clock. A saturated min-granularity service so keeps its full
+// behind the clock; and a unit of such a run that a caller left half used
+// (held up in the middle of it) is filled first the same way. A saturated min-granularity service so keeps its full
 // rate (1,024,000 IDs/s) through wake-ups up to 5 ms late, with IDs whose
 // time is at most 5 ms behind their issue. It is less than one
 // max-peak unit, which never catches up. Uniqueness is untouched: every
@@ -163,15 +167,17 @@ const catchUpWindow = 5 * time.Millisecond
 // another one advanced last: the clock itself never runs back), the sequence
 // continues from last. When last's sequence is used up, the next unit is
 // borrowed if it is at most borrow units ahead of the clock; else got == 0:
-// wait (waitAfter). When last was used up and the clock has passed
-// last+1, last+1 is caught up (behind) if within catchUp units of the
-// clock, and a unit caught up is filled while it stays within them.
+// wait (waitAfter). When last was used up and the clock has reached
+// last+1, last+1 is taken (behind: caught up when the clock has passed it)
+// if within catchUp units of the clock, and such a unit is filled while
+// it stays within them. A unit after one not used up is the clock's: the
+// load did not saturate the populator, and its IDs carry the present time.
 func (u *units) step(st state, now, n int64) (next state, first, got int64) {
 	if now > st.last {
 		switch {
 		case st.behind && st.seq < u.maxSeq && st.last >= now-u.catchUp:
 			return u.continued(st, n)
-		case st.seq >= u.maxSeq && st.last+1 < now && st.last+1 >= now-u.catchUp:
+		case st.seq >= u.maxSeq && st.last+1 >= now-u.catchUp:
 			got = min(n, u.maxSeq+1)
 			return state{last: st.last + 1, seq: got - 1, behind: true}, 0, got
 		}

@@ -41,9 +41,17 @@ func TestStepCatchesUpUnitsAWaiterSlept(t *testing.T) {
 	next, _, _ = u.step(state{last: 101, seq: u.maxSeq, behind: true}, 104, 1)
 	assert.Equal(t, state{last: 102, seq: 0, behind: true}, next)
 
-	// Caught up to the unit before the clock's: the next one is the clock's.
+	// Caught up to the unit before the clock's: the next one is the
+	// clock's, still a unit of the saturated run.
 	next, _, _ = u.step(state{last: 103, seq: u.maxSeq, behind: true}, 104, 1)
-	assert.Equal(t, state{last: 104, seq: 0}, next)
+	assert.Equal(t, state{last: 104, seq: 0, behind: true}, next)
+
+	// A caller held up in the middle of a unit of a saturated run finds it
+	// again within the window, and it is filled before the clock's.
+	next, first, got = u.step(state{last: 104, seq: 9, behind: true}, 107, 5)
+	assert.Equal(t, state{last: 104, seq: 14, behind: true}, next)
+	assert.EqualValues(t, 10, first)
+	assert.EqualValues(t, 5, got)
 
 	// A caught-up unit that fell out of the window is left for the clock's.
 	next, _, _ = u.step(state{last: 101, seq: 7, behind: true}, 107, 1)
@@ -58,9 +66,17 @@ func TestStepCatchesUpUnitsAWaiterSlept(t *testing.T) {
 	next, _, _ = u.step(state{last: 100, seq: 5}, 103, 1)
 	assert.Equal(t, state{last: 103, seq: 0}, next)
 
-	// The clock one unit on: the next unit, as always.
+	// The clock one unit on: the next unit, as always, marked as a unit
+	// of a saturated run (its predecessor was used up).
 	next, _, _ = u.step(full, 101, 1)
+	assert.Equal(t, state{last: 101, seq: 0, behind: true}, next)
+
+	// A unit taken after one not used up is not part of a saturated run:
+	// a caller coming back to it later takes the clock's unit.
+	next, _, _ = u.step(state{last: 100, seq: 5}, 101, 1)
 	assert.Equal(t, state{last: 101, seq: 0}, next)
+	next, _, _ = u.step(next, 103, 1)
+	assert.Equal(t, state{last: 103, seq: 0}, next)
 }
 
 // A max-peak unit (one second) is longer than the window: it never
