@@ -15,6 +15,8 @@
 #   ROUNDS=5 DURATION=20s CONNS=128 scripts/bench-rest.sh
 #   GOGC_COMPARE=100 scripts/bench-rest.sh    # adds a second server-rest run with GOGC=100
 #                                             # (the servers' own default is 400: internal/app)
+#   BARE_NO_TIMEOUTS=1 scripts/bench-rest.sh  # adds barehttp without http.Server timeouts (the
+#                                             # ../shared/checks bare handler): what the timeouts cost
 #
 # All traffic stays on 127.0.0.1; both servers are stopped on exit.
 # Installs wrk with apt-get when it is missing (run as root).
@@ -29,6 +31,7 @@ BATCH=${BATCH:-1000}
 TAG=${TAG:-bench}
 BUDGET=1048576
 GOGC_COMPARE=${GOGC_COMPARE:-}
+BARE_NO_TIMEOUTS=${BARE_NO_TIMEOUTS:-}
 
 source scripts/benchlib.sh # after the cd above: the repository root
 
@@ -48,6 +51,12 @@ if [ -n "$GOGC_COMPARE" ]; then
 fi
 rest=$(wait_for 's/.*msg="vesta: listening" server=rest addr=\([^ ]*\).*/\1/p' "$tmp/rest.log")
 bare=$(wait_for 's/^listening \(.*\)$/\1/p' "$tmp/bare.log")
+if [ -n "$BARE_NO_TIMEOUTS" ]; then
+  "$tmp/barehttp" --listen 127.0.0.1:0 --timeouts=false >"$tmp/bare0.log" 2>&1 &
+  bare0_pid=$!
+  pids+=("$bare0_pid")
+  bare0=$(wait_for 's/^listening \(.*\)$/\1/p' "$tmp/bare0.log")
+fi
 if [ -n "$GOGC_COMPARE" ]; then
   rest2=$(wait_for 's/.*msg="vesta: listening" server=rest addr=\([^ ]*\).*/\1/p' "$tmp/rest2.log")
 fi
@@ -67,9 +76,10 @@ load "http://$rest/genid" 2s "$rest_pid" >/dev/null # warm-up
 load "http://$rest/segment/$TAG" 2s "$rest_pid" >/dev/null
 load "http://$bare/" 2s "$bare_pid" >/dev/null
 if [ -n "$GOGC_COMPARE" ]; then load "http://$rest2/genid" 2s "$rest2_pid" >/dev/null; fi
+if [ -n "$BARE_NO_TIMEOUTS" ]; then load "http://$bare0/" 2s "$bare0_pid" >/dev/null; fi
 
 printf '\n| round | target | req/s | p99 | server CPU µs/req |\n|---|---|---:|---:|---:|\n'
-ratios=() seg_ratios=() cpu_ratios=() ours_all=() seg_all=() bare_all=() gc_ratios=() gc_cpu_ratios=()
+ratios=() seg_ratios=() cpu_ratios=() ours_all=() seg_all=() bare_all=() gc_ratios=() gc_cpu_ratios=() b0_ratios=() b0_cpu_ratios=() b0_ours=()
 for r in $(seq "$ROUNDS"); do
   read -r ours ours_p99 ours_cpu < <(load "http://$rest/genid" "$DURATION" "$rest_pid")
   read -r seg seg_p99 seg_cpu < <(load "http://$rest/segment/$TAG" "$DURATION" "$rest_pid")
@@ -77,6 +87,13 @@ for r in $(seq "$ROUNDS"); do
   printf '| %d | server-rest /genid | %.0f | %s | %s |\n' "$r" "$ours" "$ours_p99" "$ours_cpu"
   printf '| %d | server-rest /segment/%s | %.0f | %s | %s |\n' "$r" "$TAG" "$seg" "$seg_p99" "$seg_cpu"
   printf '| %d | bare net/http | %.0f | %s | %s |\n' "$r" "$base" "$base_p99" "$base_cpu"
+  if [ -n "$BARE_NO_TIMEOUTS" ]; then
+    read -r b0 b0_p99 b0_cpu < <(load "http://$bare0/" "$DURATION" "$bare0_pid")
+    printf '| %d | bare net/http, no timeouts | %.0f | %s | %s |\n' "$r" "$b0" "$b0_p99" "$b0_cpu"
+    b0_ratios+=("$(awk -v a="$base" -v b="$b0" 'BEGIN {printf "%.3f", a/b}')")
+    b0_cpu_ratios+=("$(awk -v a="$b0_cpu" -v b="$base_cpu" 'BEGIN {printf "%.3f", a/b}')")
+    b0_ours+=("$(awk -v a="$ours" -v b="$b0" 'BEGIN {printf "%.3f", a/b}')")
+  fi
   if [ -n "$GOGC_COMPARE" ]; then
     read -r gc gc_p99 gc_cpu < <(load "http://$rest2/genid" "$DURATION" "$rest2_pid")
     printf '| %d | server-rest /genid, GOGC=%s | %.0f | %s | %s |\n' "$r" "$GOGC_COMPARE" "$gc" "$gc_p99" "$gc_cpu"
@@ -99,6 +116,13 @@ printf 'median ratio /segment/%s / bare (req/s): %s (per round: %s)\n' "$TAG" \
   "$(printf '%s\n' "${seg_ratios[@]}" | median)" "${seg_ratios[*]}"
 printf 'median CPU-efficiency ratio bare-CPU/ours-CPU per request: %s (per round: %s)\n' \
   "$(printf '%s\n' "${cpu_ratios[@]}" | median)" "${cpu_ratios[*]}"
+if [ -n "$BARE_NO_TIMEOUTS" ]; then
+  printf 'median ratio bare with timeouts / without: req/s %s (per round: %s), CPU-efficiency %s (per round: %s)\n' \
+    "$(printf '%s\n' "${b0_ratios[@]}" | median)" "${b0_ratios[*]}" \
+    "$(printf '%s\n' "${b0_cpu_ratios[@]}" | median)" "${b0_cpu_ratios[*]}"
+  printf 'median ratio server-rest /genid / bare without timeouts (the check'"'"'s ratio): %s (per round: %s)\n' \
+    "$(printf '%s\n' "${b0_ours[@]}" | median)" "${b0_ours[*]}"
+fi
 if [ -n "$GOGC_COMPARE" ]; then
   printf 'median ratio default GOGC / GOGC=%s: req/s %s (per round: %s), CPU per request %s (per round: %s)\n' \
     "$GOGC_COMPARE" "$(printf '%s\n' "${gc_ratios[@]}" | median)" "${gc_ratios[*]}" \

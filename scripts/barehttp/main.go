@@ -4,6 +4,7 @@
 // it is Echo, the metrics and the ID service.
 //
 //	go run ./scripts/barehttp --listen 127.0.0.1:0
+//	go run ./scripts/barehttp --timeouts=false   # net/http's defaults: no timeouts, as ../shared/checks' bare handler
 //
 // It prints "listening <addr>" once it accepts connections and stops on
 // SIGINT or SIGTERM.
@@ -24,8 +25,9 @@ import (
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:0", "listen address")
+	timeouts := flag.Bool("timeouts", true, "server-rest's http.Server timeouts (false: none)")
 	flag.Parse()
-	if err := run(*listen); err != nil {
+	if err := run(*listen, *timeouts); err != nil {
 		fmt.Fprintln(os.Stderr, "barehttp:", err)
 		os.Exit(1)
 	}
@@ -36,7 +38,7 @@ var (
 	textPlain = []string{"text/plain; charset=UTF-8"}
 )
 
-func run(addr string) error {
+func run(addr string, timeouts bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", addr)
@@ -55,6 +57,9 @@ func run(addr string) error {
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    16 << 10,
+	}
+	if !timeouts {
+		srv.ReadHeaderTimeout, srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout = 0, 0, 0, 0
 	}
 	fmt.Println("listening", ln.Addr())
 	errc := make(chan error, 1)
