@@ -53,6 +53,14 @@ func Eventually(t testing.TB, limit time.Duration, what string, cond func() bool
 	}
 }
 
+// MetricReaches waits until metric(name) shows want. A lease counts its
+// claim or resume, and marks itself held, a moment after the service is
+// up, so the first ID may come before the count.
+func MetricReaches(t testing.TB, metric func(name string) string, name, want string) {
+	t.Helper()
+	Eventually(t, 10*time.Second, name+" = "+want, func() bool { return metric(name) == want })
+}
+
 // OffsetClock is the system clock shifted by Off.
 type OffsetClock struct {
 	Base *service.SystemClock

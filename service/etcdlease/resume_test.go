@@ -140,14 +140,6 @@ func (p *restProc) metric(name string) string {
 	return metricValue(page, name)
 }
 
-// metricReaches waits until p's metric name shows want: the lease counts
-// its claim or resume after the service is up, so the first ID may come
-// a moment before the count.
-func (p *restProc) metricReaches(t *testing.T, name, want string) {
-	t.Helper()
-	eventually(t, 10*time.Second, name+" = "+want, func() bool { return p.metric(name) == want })
-}
-
 // etcdArgs are the flags of a server-rest with provider etcd on the data
 // dir dir.
 func etcdArgs(endpoint, prefix, ttl, node, dir string, more ...string) []string {
@@ -221,7 +213,7 @@ func TestKilledNodeResumesItsIdAndLease(t *testing.T) {
 	before := a.issue(t, 20)
 	m := machineOf(before[0])
 	lease := leaseOf(t, c, keys, m)
-	a.metricReaches(t, "vesta_machine_lease_claims_total", "1")
+	leasetest.MetricReaches(t, a.metric, "vesta_machine_lease_claims_total", "1")
 	assert.Equal(t, "0", a.metric("vesta_machine_lease_resumes_total"))
 	awaitSaved(t, dir, lease)
 
@@ -234,7 +226,7 @@ func TestKilledNodeResumesItsIdAndLease(t *testing.T) {
 	after := append([]int64{first}, b.issue(t, 20)...)
 	assert.Equal(t, m, machineOf(first), "the same machine id")
 	assert.Equal(t, lease, leaseOf(t, c, keys, m), "the same etcd lease: resumed, not claimed anew after it expired")
-	b.metricReaches(t, "vesta_machine_lease_resumes_total", "1")
+	leasetest.MetricReaches(t, b.metric, "vesta_machine_lease_resumes_total", "1")
 	assert.Equal(t, "0", b.metric("vesta_machine_lease_claims_total"), "a resume is no claim")
 	b.logged(t, `msg="etcdlease: machine id resumed from the data dir" machine=`+strconv.FormatInt(m, 10)+` node=r2 lease=`+
 		strconv.FormatInt(int64(lease), 16)+` offline=false`)
@@ -275,7 +267,7 @@ func TestKilledNodeResumesOfflineAndRenewsOnceEtcdIsBack(t *testing.T) {
 	assert.Contains(t, b.logs.String(), "etcd is unreachable; resuming the machine id on the lease saved in the data dir")
 	b.logged(t, `msg="etcdlease: machine id resumed from the data dir" machine=`+strconv.FormatInt(m, 10)+` node=off lease=`+
 		strconv.FormatInt(int64(lease), 16)+` offline=true`)
-	b.metricReaches(t, "vesta_machine_lease_resumes_total", "1")
+	leasetest.MetricReaches(t, b.metric, "vesta_machine_lease_resumes_total", "1")
 	after := append([]int64{first}, b.issue(t, 20)...)
 	idsAbove(t, before, after)
 
@@ -360,7 +352,7 @@ func TestRestartAfterTheSavedValidityDoesNotResume(t *testing.T) {
 	id := d.firstIssued(t, 30*time.Second)
 	assert.Equal(t, int64(641), machineOf(id), "not the id another node holds now")
 	assert.Equal(t, "0", d.metric("vesta_machine_lease_resumes_total"))
-	d.metricReaches(t, "vesta_machine_lease_claims_total", "1")
+	leasetest.MetricReaches(t, d.metric, "vesta_machine_lease_claims_total", "1")
 	assert.Contains(t, d.logs.String(), "has expired or was revoked; claiming anew")
 }
 
@@ -391,6 +383,6 @@ func TestGracefulStopReleasesAndTheRestartPrefersItsId(t *testing.T) {
 	assert.Equal(t, m, machineOf(first), "the restart claims its old id, free (random claims otherwise)")
 	assert.NotEqual(t, lease, leaseOf(t, c, keys, m), "under a new lease")
 	assert.Equal(t, "0", b.metric("vesta_machine_lease_resumes_total"))
-	b.metricReaches(t, "vesta_machine_lease_claims_total", "1")
+	leasetest.MetricReaches(t, b.metric, "vesta_machine_lease_claims_total", "1")
 	idsAbove(t, before, append([]int64{first}, b.issue(t, 20)...))
 }

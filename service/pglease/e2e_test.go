@@ -92,14 +92,6 @@ func (r *rest) metric(name string) string {
 	return leasetest.MetricValue(page, name)
 }
 
-// metricReaches waits until r's metric name shows want: the lease counts
-// its claim or resume after the service is up, so the first ID may come
-// a moment before the count.
-func (r *rest) metricReaches(t *testing.T, name, want string) {
-	t.Helper()
-	eventually(t, 10*time.Second, name+" = "+want, func() bool { return r.metric(name) == want })
-}
-
 // The real server-rest with --machine-provider postgres: it claims its id
 // from the table, counts it in the lease metrics, resumes the same id at
 // once after kill -9 on the same data dir (the claim, a minute long, is
@@ -121,8 +113,8 @@ func TestServerRestWithPostgres(t *testing.T) {
 	require.True(t, ok)
 	assert.True(t, held.live)
 	assert.Equal(t, "rest-pg", held.holder)
-	first.metricReaches(t, "vesta_machine_lease_claims_total", "1")
-	first.metricReaches(t, "vesta_machine_lease_held", "1")
+	leasetest.MetricReaches(t, first.metric, "vesta_machine_lease_claims_total", "1")
+	leasetest.MetricReaches(t, first.metric, "vesta_machine_lease_held", "1")
 
 	require.NoError(t, first.cmd.Process.Kill()) // a crash: nothing released
 	<-first.waited
@@ -132,7 +124,7 @@ func TestServerRestWithPostgres(t *testing.T) {
 	took := time.Since(start)
 	assert.Equal(t, int64(300), machineOf(id2), "its own id back")
 	assert.Greater(t, id2, id)
-	second.metricReaches(t, "vesta_machine_lease_resumes_total", "1")
+	leasetest.MetricReaches(t, second.metric, "vesta_machine_lease_resumes_total", "1")
 	assert.Equal(t, "0", second.metric("vesta_machine_lease_claims_total"), "no new claim")
 	after, _ := rowOf(t, c, 300)
 	assert.Equal(t, held.token, after.token, "the same claim")
