@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/vesta-go/vesta/intf"
 )
@@ -61,7 +62,7 @@ type Policy struct {
 // hot path reads one pointer (Set.hot) and then this line, and nothing
 // else, before its add.
 type span struct {
-	key        *byte
+	key        unsafe.Pointer // *byte; atomic (Find sets it on a range loaded before any Find)
 	keyLen     int
 	start, end int64
 	preloadAt  int64 // the ID whose taker starts the next load
@@ -71,7 +72,8 @@ type span struct {
 }
 
 func newSpan(r Range, key *byte, keyLen int) *span {
-	s := &span{key: key, keyLen: keyLen, start: r.Start, end: r.End, preloadAt: r.Start + r.Size()/10}
+	s := &span{keyLen: keyLen, start: r.Start, end: r.End, preloadAt: r.Start + r.Size()/10}
+	atomic.StorePointer(&s.key, unsafe.Pointer(key))
 	s.last.Store(r.Start - 1)
 	return s
 }

@@ -29,7 +29,7 @@ type Set struct {
 // immutable). GotAtThreshold: the caller must Kick the name's buffer.
 func (s *Set) TryNext(name string) (int64, Took) {
 	sp := s.hot.Load()
-	if sp == nil || unsafe.StringData(name) != sp.key || len(name) != sp.keyLen {
+	if sp == nil || unsafe.Pointer(unsafe.StringData(name)) != atomic.LoadPointer(&sp.key) || len(name) != sp.keyLen {
 		return 0, Dry
 	}
 	// The fields are read before the add: a locked add waits for every
@@ -58,11 +58,21 @@ func (s *Set) Find(name string) *Buffer {
 	if b == nil || s.closed.Load() {
 		return b
 	}
-	if b.hotKey.Load() != unsafe.StringData(name) {
-		b.hotKey.Store(unsafe.StringData(name))
+	key := unsafe.StringData(name)
+	if b.hotKey.Load() != key {
+		b.hotKey.Store(key)
 	}
 	cur := b.cur.Load()
-	if cur == empty || s.hot.Load() == cur {
+	if cur == empty {
+		return b
+	}
+	// A range loaded before any Find (a buffer just added, or made at
+	// start from a listing) carries another string's key, or none: it
+	// takes this one, so that the fast path serves it from the next call.
+	if atomic.LoadPointer(&cur.key) != unsafe.Pointer(key) {
+		atomic.StorePointer(&cur.key, unsafe.Pointer(key))
+	}
+	if s.hot.Load() == cur {
 		return b // nothing to store: callers that keep to one tag write nothing shared
 	}
 	s.hot.Store(cur)

@@ -130,3 +130,31 @@ func TestSetFastPathChecks(t *testing.T) {
 		t.Fatal("served from a closed set")
 	}
 }
+
+// A range loaded before any Find (a buffer just added and filled, as the
+// client's first call does, or loaded at start) takes the key of the
+// first string Find is asked with: the fast path serves it from then on,
+// not only from the next range.
+func TestSetFastPathAfterARangeLoadedBeforeFind(t *testing.T) {
+	var wg sync.WaitGroup
+	var closed atomic.Bool
+	defer func() { closed.Store(true); wg.Wait() }()
+	var set Set
+	b := set.Add(strings.Clone("tag"), func() *Buffer {
+		return New("tag", func(int64) (Range, int64, error) { return Range{Start: 1, End: 1 << 40}, 1 << 40, nil },
+			policy(&wg, &closed, 1<<40))
+	})
+	if _, err := b.Next(context.Background()); err != nil { // loads the first range: no Find yet
+		t.Fatal(err)
+	}
+	name := "tag"
+	if _, took := set.TryNext(name); took != Dry {
+		t.Fatalf("served before a Find: %v", took)
+	}
+	if set.Find(name) != b {
+		t.Fatal("Find did not find the buffer")
+	}
+	if id, took := set.TryNext(name); took != Got || id != 2 {
+		t.Fatalf("after a Find the fast path gave %d, %v; want 2, Got", id, took)
+	}
+}
