@@ -66,11 +66,14 @@ func (s *Set) Find(name string) *Buffer {
 	if cur == empty {
 		return b
 	}
-	// A range loaded before any Find (a buffer just added, or made at
-	// start from a listing) carries another string's key, or none: it
-	// takes this one, so that the fast path serves it from the next call.
-	if atomic.LoadPointer(&cur.key) != unsafe.Pointer(key) {
-		atomic.StorePointer(&cur.key, unsafe.Pointer(key))
+	// A range loaded before any Find (a buffer just added and filled, or
+	// loaded at start) has no key: it takes this one, so that the fast
+	// path serves it from the next call. A keyed range keeps its key:
+	// callers whose every call brings a new string (a server's requests)
+	// then write nothing shared here, and the next range is keyed by
+	// hotKey.
+	if atomic.LoadPointer(&cur.key) == nil {
+		atomic.CompareAndSwapPointer(&cur.key, nil, unsafe.Pointer(key))
 	}
 	if s.hot.Load() == cur {
 		return b // nothing to store: callers that keep to one tag write nothing shared
