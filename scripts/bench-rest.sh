@@ -14,7 +14,7 @@
 #   scripts/bench-rest.sh                     # 3 rounds x 10 s, 2 threads, 64 connections
 #   ROUNDS=5 DURATION=20s CONNS=128 scripts/bench-rest.sh
 #   GOGC_COMPARE=100 scripts/bench-rest.sh    # adds a second server-rest run with GOGC=100
-#                                             # (the servers' own default is 400: internal/app)
+#                                             # (the servers' own default is 400: internal/gctarget)
 #   BARE_NO_TIMEOUTS=1 scripts/bench-rest.sh  # adds barehttp without http.Server timeouts (the
 #                                             # ../shared/checks bare handler): what the timeouts cost
 #

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vesta-go/vesta/internal/buildinfo"
+	"github.com/vesta-go/vesta/internal/gctarget"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/config"
@@ -196,7 +197,7 @@ func Main(p Program, run func(ctx context.Context, cfg config.Config, fs *pflag.
 		fmt.Fprintf(os.Stderr, "%s: %v\n", p.Name, err)
 		return 2
 	}
-	gc := TuneGC(nil)
+	gc := gctarget.Tune(nil)
 	cfg.Service.Logger.Debug(p.Name+": garbage collector target", "GOGC", gc)
 	ctx, stop := SignalContext()
 	defer stop()

@@ -1,4 +1,4 @@
-package app
+package gctarget
 
 import (
 	"runtime/debug"
@@ -7,12 +7,12 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestTuneGC(t *testing.T) {
+func TestTune(t *testing.T) {
 	before := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(before) })
 
-	assert.Equal(t, ServerGCPercent, TuneGC(func(string) string { return "" }))
-	assert.Equal(t, ServerGCPercent, debug.SetGCPercent(100), "set when GOGC is unset")
+	assert.Equal(t, Server, Tune(func(string) string { return "" }))
+	assert.Equal(t, Server, debug.SetGCPercent(100), "set when GOGC is unset")
 
 	env := func(k string) string {
 		if k == "GOGC" {
@@ -21,6 +21,6 @@ func TestTuneGC(t *testing.T) {
 		return ""
 	}
 	debug.SetGCPercent(150) // as the runtime reads GOGC=150 at start
-	assert.Equal(t, 150, TuneGC(env))
+	assert.Equal(t, 150, Tune(env))
 	assert.Equal(t, 150, debug.SetGCPercent(150), "GOGC from the environment is left alone")
 }
