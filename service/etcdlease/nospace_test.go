@@ -77,7 +77,10 @@ func TestNoSpaceKeepsIssuingWithinTheMarkAndRecovers(t *testing.T) {
 	endpoint := startOwnEtcd(t, func(c *embed.Config) { c.QuotaBackendBytes = quota; c.BackendBatchLimit = 1 })
 	c := clientOf(t, endpoint)
 	log, logs := capturedLog(t)
-	n := startNode(t, "full", withEndpoint(endpoint), func(o *etcdlease.Options) { o.TTL = 2 * time.Second; o.Logger = log })
+	// A TTL of 3 s (renewals every second, valid 2.87 s): the loop below
+	// issues flat out on a loaded machine, and the renewals must stay in
+	// time for the refusal to be the mark's, not a fence.
+	n := startNode(t, "full", withEndpoint(endpoint), func(o *etcdlease.Options) { o.TTL = 3 * time.Second; o.Logger = log })
 	keys := n.lease.Keys()
 	m := n.svc.Machine()
 	seen := map[int64]bool{}
