@@ -144,3 +144,6 @@ printf '\nmedian batch share of the max-peak budget (%d IDs/s): %s%% (goal >= 95
   "$BUDGET" "$(printf '%s\n' "${shares[@]}" | median)"
 waits=$(curl -fs "http://$rest/metrics" | awk '/^vesta_sequence_exhaustion_waits_total/ {print $2}')
 echo "sequence exhaustion waits during the run: $waits"
+# The server's memory: the peak resident set over the whole run (VmHWM) and
+# now, as the kernel counts them (docs/deploy.md sizes the pods from it).
+awk '/^VmHWM|^VmRSS/ {printf "server-rest %s %.1f MiB\n", $1, $2/1024}' "/proc/$rest_pid/status"

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/internal/nettest"
 )
 
 // listen starts a Listener of at most perIP connections per address on a
@@ -36,15 +38,6 @@ func listen(t *testing.T, perIP int, opts Options) (*Listener, <-chan net.Conn) 
 	return l, got
 }
 
-func dialFrom(t *testing.T, from string, addr net.Addr) net.Conn {
-	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 10 * time.Second}
-	c, err := d.Dial("tcp", addr.String())
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // closedByPeer reports whether the server closed c (a read ends with EOF
 // or a reset rather than waiting).
 func closedByPeer(c net.Conn) bool {
@@ -64,24 +57,24 @@ func isTimeout(err error) bool {
 func TestCapPerIP(t *testing.T) {
 	var refused atomic.Int64
 	l, got := listen(t, 2, Options{Refused: func() { refused.Add(1) }, Logger: slog.New(slog.DiscardHandler)})
-	dialFrom(t, "127.0.0.1", l.Addr())
-	dialFrom(t, "127.0.0.1", l.Addr())
+	nettest.DialFrom(t, "127.0.0.1", l.Addr().String())
+	nettest.DialFrom(t, "127.0.0.1", l.Addr().String())
 	s1, s2 := <-got, <-got
 	require.IsType(t, &Conn{}, s1)
 	assert.Equal(t, 2, l.Held("127.0.0.1"))
 
-	over := dialFrom(t, "127.0.0.1", l.Addr())
+	over := nettest.DialFrom(t, "127.0.0.1", l.Addr().String())
 	assert.True(t, closedByPeer(over), "the third connection from 127.0.0.1 is closed")
 	assert.EqualValues(t, 1, refused.Load())
 
-	dialFrom(t, "127.0.0.2", l.Addr())
+	nettest.DialFrom(t, "127.0.0.2", l.Addr().String())
 	s3 := <-got
 	assert.Equal(t, 1, l.Held("127.0.0.2"), "another address is admitted")
 
 	require.NoError(t, s1.Close())
 	_ = s1.Close() // a second close frees nothing more
 	assert.Equal(t, 1, l.Held("127.0.0.1"))
-	dialFrom(t, "127.0.0.1", l.Addr())
+	nettest.DialFrom(t, "127.0.0.1", l.Addr().String())
 	s4 := <-got
 	assert.Equal(t, 2, l.Held("127.0.0.1"), "the freed slot is taken again")
 	for _, c := range []net.Conn{s2, s3, s4} {
@@ -98,10 +91,10 @@ func TestRefusalsWarnOncePerInterval(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
 	var refused atomic.Int64
 	l, got := listen(t, 1, Options{Logger: log, Name: "admin", Refused: func() { refused.Add(1) }})
-	dialFrom(t, "127.0.0.1", l.Addr())
+	nettest.DialFrom(t, "127.0.0.1", l.Addr().String())
 	<-got
 	for range 5 {
-		assert.True(t, closedByPeer(dialFrom(t, "127.0.0.1", l.Addr())))
+		assert.True(t, closedByPeer(nettest.DialFrom(t, "127.0.0.1", l.Addr().String())))
 	}
 	require.Eventually(t, func() bool { return refused.Load() == 5 }, 10*time.Second, time.Millisecond)
 	mu.Lock()
@@ -125,7 +118,7 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 // connection stays open for writing back.
 func TestCloseWrite(t *testing.T) {
 	l, got := listen(t, 1, Options{Logger: slog.New(slog.DiscardHandler)})
-	c := dialFrom(t, "127.0.0.1", l.Addr())
+	c := nettest.DialFrom(t, "127.0.0.1", l.Addr().String())
 	s := <-got
 	require.NoError(t, s.(*Conn).CloseWrite())
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))

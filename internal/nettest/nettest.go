@@ -1,6 +1,7 @@
 // Package nettest has loopback servers for tests: Serve runs a handler per
 // connection, Silent accepts connections and never answers (for tests of
-// timeouts), Proxy stands in front of a server and can be cut (outages).
+// timeouts), Proxy stands in front of a server and can be cut (outages);
+// DialFrom connects from another loopback address.
 package nettest
 
 import (
@@ -8,6 +9,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Serve listens on 127.0.0.1 and runs handle in a goroutine for every
@@ -66,4 +68,18 @@ func Serve(tb testing.TB, handle func(net.Conn)) string {
 func Silent(tb testing.TB) string {
 	tb.Helper()
 	return Serve(tb, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+}
+
+// DialFrom dials addr over TCP from the local IP from (Linux routes all of
+// 127/8 to loopback, so 127.0.0.2 is another client address); the test's
+// cleanup closes the connection.
+func DialFrom(tb testing.TB, from, addr string) net.Conn {
+	tb.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 10 * time.Second}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		tb.Fatalf("dial %s from %s: %v", addr, from, err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	return c
 }

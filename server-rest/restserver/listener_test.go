@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/internal/nettest"
 )
 
 // rawGet sends one request on c as written and reads the answer.
@@ -33,16 +35,6 @@ func rawGet(c net.Conn, request string) (response, error) {
 
 const healthz = "GET /healthz HTTP/1.1\r\nHost: vesta\r\n\r\n"
 
-// dialFrom dials addr from the local IP from.
-func dialFrom(t *testing.T, from, addr string) net.Conn {
-	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 10 * time.Second}
-	c, err := d.Dial("tcp", addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // One remote IP holds at most maxConnsPerIP (64 by default) connections:
 // the 65th is closed at accept, while another address is served, and a
 // slot freed is taken again.
@@ -57,22 +49,22 @@ func TestMaxConnsPerIP(t *testing.T) {
 
 	held := make([]net.Conn, 64)
 	for i := range held {
-		held[i] = dialFrom(t, "127.0.0.1", addr)
+		held[i] = nettest.DialFrom(t, "127.0.0.1", addr)
 		r, err := rawGet(held[i], healthz)
 		require.NoError(t, err, "connection %d", i+1)
 		require.Equal(t, 200, r.status)
 	}
-	_, err := rawGet(dialFrom(t, "127.0.0.1", addr), healthz)
+	_, err := rawGet(nettest.DialFrom(t, "127.0.0.1", addr), healthz)
 	require.Error(t, err, "the 65th connection from 127.0.0.1 is closed")
 
-	r, err := rawGet(dialFrom(t, "127.0.0.2", addr), healthz)
+	r, err := rawGet(nettest.DialFrom(t, "127.0.0.2", addr), healthz)
 	require.NoError(t, err, "another address is served")
 	assert.Equal(t, 200, r.status)
 	assert.Contains(t, serveInProcess(srv, "/metrics").body, "vesta_http_conns_refused_total 1")
 
 	require.NoError(t, held[0].Close())
 	require.Eventually(t, func() bool {
-		r, err := rawGet(dialFrom(t, "127.0.0.1", addr), healthz)
+		r, err := rawGet(nettest.DialFrom(t, "127.0.0.1", addr), healthz)
 		return err == nil && r.status == 200
 	}, 10*time.Second, 5*time.Millisecond, "a closed connection frees its slot")
 	cancel()
@@ -90,7 +82,7 @@ func TestOversizedAndMalformedRequestsAreJSON(t *testing.T) {
 	addr := strings.TrimPrefix(base, "http://")
 
 	huge := "GET /genid HTTP/1.1\r\nHost: vesta\r\nX-Big: " + strings.Repeat("a", 64<<10) + "\r\n\r\n"
-	r, err := rawGet(dialFrom(t, "127.0.0.1", addr), huge)
+	r, err := rawGet(nettest.DialFrom(t, "127.0.0.1", addr), huge)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, r.status)
 	msg, _ := jsonError(t, r)
@@ -101,13 +93,13 @@ func TestOversizedAndMalformedRequestsAreJSON(t *testing.T) {
 		"GET /genid HTTP/1.1\r\n\r\n":               "bad request: missing required Host header",
 		"GET /genid HTTP/1.1\r\nBad Header\r\n\r\n": "bad request: ",
 	} {
-		r, err := rawGet(dialFrom(t, "127.0.0.1", addr), request)
+		r, err := rawGet(nettest.DialFrom(t, "127.0.0.1", addr), request)
 		require.NoError(t, err, "%q", request)
 		assert.Equal(t, 400, r.status, "%q", request)
 		msg, _ := jsonError(t, r)
 		assert.Contains(t, msg, want, "%q", request)
 	}
-	r, err = rawGet(dialFrom(t, "127.0.0.1", addr), healthz)
+	r, err = rawGet(nettest.DialFrom(t, "127.0.0.1", addr), healthz)
 	require.NoError(t, err)
 	assert.Equal(t, 200, r.status, "and a good request is still served")
 	cancel()

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/nettest"
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
@@ -26,16 +27,7 @@ import (
 // attacker is the address the hostile connections come from; the
 // legitimate client dials from 127.0.0.1. Linux routes all of 127/8 to
 // loopback.
-var attacker = &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}
-
-func dialFrom(t *testing.T, from *net.TCPAddr, addr string) net.Conn {
-	t.Helper()
-	d := net.Dialer{LocalAddr: from, Timeout: 5 * time.Second}
-	c, err := d.Dial("tcp", addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
+const attacker = "127.0.0.2"
 
 // waitClosed waits for the server to close c (EOF or a reset); the
 // deadline only keeps a failing test from hanging.
@@ -66,13 +58,13 @@ func TestPerIPLimit(t *testing.T) {
 	srv := rpctest.Start(t, rpctest.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Options: rpcserver.Options{MaxConnsPerIP: 3}})
 	for i := range 3 {
-		dialFrom(t, attacker, srv.Addr)
+		nettest.DialFrom(t, attacker, srv.Addr)
 		eventually(t, "accepted", func(s rpcserver.Stats) bool { return s.Accepted == uint64(i+1) }, srv.RPC)
 	}
 	// More from that address are closed at once, with one warning a
 	// second, not one per connection.
 	for range 20 {
-		waitClosed(t, dialFrom(t, attacker, srv.Addr))
+		waitClosed(t, nettest.DialFrom(t, attacker, srv.Addr))
 	}
 	st := srv.RPC.Stats()
 	assert.Equal(t, uint64(20), st.RefusedPerIP)
@@ -92,7 +84,7 @@ func TestEvictsTheLongestIdle(t *testing.T) {
 	srv := rpctest.Start(t, rpctest.Config{MaxConns: 3, Options: rpcserver.Options{MaxConnsPerIP: 100}})
 	var idle []net.Conn
 	for i := range 3 {
-		idle = append(idle, dialFrom(t, attacker, srv.Addr))
+		idle = append(idle, nettest.DialFrom(t, attacker, srv.Addr))
 		eventually(t, "accepted", func(s rpcserver.Stats) bool { return s.Accepted == uint64(i+1) }, srv.RPC)
 	}
 	genId(t, dial(t, srv.Addr))
@@ -111,12 +103,12 @@ func TestEvictsTheLongestIdle(t *testing.T) {
 func TestRefusedWhenNoneIsIdle(t *testing.T) {
 	srv := rpctest.Start(t, rpctest.Config{MaxConns: 2, Options: rpcserver.Options{MaxConnsPerIP: 100}})
 	for range 2 {
-		c := dialFrom(t, attacker, srv.Addr)
+		c := nettest.DialFrom(t, attacker, srv.Addr)
 		_, err := c.Write([]byte{0x10, 0}) // 1 of a 16-byte message
 		require.NoError(t, err)
 	}
 	eventually(t, "both reading a call", func(s rpcserver.Stats) bool { return s.Open == 2 && s.Idle == 0 }, srv.RPC)
-	waitClosed(t, dialFrom(t, attacker, srv.Addr))
+	waitClosed(t, nettest.DialFrom(t, attacker, srv.Addr))
 	st := srv.RPC.Stats()
 	assert.Equal(t, uint64(1), st.RefusedFull)
 	assert.Zero(t, st.Evicted)
@@ -124,7 +116,7 @@ func TestRefusedWhenNoneIsIdle(t *testing.T) {
 
 func TestFirstByteTimeout(t *testing.T) {
 	srv := rpctest.Start(t, rpctest.Config{Options: rpcserver.Options{FirstByteTimeout: 50 * time.Millisecond}})
-	waitClosed(t, dialFrom(t, attacker, srv.Addr))
+	waitClosed(t, nettest.DialFrom(t, attacker, srv.Addr))
 	eventually(t, "counted", func(s rpcserver.Stats) bool { return s.FirstByteTimeouts == 1 }, srv.RPC)
 }
 
@@ -140,7 +132,7 @@ func TestIdleTimeout(t *testing.T) {
 
 func TestSlowWriter(t *testing.T) {
 	srv := rpctest.Start(t, rpctest.Config{Options: rpcserver.Options{MessageTimeout: 100 * time.Millisecond}})
-	c := dialFrom(t, attacker, srv.Addr)
+	c := nettest.DialFrom(t, attacker, srv.Addr)
 	_, err := c.Write([]byte{0x10, 0}) // 1 of a 16-byte message, and no more
 	require.NoError(t, err)
 	waitClosed(t, c)
@@ -153,7 +145,7 @@ func TestMessageTooBig(t *testing.T) {
 		Options: rpcserver.Options{MaxMessageBytes: 1024}})
 
 	// A header claiming 8 GiB - 1: closed without reading on.
-	c := dialFrom(t, attacker, srv.Addr)
+	c := nettest.DialFrom(t, attacker, srv.Addr)
 	_, err := c.Write(append([]byte{0xfb, 0x01, 0xff, 0xff, 0xff, 0xff}, make([]byte, 64<<10)...))
 	_ = err // a reset may come before all of it is written
 	waitClosed(t, c)
@@ -198,7 +190,7 @@ func TestWriteTimeout(t *testing.T) {
 		<-served
 	})
 
-	c := dialFrom(t, attacker, ln.Addr().String())
+	c := nettest.DialFrom(t, attacker, ln.Addr().String())
 	enc := gob.NewEncoder(c)
 	for i := range 400 { // ~36 MB of replies: more than the socket buffers hold
 		if enc.Encode(&rpc.Request{ServiceMethod: "IdService.GenIds", Seq: uint64(i)}) != nil ||
@@ -214,7 +206,7 @@ func TestWriteTimeout(t *testing.T) {
 func TestShutdownEndsIdleAndSlowConns(t *testing.T) {
 	srv := rpctest.Start(t, rpctest.Config{Options: rpcserver.Options{IdleTimeout: time.Hour, MessageTimeout: time.Hour}})
 	genId(t, dial(t, srv.Addr))
-	slow := dialFrom(t, attacker, srv.Addr)
+	slow := nettest.DialFrom(t, attacker, srv.Addr)
 	_, err := slow.Write([]byte{0x10, 0})
 	require.NoError(t, err)
 	eventually(t, "open", func(s rpcserver.Stats) bool { return s.Open == 2 && s.Idle == 1 }, srv.RPC)
