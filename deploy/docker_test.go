@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/stresstest"
-	"github.com/vesta-go/vesta/service/config"
 )
 
 // stage is one stage of the Dockerfile: its base and its instructions
@@ -109,10 +108,7 @@ func TestDockerfile(t *testing.T) {
 	stages := parseDockerfile(t)
 	require.NotEmpty(t, stages)
 	assert.Equal(t, "server-rest", stages[len(stages)-1].name, "the last stage is the default target")
-	known := map[string]bool{}
-	for _, k := range config.Keys() {
-		known[k.Env] = true
-	}
+	known := configVars(t)
 	for server, health := range map[string]string{"server-rest": "VESTA_LISTEN", "server-rpc": "VESTA_ADMIN_LISTEN"} {
 		ins := chain(t, stages, server)
 		users := all(ins, "USER")

@@ -18,8 +18,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
-
-	"github.com/vesta-go/vesta/service/config"
 )
 
 const k8sDir = "k8s"
@@ -168,10 +166,8 @@ func TestManifestTypoFails(t *testing.T) {
 func checkManifests(t *testing.T, m manifests) {
 	t.Helper()
 	require.Len(t, m.statefulSets, 2)
-	known := map[string]bool{"GOMEMLIMIT": true} // the Go runtime's, not a configuration key
-	for _, k := range config.Keys() {
-		known[k.Env] = true
-	}
+	known := configVars(t)
+	known["GOMEMLIMIT"] = true // the Go runtime's, not a configuration key
 	checkEnv := func(where, name string) {
 		assert.True(t, known[name], "%s: %s is no configuration variable (docs/configuration.md)", where, name)
 	}

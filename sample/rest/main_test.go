@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -14,24 +15,42 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/app"
-	"github.com/vesta-go/vesta/internal/restapp"
 	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/restserver"
+	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/access"
 	"github.com/vesta-go/vesta/service/access/tlsserve"
-	"github.com/vesta-go/vesta/service/config"
+	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/sqlitestore"
 )
 
-// newServer is a server-rest in-process, on 127.0.0.1, with machine 78.
+// newServer is the server-rest handler in-process, on 127.0.0.1: machine
+// 78, tag "order" in segment mode on SQLite. It is built from the
+// libraries, not from a configuration, so that this test links neither
+// the configuration loader nor what it configures (etcd, pgx).
 func newServer(t *testing.T, opts ...restserver.Option) (*restserver.Server, *httptest.Server) {
 	t.Helper()
-	p := app.Program{Name: "sample-test", Defaults: config.Defaults{Listen: "127.0.0.1:0", GenMethod: intf.GenMethodREST},
-		Stdout: io.Discard, Stderr: io.Discard}
-	cfg, _, err := p.Setup([]string{"--machine", "78", "--data-dir", t.TempDir(), "--segment-tags", "order"})
-	require.NoError(t, err)
-	srv := restapp.New(cfg, opts...)
+	dir := t.TempDir()
+	quiet := slog.New(slog.DiscardHandler)
+	start := func(ctx context.Context) (restserver.Service, error) {
+		return service.New(ctx, service.Settings{Machine: 78, GenMethod: intf.GenMethodREST, DataDir: dir, Logger: quiet})
+	}
+	open := func(ctx context.Context) (restserver.Segments, error) {
+		st, err := sqlitestore.Open(ctx, filepath.Join(dir, "segments.db"))
+		if err != nil {
+			return nil, err
+		}
+		if err := st.Init(ctx); err != nil {
+			return nil, errors.Join(err, st.Close())
+		}
+		tags, _ := segment.ParseTags("order") // as --segment-tags order
+		if _, err := segment.EnsureTags(ctx, st, tags); err != nil {
+			return nil, errors.Join(err, st.Close())
+		}
+		return segment.New(ctx, segment.Settings{Store: st, Logger: quiet})
+	}
+	srv := restserver.New(start, append([]restserver.Option{restserver.WithSegments(open), restserver.WithLogger(quiet)}, opts...)...)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		ts.Close()
