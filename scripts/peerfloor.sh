@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # peerfloor.sh: the saturation harness's own cost. Copies
 # ../shared/checks/tools/peerbench (the harness of ../shared/checks/saturation-cpu),
-# adds scripts/peerfloor/gen_floor.go.txt — a max-peak generator that costs nothing but
-# its wait — and runs it against this checkout: the "floor max-peak" rows are what the
-# harness spends per ID (keeping every ID, its garbage collection) at the same rate,
-# beside vesta's max-peak rows of the same run.
+# adds scripts/peerfloor/gen_floor.go.txt — a generator per ID type that costs nothing but
+# its wait — and runs it against this checkout: the "floor" rows are what the harness
+# spends per ID (keeping every ID, its garbage collection) at the same rate, and the
+# budget its own pauses cost a single caller, beside vesta's rows of the same run.
 #
 #   scripts/peerfloor.sh [WINDOW]      # default 4s
 set -euo pipefail
@@ -19,4 +19,4 @@ cp scripts/peerfloor/gen_floor.go.txt "$tmp/gen_zfloor.go"
 proj=$(pwd)
 (cd "$tmp" && go mod edit -replace "github.com/vesta-go/vesta=$proj" && cat "$proj/go.sum" >>go.sum &&
   GOFLAGS=-mod=mod go build -o peerbench .)
-"$tmp/peerbench" -window "${1:-4s}" 2>&1 | grep -E '^(vesta max-peak|floor)'
+"$tmp/peerbench" -window "${1:-4s}" 2>&1 | grep -E '^(vesta|floor)'

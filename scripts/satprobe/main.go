@@ -7,8 +7,13 @@
 // keeps every ID spends more than the service here; see
 // docs/benchmarks.md). Each goroutine counts its own IDs and reads the
 // clock once per 64 calls, as ../shared/checks/tools/peerbench does.
+// With -keep it also keeps every ID as that harness does, in a slice of
+// its own that grows by copying, and times the longest growth: a caller
+// that copies calls nobody meanwhile, and a single caller's pause longer
+// than the catch-up window costs budget that no generator can serve.
 //
 //	go run ./scripts/satprobe                     # the whole table, 4 s per case
+//	go run ./scripts/satprobe -keep -timed=false -type min-granularity -goroutines 1
 //	go run ./scripts/satprobe -type min-granularity -populator lock -goroutines 1 -window 2s
 package main
 
@@ -43,6 +48,7 @@ type result struct {
 	budget, cores float64
 	errs          int64
 	slowest       time.Duration
+	pause         time.Duration // the longest growth of a kept slice (-keep)
 }
 
 func main() {
@@ -51,6 +57,7 @@ func main() {
 	goroutines := flag.String("goroutines", "1,64", "numbers of callers, comma-separated")
 	window := flag.Duration("window", 4*time.Second, "how long each case calls")
 	timed := flag.Bool("timed", true, "time every call for the slowest (two clock reads per call: CPU figures then include them)")
+	keep := flag.Bool("keep", false, "keep every ID in a growing slice per goroutine, as the check's harness does, and print the longest growth")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of all the cases to this file")
 	flag.Parse()
 	if *profile != "" {
@@ -65,8 +72,12 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	fmt.Println("| type/populator | goroutines | budget | cores | errors | slowest call |")
-	fmt.Println("|---|---|---|---|---|---|")
+	pauseHead, pauseRule := "", ""
+	if *keep {
+		pauseHead, pauseRule = " longest slice growth |", "---|"
+	}
+	fmt.Println("| type/populator | goroutines | budget | cores | errors | slowest call |" + pauseHead)
+	fmt.Println("|---|---|---|---|---|---|" + pauseRule)
 	for _, tn := range strings.Split(*types, ",") {
 		typ, err := intf.ParseIdType(tn)
 		if err != nil {
@@ -80,7 +91,7 @@ func main() {
 					fmt.Fprintf(os.Stderr, "goroutines: %q is not a positive number\n", gs)
 					os.Exit(2)
 				}
-				r, err := run(typ, pop, g, *window, *timed)
+				r, err := run(typ, pop, g, *window, *timed, *keep)
 				if err != nil {
 					fmt.Fprintln(os.Stderr, err)
 					os.Exit(1)
@@ -89,14 +100,18 @@ func main() {
 				if *timed {
 					slowest = r.slowest.Round(time.Millisecond).String()
 				}
-				fmt.Printf("| %s/%s | %d | %.1f%% | %.3f | %d | %s |\n", typ, pop, g, r.budget, r.cores, r.errs, slowest)
+				pause := ""
+				if *keep {
+					pause = " " + r.pause.Round(100*time.Microsecond).String() + " |"
+				}
+				fmt.Printf("| %s/%s | %d | %.1f%% | %.3f | %d | %s |%s\n", typ, pop, g, r.budget, r.cores, r.errs, slowest, pause)
 			}
 		}
 	}
 }
 
 // run measures one case on a fresh service.
-func run(typ intf.IdType, pop string, goroutines int, window time.Duration, timed bool) (result, error) {
+func run(typ intf.IdType, pop string, goroutines int, window time.Duration, timed, keep bool) (result, error) {
 	ctx := context.Background()
 	svc, err := service.New(ctx, service.Settings{Type: typ, Populator: pop, NoDataDir: true, Logger: quiet})
 	if err != nil {
@@ -108,11 +123,16 @@ func run(typ intf.IdType, pop string, goroutines int, window time.Duration, time
 	counts := make([]int64, goroutines)
 	errs := make([]int64, goroutines)
 	slowest := make([]time.Duration, goroutines)
+	pauses := make([]time.Duration, goroutines)
 	deadline := time.Now().Add(window)
 	c0, t0 := cpu(), time.Now()
 	var wg sync.WaitGroup
 	for w := range goroutines {
 		wg.Go(func() {
+			var kept []int64
+			if keep {
+				kept = make([]int64, 0, 1<<16) // as the harness starts
+			}
 			for i := 0; ; i++ {
 				if i&63 == 0 && time.Now().After(deadline) {
 					return
@@ -121,7 +141,7 @@ func run(typ intf.IdType, pop string, goroutines int, window time.Duration, time
 				if timed {
 					start = time.Now()
 				}
-				_, err := svc.GenId(ctx)
+				id, err := svc.GenId(ctx)
 				if timed {
 					slowest[w] = max(slowest[w], time.Since(start))
 				}
@@ -130,6 +150,15 @@ func run(typ intf.IdType, pop string, goroutines int, window time.Duration, time
 					continue
 				}
 				counts[w]++
+				if keep {
+					if len(kept) == cap(kept) { // this append copies: time it
+						t := time.Now()
+						kept = append(kept, id)
+						pauses[w] = max(pauses[w], time.Since(t))
+					} else {
+						kept = append(kept, id)
+					}
+				}
 			}
 		})
 	}
@@ -141,6 +170,7 @@ func run(typ intf.IdType, pop string, goroutines int, window time.Duration, time
 		n += counts[w]
 		r.errs += errs[w]
 		r.slowest = max(r.slowest, slowest[w])
+		r.pause = max(r.pause, pauses[w])
 	}
 	r.budget = 100 * float64(n) / el / budget
 	r.cores = c.Seconds() / el
