@@ -48,7 +48,11 @@ func newServer(t *testing.T, opts ...restserver.Option) (*restserver.Server, *ht
 		if _, err := segment.EnsureTags(ctx, st, tags); err != nil {
 			return nil, errors.Join(err, st.Close())
 		}
-		return segment.New(ctx, segment.Settings{Store: st, Logger: quiet})
+		g, err := segment.New(ctx, segment.Settings{Store: st, Logger: quiet})
+		if err != nil { // the Generator owns the store only once made
+			return nil, errors.Join(err, st.Close())
+		}
+		return g, nil
 	}
 	srv := restserver.New(start, append([]restserver.Option{restserver.WithSegments(open), restserver.WithLogger(quiet)}, opts...)...)
 	ts := httptest.NewServer(srv.Handler())
