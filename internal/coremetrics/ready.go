@@ -12,7 +12,7 @@ const (
 
 // Why /readyz is not ready, in its JSON body's error.
 const (
-	ReasonStarting = "id service is starting (checking the clock against the time high-water mark): retry shortly"
+	ReasonStarting = "id service is starting (claiming its machine id, or waiting for the clock to pass the time high-water mark): retry shortly"
 	ReasonFenced   = "machine id lease not held (fenced): no IDs until it is held again, which happens by itself"
 	ReasonStopping = "server is shutting down"
 )

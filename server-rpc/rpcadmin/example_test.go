@@ -70,7 +70,7 @@ func ExampleNew() {
 	fmt.Println("serve:", <-served)
 	// Output:
 	// 200 {"status":"ok"}
-	// 503 {"status":"starting","error":"id service is starting (checking the clock against the time high-water mark): retry shortly"}
+	// 503 {"status":"starting","error":"id service is starting (claiming its machine id, or waiting for the clock to pass the time high-water mark): retry shortly"}
 	// 200 {"status":"ready"}
 	// 503 {"status":"stopping","error":"server is shutting down"}
 	// serve: <nil>
