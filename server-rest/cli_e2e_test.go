@@ -80,6 +80,10 @@ func TestConfigErrorsThroughTheBinary(t *testing.T) {
 		{nil, []string{"--machine", "5", "--machine-provider", "hostname"},
 			`server-rest: invalid argument: config key machine ("5" from flag --machine) contradicts machineProvider ("hostname" from flag --machine-provider): ` +
 				`machineProvider hostname takes the machine id from the host name's trailing number, so machine would be ignored; remove one of them` + "\n"},
+		{nil, []string{"--segment-store", "postgres", "--segment-dsn", "postgres://ids:s3cret-on-argv@127.0.0.1:1/ids"},
+			`server-rest: invalid argument: config key segmentDSN: "(not shown: it may hold a password)" from flag --segment-dsn: ` +
+				`want no password on the command line, which every user of this host can read (ps): give it in the environment variable VESTA_SEGMENT_DSN ` +
+				`or the config file's key segmentDSN (or a DSN without the password, with PGPASSWORD or a .pgpass file)` + "\n"},
 	} {
 		code, out, errOut := runBinary(t, append(tc.env, "VESTA_DATA_DIR="+data), tc.args...)
 		assert.Equal(t, 2, code, "%v %v: %s", tc.env, tc.args, errOut)

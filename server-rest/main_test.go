@@ -59,7 +59,16 @@ var listenLine = regexp.MustCompile(`msg="vesta: listening" server=rest addr=(\S
 
 func start(t *testing.T, args ...string) *process {
 	t.Helper()
+	return startEnv(t, nil, args...)
+}
+
+// startEnv is start with env added to the environment the server inherits.
+func startEnv(t *testing.T, env []string, args ...string) *process {
+	t.Helper()
 	p := &process{cmd: exec.Command(binary, args...), addr: make(chan string, 1), done: make(chan struct{})}
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	stderr, err := p.cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, p.cmd.Start())

@@ -23,12 +23,13 @@ func closedPort(t *testing.T) int {
 
 // A PostgreSQL segment store that cannot be reached at start does not stop
 // server-rest: it is ready, serves Vesta IDs, answers /segment 503 naming
-// the reason, never logs the DSN's password, and stops cleanly.
+// the reason, never logs the DSN's password, and stops cleanly. The DSN
+// comes from the environment: a flag may not hold a password.
 func TestSegmentStoreUnreachableAtStart(t *testing.T) {
 	t.Parallel() // its own server process, data dir and port
 	dsn := fmt.Sprintf("postgres://vesta:s3cret-pw@127.0.0.1:%d/vesta?connect_timeout=2", closedPort(t))
-	p := start(t, "--listen", "127.0.0.1:0", "--machine", "3", "--data-dir", t.TempDir(),
-		"--segment-store", "postgres", "--segment-dsn", dsn, "--segment-tags", "order")
+	p := startEnv(t, []string{"VESTA_SEGMENT_DSN=" + dsn}, "--listen", "127.0.0.1:0", "--machine", "3", "--data-dir", t.TempDir(),
+		"--segment-store", "postgres", "--segment-tags", "order")
 	base := p.waitReady(t)
 	assert.NotEmpty(t, getBody(t, base+"/genid", ""))
 

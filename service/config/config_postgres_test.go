@@ -37,20 +37,23 @@ func TestPostgresProviderKeys(t *testing.T) {
 }
 
 func TestPostgresInvalidValues(t *testing.T) {
-	pg := []string{"--machine-provider", "postgres", "--machine-dsn", "postgres://ids:" + pgSecret + "@db/ids"}
+	pg := []string{"--machine-provider", "postgres"}
+	dsn := "postgres://ids:" + pgSecret + "@db/ids" // in the environment: a flag may not hold a password
 	cases := []struct {
 		args []string
+		dsn  string
 		key  string
 	}{
-		{[]string{"--machine-provider", "postgres"}, "machineDSN"},
-		{[]string{"--machine-provider", "postgres", "--machine-dsn", "postgres://ids:" + pgSecret + "@db:port/ids"}, "machineDSN"},
-		{append(pg, "--machine-table", "x;drop"), "machineTable"},
-		{append(pg, "--etcd-lease-ttl", "1s"), "etcdLeaseTTL"},
-		{append(pg, "--etcd-node-name", "a\nb"), "etcdNodeName"},
-		{append(pg, "--machine-range", "9-3"), "machineRange"},
+		{pg, "", "machineDSN"},
+		{pg, "postgres://ids:" + pgSecret + "@db:port/ids", "machineDSN"},
+		{append(pg, "--machine-table", "x;drop"), dsn, "machineTable"},
+		{append(pg, "--etcd-lease-ttl", "1s"), dsn, "etcdLeaseTTL"},
+		{append(pg, "--etcd-node-name", "a\nb"), dsn, "etcdNodeName"},
+		{append(pg, "--machine-range", "9-3"), dsn, "machineRange"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.key, func(t *testing.T) {
+			t.Setenv("VESTA_MACHINE_DSN", tc.dsn)
 			_, err := load(t, tc.args...)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, intf.ErrInvalidArgument)
@@ -63,12 +66,14 @@ func TestPostgresInvalidValues(t *testing.T) {
 // machineDSN says where the id comes from: with another provider it
 // would be ignored, so it is refused — and not shown.
 func TestMachineDSNContradictsOtherProviders(t *testing.T) {
-	_, err := load(t, "--machine", "4", "--machine-dsn", "postgres://ids:"+pgSecret+"@db/ids")
+	t.Setenv("VESTA_MACHINE_DSN", "postgres://ids:"+pgSecret+"@db/ids")
+	_, err := load(t, "--machine", "4")
 	var ce *ConflictError
 	require.ErrorAs(t, err, &ce)
 	assert.Contains(t, err.Error(), "so machineDSN would be ignored (set machineProvider postgres to lease the id from PostgreSQL)")
 	assert.NotContains(t, err.Error(), pgSecret)
 
+	t.Setenv("VESTA_MACHINE_DSN", "")
 	_, err = load(t, "--machine-provider", "postgres", "--machine-dsn", "postgres://db/ids", "--etcd-endpoints", "127.0.0.1:2379")
 	require.ErrorAs(t, err, &ce)
 	assert.Contains(t, err.Error(), "etcdEndpoints would be ignored")

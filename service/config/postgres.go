@@ -10,7 +10,7 @@ import (
 // read into e.
 func (r *reader) postgres(provider string, e etcdlease.Options) pglease.Options {
 	o := pglease.Options{
-		DSN:    r.str(KeyMachineDSN, ""),
+		DSN:    r.secret(KeyMachineDSN, dsnHasPassword),
 		Table:  r.str(KeyMachineTable, ""),
 		Prefix: e.Prefix, TTL: e.TTL, DialTimeout: e.DialTimeout, NodeName: e.NodeName,
 		MaxClockSkew: e.MaxClockSkew, MachineRange: e.MachineRange,

@@ -24,7 +24,7 @@ func segmentKeys() []Key {
 		{Name: KeySegmentStore, Flag: "segment-store", Env: "VESTA_SEGMENT_STORE", Group: GroupSegment, Varies: true,
 			Usage: "segment mode's store: sqlite, postgres or off (default: sqlite, opened at start when a segment key is set; else its file is opened once it exists, never created unasked; off with noDataDir and no segmentDSN)"},
 		{Name: KeySegmentDSN, Flag: "segment-dsn", Env: "VESTA_SEGMENT_DSN", Group: GroupSegment, Varies: true,
-			Usage: "postgres: the DSN (required); sqlite: the file path (default <dataDir>/segments.db)"},
+			Usage: "postgres: the DSN (required; one that holds a password is refused as a flag: give it in the environment or the config file); sqlite: the file path (default <dataDir>/segments.db)"},
 		{Name: KeySegmentAllowAsyncFailover, Flag: "segment-allow-async-failover", Env: "VESTA_SEGMENT_ALLOW_ASYNC_FAILOVER", Group: GroupSegment, Default: boolean(false),
 			Usage: "postgres: accept a segmentDSN naming several servers whose primary replicates asynchronously (synchronous_standby_names empty or synchronous_commit below on); a failover can then repeat segment IDs (docs/segment.md)"},
 		{Name: KeySegmentTags, Flag: "segment-tags", Env: "VESTA_SEGMENT_TAGS", Group: GroupSegmentTags,
@@ -35,7 +35,7 @@ func segmentKeys() []Key {
 // segment reads the segment keys into a stores.Config, segmentTags only
 // when withTags; s carries the data dir already read.
 func (r *reader) segment(s *service.Settings, withTags bool) stores.Config {
-	c := stores.Config{DataDir: s.DataDir, DSN: r.str(KeySegmentDSN, "")}
+	c := stores.Config{DataDir: s.DataDir, DSN: r.secret(KeySegmentDSN, dsnHasPassword)}
 	def := stores.SQLite
 	if s.NoDataDir && c.DSN == "" {
 		def = stores.Off

@@ -98,9 +98,10 @@ func TestSecretsAreNotShown(t *testing.T) {
 	assert.NotContains(t, err.Error(), "hunter2")
 
 	// A postgres URL given while the store is sqlite.
-	_, err = load(t, "--data-dir", t.TempDir(), "--segment-dsn", "postgres://ids:hunter2@db/ids?sslmode=require")
+	t.Setenv("VESTA_SEGMENT_DSN", "postgres://ids:hunter2@db/ids?sslmode=require")
+	_, err = load(t, "--data-dir", t.TempDir())
 	require.ErrorIs(t, err, intf.ErrInvalidArgument)
-	assert.Contains(t, err.Error(), `config key segmentDSN: "(not shown: it may hold a password)" from flag --segment-dsn: want a file path`)
+	assert.Contains(t, err.Error(), `config key segmentDSN: "(not shown: it may hold a password)" from environment variable VESTA_SEGMENT_DSN: want a file path`)
 	assert.NotContains(t, err.Error(), "hunter2")
 }
 
