@@ -169,9 +169,7 @@ func (c *Client) nextSegmentId(ctx context.Context, tag string, id int64, took s
 		return intf.NextSegmentId(ctx, c, tag)
 	}
 	if took == segbuf.GotAtThreshold {
-		if b := c.segTags.Find(tag); b != nil {
-			b.Kick()
-		}
+		c.segTags.Kick(tag)
 		return id, nil
 	}
 	if c.closed.Load() {

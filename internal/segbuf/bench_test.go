@@ -50,7 +50,7 @@ func BenchmarkTryNextOnly(b *testing.B) {
 			if took == Dry {
 				id, _ = set.Find("t").Next(context.Background())
 			} else {
-				set.Find("t").Kick()
+				set.Kick("t")
 			}
 		}
 		sink = id

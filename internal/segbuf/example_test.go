@@ -61,7 +61,7 @@ func ExampleSet() {
 		case segbuf.Got:
 			return id, nil
 		case segbuf.GotAtThreshold:
-			set.Find(tag).Kick() // start loading the spare range
+			set.Kick(tag) // start loading the spare range
 			return id, nil
 		}
 		b := set.Find(tag)

@@ -26,7 +26,7 @@ type Set struct {
 // otherwise, and when the range is used up: call Find and the buffer's
 // methods then. A pointer and length equal to those of a string that named
 // the buffer mean the same bytes, so the same name (strings are
-// immutable). GotAtThreshold: the caller must Kick the name's buffer.
+// immutable). GotAtThreshold: the caller must Kick name.
 func (s *Set) TryNext(name string) (int64, Took) {
 	sp := s.hot.Load()
 	if sp == nil || unsafe.Pointer(unsafe.StringData(name)) != atomic.LoadPointer(&sp.key) || len(name) != sp.keyLen {
@@ -43,6 +43,14 @@ func (s *Set) TryNext(name string) (int64, Took) {
 		return id, GotAtThreshold
 	}
 	return id, Got
+}
+
+// Kick starts the spare's load of name's buffer, if the set has one: what
+// a caller does when TryNext returned GotAtThreshold.
+func (s *Set) Kick(name string) {
+	if b := s.Find(name); b != nil {
+		b.Kick()
+	}
 }
 
 // Find returns the buffer of name, nil when the set has none, and makes

@@ -17,7 +17,7 @@ func next(ctx context.Context, s *Set, name string) (int64, error) {
 	case Got:
 		return id, nil
 	case GotAtThreshold:
-		s.Find(name).Kick()
+		s.Kick(name)
 		return id, nil
 	}
 	b := s.Find(name)
@@ -125,6 +125,7 @@ func TestSetFastPathChecks(t *testing.T) {
 	if _, took := set.TryNext("tag"); took != Dry {
 		t.Fatal("served a removed name")
 	}
+	set.Kick("tag") // a name the set no longer has: nothing to load
 	set.Close()
 	if _, took := set.TryNext("tag"); took != Dry {
 		t.Fatal("served from a closed set")

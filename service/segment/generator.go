@@ -95,9 +95,7 @@ func (g *Generator) NextId(ctx context.Context, tag string) (int64, error) {
 // before a locked add delays it).
 func (g *Generator) nextId(ctx context.Context, tag string, id int64, took segbuf.Took) (int64, error) {
 	if took == segbuf.GotAtThreshold {
-		if b := g.tags.Find(tag); b != nil {
-			b.Kick()
-		}
+		g.tags.Kick(tag)
 		return id, nil
 	}
 	var one [1]int64
