@@ -57,7 +57,7 @@ type units struct {
 	// catchUp is how many units behind the clock a used-up unit's
 	// successor may be taken rather than skipped (catchUpWindow).
 	catchUp int64
-	waits   atomic.Uint64 // times a unit's sequence ran out
+	waits   atomic.Uint64 // times a caller found a unit's sequence used up (reserve)
 	// closing, when set, is done once the service closes: it ends waits.
 	closing context.Context
 	gate    unitGate
@@ -127,6 +127,7 @@ func (u *units) reserve(ctx context.Context, n int64) (unit, first, got int64, e
 	// The clock is read before the strategy's lock or CAS, not under it:
 	// the lock is held for less time, and a CAS retry reads it no more.
 	now, cached := u.present()
+	counted, waited := int64(0), false // the used-up unit this call counted a wait for
 	for {
 		r, last := u.try(now, n)
 		if r.got == 0 && cached {
@@ -136,6 +137,13 @@ func (u *units) reserve(ctx context.Context, n int64) (unit, first, got int64, e
 			continue
 		}
 		if r.got == 0 {
+			// Once per used-up unit and call: a caller that came while the
+			// gate's queue was served waits for the gate, then again for
+			// its unit, and that is one wait (ExhaustionWaits).
+			if !waited || last != counted {
+				u.waits.Add(1)
+				counted, waited = last, true
+			}
 			if r, err = u.waitAfter(ctx, last, n); err != nil {
 				return 0, 0, 0, err
 			}
@@ -218,7 +226,6 @@ func (u *units) raised(st state, floor int64) state {
 // r holds the IDs reserved for this caller (got 0: none, try again). None
 // holds a populator's lock while it waits.
 func (u *units) waitAfter(ctx context.Context, last, n int64) (r reservation, err error) {
-	u.waits.Add(1)
 	t := u.epochNanos + (last+1-u.borrow)*u.unitNanos // last+1 may be borrowed from then on
 	if u.clock.NowNanos() >= t {
 		return reservation{}, nil

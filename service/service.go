@@ -288,7 +288,8 @@ func (s *Service) Settings() Settings {
 // Stats are counters for monitoring.
 type Stats struct {
 	// ExhaustionWaits counts the times a time unit's sequence ran out and a
-	// caller waited for the next unit.
+	// caller waited for the next unit: once per call and used-up unit,
+	// however many tries its wait took.
 	ExhaustionWaits uint64
 	// ClockBackEvents counts the times the wall clock was seen to step
 	// back by more than a second (the IDs were not affected).
