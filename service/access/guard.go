@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/internal/lograte"
 	"github.com/vesta-go/vesta/intf"
 )
@@ -101,7 +102,7 @@ func NewGuard(o Options) (*Guard, error) {
 	}
 	g.sleep, g.maxHold = o.Sleep, o.MaxHold
 	if g.sleep == nil {
-		g.sleep = sleepCtx
+		g.sleep = ctxtime.Sleep
 	}
 	if g.maxHold <= 0 {
 		g.maxHold = DefaultMaxHold
@@ -303,17 +304,6 @@ func (g *Guard) try(c Caller, remote string, n int) (Grant, *intf.RateLimitError
 		return Grant{c: c.c, b: b, n: n}, nil, 0
 	}
 	return Grant{}, &intf.RateLimitError{Client: c.Name(), RetryAfter: wait, Rate: rate, Burst: burst}, early
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // refuse counts a refusal by its reason, logs it within the log's rate, and returns err.
