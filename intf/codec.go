@@ -39,19 +39,25 @@ func Encode(l Layout, id Id) (int64, error) {
 			return 0, err
 		}
 	}
-	return int64(uint64(id.Machine) | uint64(id.Seq)<<l.Seq.Shift | uint64(id.Time)<<l.Time.Shift |
-		uint64(id.GenMethod)<<l.GenMethod.Shift | uint64(l.Type)<<l.TypeBit.Shift |
-		uint64(id.Version)<<l.Version.Shift), nil
+	return int64(l.Machine.Put(id.Machine) | l.Seq.Put(id.Seq) | l.Time.Put(id.Time) |
+		l.GenMethod.Put(id.GenMethod) | l.TypeBit.Put(int64(l.Type)) | l.Version.Put(id.Version)), nil
 }
 
 // Timestamp is the instant id's time field stands for, with the epoch in
 // Unix milliseconds (DefaultEpochMillis for Vesta's), in UTC. The field is
 // named Time, so the method cannot be; bwmarrin/snowflake's ID.Time is
 // this.
+// A Type other than MinGranularity reads as max-peak (seconds).
 func (id Id) Timestamp(epochMillis int64) time.Time {
-	unit := time.Second
+	l := layouts[MaxPeak]
 	if IdType(id.Type) == MinGranularity {
-		unit = time.Millisecond
+		l = layouts[MinGranularity]
 	}
-	return time.UnixMilli(epochMillis + id.Time*unit.Milliseconds()).UTC()
+	return l.Instant(epochMillis, id.Time)
+}
+
+// Instant is the instant a time field of this layout stands for (field
+// units of l.Unit after the epoch, in Unix milliseconds), in UTC.
+func (l Layout) Instant(epochMillis, field int64) time.Time {
+	return time.UnixMilli(epochMillis + field*l.Unit.Milliseconds()).UTC()
 }

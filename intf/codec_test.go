@@ -86,6 +86,20 @@ func TestTimestamp(t *testing.T) {
 	mg := intf.Id{Time: 1500, Type: 1}
 	assert.Equal(t, time.UnixMilli(intf.DefaultEpochMillis+1500).UTC(), mg.Timestamp(intf.DefaultEpochMillis))
 	assert.Equal(t, time.UnixMilli(1500).UTC(), mg.Timestamp(0))
+	l, _ := intf.MaxPeak.Layout()
+	assert.Equal(t, time.UnixMilli(intf.DefaultEpochMillis+7000).UTC(), l.Instant(intf.DefaultEpochMillis, 7))
+}
+
+// Put places a value in its field, never beyond it; Get reads it back.
+func TestFieldPutGet(t *testing.T) {
+	for _, typ := range []intf.IdType{intf.MaxPeak, intf.MinGranularity} {
+		l, _ := typ.Layout()
+		for _, f := range []intf.Field{l.Machine, l.Seq, l.Time, l.GenMethod, l.TypeBit, l.Version} {
+			assert.Equal(t, f.Max(), f.Get(f.Put(f.Max())), "%s: the largest value", f.Name)
+			assert.Equal(t, f.Mask(), f.Put(-1), "%s: a value too wide is cut to the field", f.Name)
+			assert.Zero(t, f.Put(f.Max()+1)&^f.Mask(), "%s: nothing spills into a neighbour", f.Name)
+		}
+	}
 }
 
 // Decode needs no service: any ID says how to read it.

@@ -62,6 +62,10 @@ func (f Field) Mask() uint64 { return uint64(f.Max()) << f.Shift }
 // Get extracts the field from an ID (an unsigned shift, like Java's >>>).
 func (f Field) Get(id uint64) int64 { return int64(id >> f.Shift & uint64(f.Max())) }
 
+// Put places v in the field's bits of an ID, cut to the field's width:
+// check v first (Encode does) when it may be out of range.
+func (f Field) Put(v int64) uint64 { return uint64(v) & uint64(f.Max()) << f.Shift }
+
 // Layout is the bit layout of one IdType and the unit of its time field.
 type Layout struct {
 	Type      IdType

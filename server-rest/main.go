@@ -1,7 +1,8 @@
 // Command server-rest serves vesta-go IDs over HTTP with Vesta's REST
 // paths: /genid, /expid, /transtime and /makeid, segment IDs at
-// /segment/{tag} (segment mode, docs/segment.md), plus /healthz, /readyz and
-// /metrics. It listens on :8080 by default; every configuration key can be
+// /segment/{tag} and whole ranges at /segment/{tag}/range (segment mode,
+// docs/segment.md), plus /healthz, /readyz, /metrics and a status page at
+// /ui (its JSON at /status). It listens on :8080 by default; every configuration key can be
 // given as a flag, a VESTA_* environment variable or in a config file (see
 // docs/configuration.md), and the API is described in docs/rest.md.
 //

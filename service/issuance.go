@@ -63,8 +63,9 @@ func (s *Service) publishLocked() {
 	b := s.b
 	is := &issuance{
 		machine: b.machine,
-		fixed: uint64(b.machine) | uint64(s.settings.GenMethod)<<s.layout.GenMethod.Shift |
-			uint64(s.settings.Type)<<s.layout.TypeBit.Shift | uint64(s.settings.Version)<<s.layout.Version.Shift,
+		// The fields are checked by New and the machine by its source.
+		fixed: s.layout.Machine.Put(b.machine) | s.layout.GenMethod.Put(s.settings.GenMethod) |
+			s.layout.TypeBit.Put(int64(s.settings.Type)) | s.layout.Version.Put(s.settings.Version),
 		limit:  s.maxUnit,
 		fence:  b.fence,
 		tenure: b.tenure,

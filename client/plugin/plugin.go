@@ -115,7 +115,7 @@ func Launch(ctx context.Context, path string, cfg Config) (*Plugin, error) {
 	done := make(chan started) // unbuffered: a send succeeds only while Launch waits
 	abandoned := make(chan struct{})
 	go func() {
-		conn, err := dispense(pc)
+		conn, err := start(pc)
 		select {
 		case done <- started{conn, err}:
 		case <-abandoned:
@@ -143,6 +143,9 @@ func startTimeout(ctx context.Context) time.Duration {
 	}
 	return time.Minute
 }
+
+// start is dispense; a test counts its calls.
+var start = dispense
 
 // dispense starts the process and returns the plugin's Conn.
 func dispense(pc *goplugin.Client) (*rpcapi.Conn, error) {

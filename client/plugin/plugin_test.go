@@ -2,19 +2,24 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	goplugin "github.com/hashicorp/go-plugin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 )
 
@@ -117,15 +122,23 @@ func pidScript(t *testing.T) (script, pidFile string) {
 	return script, pidFile
 }
 
+// Not parallel: it swaps start, which parallel tests read.
 func TestLaunchPluginWithADoneContextStartsNothing(t *testing.T) {
-	script, pidFile := pidScript(t) // before t.Parallel: see pidScript
-	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err := Launch(ctx, script, Config{LogOutput: &syncbuf.Buffer{}})
-	require.ErrorIs(t, err, context.Canceled)
-	time.Sleep(300 * time.Millisecond)
-	assert.NoFileExists(t, pidFile, "no process was started")
+	synctest.Test(t, func(t *testing.T) {
+		var starts atomic.Int32
+		orig := start
+		start = func(*goplugin.Client) (*rpcapi.Conn, error) {
+			starts.Add(1)
+			return nil, errors.New("test: no process started")
+		}
+		defer func() { start = orig }()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := Launch(ctx, "/nonexistent/plugin", Config{LogOutput: &syncbuf.Buffer{}})
+		require.ErrorIs(t, err, context.Canceled)
+		synctest.Wait() // whatever Launch left running has run as far as it can
+		assert.Zero(t, starts.Load(), "no process was started")
+	})
 }
 
 func TestLaunchPluginCancelledDuringStartStopsTheProcess(t *testing.T) {

@@ -1,4 +1,6 @@
-// Package ctxtime holds time helpers that honour a context.
+// Package ctxtime holds the time helpers of the doors and the leases: waits
+// that honour a context (Sleep), call deadlines whose timer is made only
+// when a call waits (Deadline), and a cheap monotonic reading (Monotonic).
 package ctxtime
 
 import (

@@ -51,7 +51,7 @@ type expId struct {
 	GenMethod int64        `json:"genMethod"`
 	Type      int64        `json:"type"`
 	Version   int64        `json:"version"`
-	ID        intf.Int64Id `json:"id"`
+	Id        intf.Int64Id `json:"id"`
 	TypeName  string       `json:"typeName"`
 	Timestamp string       `json:"timestamp"`
 }
@@ -111,7 +111,7 @@ func run(ctx context.Context, args []string, out io.Writer, envToken string) err
 		return err
 	}
 	fmt.Fprintf(out, "expid %s: machine=%d seq=%d time=%d (%s) genMethod=%d type=%d (%s) version=%d\n",
-		x.ID, x.Machine, x.Seq, x.Time, x.Timestamp, x.GenMethod, x.Type, x.TypeName, x.Version)
+		x.Id, x.Machine, x.Seq, x.Time, x.Timestamp, x.GenMethod, x.Type, x.TypeName, x.Version)
 
 	if *tag == "" {
 		return nil

@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/vesta-go/vesta/internal/ctxtime"
 )
 
 // withAccessLog wraps the server's handler with the access log: at debug
@@ -27,12 +29,12 @@ func (a accessLogged) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.Echo.ServeHTTP(w, r)
 		return
 	}
-	start := monotonic()
+	start := ctxtime.Monotonic()
 	rec := &recorder{ResponseWriter: w}
 	a.Echo.ServeHTTP(rec, r)
 	a.log.LogAttrs(ctx, slog.LevelDebug, "rest: request",
 		slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()), slog.Int("status", rec.status()),
-		slog.Duration("duration", monotonic()-start), slog.String("remote", r.RemoteAddr), slog.Int64("bytes", rec.n))
+		slog.Duration("duration", ctxtime.Monotonic()-start), slog.String("remote", r.RemoteAddr), slog.Int64("bytes", rec.n))
 }
 
 // recorder notes the status and size of a response on its way.

@@ -4,8 +4,10 @@
 //
 // Endpoints (all GET): /genid (one ID, or a batch with ?count=N), /expid,
 // /transtime, /makeid, /segment/{tag} (segment IDs of a tag, one or a batch,
-// from segment mode: a segment.Generator) and /segment (the tags),
-// /healthz, /readyz and /metrics (Prometheus). They are described in
+// from segment mode: a segment.Generator), /segment/{tag}/range (a whole
+// range of a tag, for client-side ranges) and /segment (the tags),
+// /healthz, /readyz, /metrics (Prometheus), /status (the status page's
+// JSON) and /ui (the status page). They are described in
 // docs/openapi.yaml and docs/rest.md.
 //
 // A Server listens first and constructs the ID service in the background,
@@ -18,7 +20,10 @@
 // segment mode.
 //
 // Every error is JSON, {"error": "..."}, plus "param" when one query
-// parameter is to blame. The server does no validation or ID arithmetic of
-// its own beyond parsing numbers: ranges are checked by the service, and its
-// *intf.FieldError is reported as 400 naming the parameter and its range.
+// parameter is to blame. The server parses every parameter strictly (a
+// malformed query or a repeated parameter is refused) and checks the ones
+// that are its own (count against maxBatch, a range's size against
+// segmentMaxRange); the ID fields are checked by the
+// service, whose *intf.FieldError is reported as 400 naming the parameter
+// and its range. It does no ID arithmetic of its own.
 package restserver

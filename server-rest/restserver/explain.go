@@ -13,6 +13,7 @@ import (
 // (JavaScript loses integers above 2^53) and its time, readable.
 type expIdBody struct {
 	intf.Id
+	// ID, not Id, only because the embedded intf.Id holds that name.
 	ID         intf.Int64Id `json:"id"` // a JSON string
 	IDUnsigned string       `json:"idUnsigned"`
 	TypeName   string       `json:"typeName"`

@@ -63,9 +63,9 @@ func TestGenIdSingle(t *testing.T) {
 	r = getJSON(t, ts.URL+"/genid")
 	require.Equal(t, 200, r.status)
 	assert.True(t, strings.HasPrefix(r.ctype, "application/json"), r.ctype)
-	var body struct{ ID string }
+	var body struct{ Id string }
 	require.NoError(t, json.Unmarshal([]byte(r.body), &body))
-	second, err := strconv.ParseInt(body.ID, 10, 64)
+	second, err := strconv.ParseInt(body.Id, 10, 64)
 	require.NoError(t, err)
 
 	r = get(t, ts.URL+"/genid?unknown=ignored")

@@ -3,10 +3,11 @@ package restserver
 import (
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vesta-go/vesta/internal/ctxtime"
 )
 
 // routeMetrics holds one route's series, the 200 counter resolved ahead so
@@ -22,11 +23,11 @@ type routeMetrics struct {
 // returns, then records the request with its final status and latency.
 func (s *Server) instrument(rm *routeMetrics, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		start := monotonic()
+		start := ctxtime.Monotonic()
 		if err := next(c); err != nil {
 			s.handleError(err, c)
 		}
-		rm.latency.Observe((monotonic() - start).Seconds())
+		rm.latency.Observe((ctxtime.Monotonic() - start).Seconds())
 		rm.count(c.Response().Status)
 		return nil
 	}
@@ -54,10 +55,3 @@ func (s *Server) handleUnrouted(err error, c echo.Context) {
 	}
 	rm.count(code)
 }
-
-// processStart anchors monotonic.
-var processStart = time.Now()
-
-// monotonic reads only the monotonic clock (time.Now also reads the wall
-// clock, which costs as much again).
-func monotonic() time.Duration { return time.Since(processStart) }

@@ -1,6 +1,10 @@
 package rpcapi
 
-import "time"
+import (
+	"time"
+
+	"github.com/vesta-go/vesta/internal/ctxtime"
+)
 
 // The methods of ServiceName, as a CallObserver is told them.
 const (
@@ -36,15 +40,8 @@ func WithObserver(o CallObserver) ReceiverOption {
 // reading its reply once the call has returned (a deferred call).
 func (r *Receiver) observed(method string, start time.Duration, reply outcome) {
 	ids, err := reply.outcome()
-	r.obs.ObserveCall(method, ids, err, monotonic()-start)
+	r.obs.ObserveCall(method, ids, err, ctxtime.Monotonic()-start)
 }
-
-// processStart anchors monotonic.
-var processStart = time.Now()
-
-// monotonic reads only the monotonic clock: time.Now reads the wall clock
-// too, which costs as much again, twice per observed call.
-func monotonic() time.Duration { return time.Since(processStart) }
 
 // outcome is what a reply says of its call: the IDs it issued, its error.
 type outcome interface{ outcome() (int, *Error) }

@@ -15,8 +15,9 @@ import (
 // an intf.SegmentService. Each method translates one call and puts any
 // error into the reply's Err (its own return value is always nil, so the
 // reply always reaches the client). It does no validation or ID logic of
-// its own beyond the configured batch cap, the defined MakeId fields and
-// the call's deadline.
+// its own beyond the configured batch and range caps, the defined MakeId
+// fields, the call's deadline and, with a guard (WithGuard), the caller's
+// token, scope and quota.
 type Receiver struct {
 	svc      intf.IdService
 	seg      intf.SegmentService // nil: segment mode off
@@ -185,7 +186,7 @@ func (r *Receiver) take(c access.Caller, n int) (access.Grant, error) {
 // GenId issues one ID.
 func (r *Receiver) GenId(args GenIdArgs, reply *GenIdReply) error {
 	if r.obs != nil {
-		defer r.observed(MethodGenId, monotonic(), reply)
+		defer r.observed(MethodGenId, ctxtime.Monotonic(), reply)
 	}
 	if r.guard == nil { // the hot path without an auth file
 		reply.Id, reply.Err = call(r, args.Timeout, r.svc.GenId)
@@ -217,7 +218,7 @@ func issued(err *Error, n int) int {
 // GenIds issues args.Count IDs, 1 <= Count <= maxBatch.
 func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
 	if r.obs != nil {
-		defer r.observed(MethodGenIds, monotonic(), reply)
+		defer r.observed(MethodGenIds, ctxtime.Monotonic(), reply)
 	}
 	c, err := r.allow(args.Token, access.ScopeGenId)
 	if err == nil {
@@ -241,7 +242,7 @@ func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
 // ExpId splits args.Id into its fields.
 func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
 	if r.obs != nil {
-		defer r.observed(MethodExpId, monotonic(), reply)
+		defer r.observed(MethodExpId, ctxtime.Monotonic(), reply)
 	}
 	if _, err := r.allow(args.Token, access.ScopeDecode); err != nil {
 		reply.Err = ToWire(err)
@@ -257,7 +258,7 @@ func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
 // refused (MakeIdArgs.Check).
 func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
 	if r.obs != nil {
-		defer r.observed(MethodMakeId, monotonic(), reply)
+		defer r.observed(MethodMakeId, ctxtime.Monotonic(), reply)
 	}
 	_, err := r.allow(args.Token, access.ScopeDecode)
 	if err == nil {
@@ -276,7 +277,7 @@ func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
 // TransTime turns a time field into a time.
 func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
 	if r.obs != nil {
-		defer r.observed(MethodTransTime, monotonic(), reply)
+		defer r.observed(MethodTransTime, ctxtime.Monotonic(), reply)
 	}
 	if _, err := r.allow(args.Token, access.ScopeDecode); err != nil {
 		reply.Err = ToWire(err)
@@ -292,7 +293,7 @@ func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
 // maxBatch.
 func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
 	if r.obs != nil {
-		defer r.observed(MethodSegmentNextIds, monotonic(), reply)
+		defer r.observed(MethodSegmentNextIds, ctxtime.Monotonic(), reply)
 	}
 	grant, err := r.admitSegment(args)
 	if err != nil {
@@ -314,7 +315,7 @@ func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
 // range's size is bounded by segmentMaxRange instead.
 func (r *Receiver) SegmentRange(args SegmentRangeArgs, reply *SegmentRangeReply) error {
 	if r.obs != nil {
-		defer r.observed(MethodSegmentRange, monotonic(), reply)
+		defer r.observed(MethodSegmentRange, ctxtime.Monotonic(), reply)
 	}
 	grant, err := r.admitSegment(SegmentArgs{Tag: args.Tag, Count: 1, Token: args.Token})
 	if err == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vesta-go/vesta/intf"
@@ -58,12 +59,10 @@ var reasons = [...]Reason{ReasonNoToken, ReasonBadScheme, ReasonMalformed, Reaso
 	ReasonScope, ReasonRateLimited}
 
 func reasonIndex(r Reason) int {
-	for i, x := range reasons {
-		if x == r {
-			return i
-		}
+	if i := slices.Index(reasons[:], r); i >= 0 {
+		return i
 	}
-	return len(reasons) - 1
+	return len(reasons) - 1 // not one of ours: counted with the last
 }
 
 // TokenError is why a call carried no usable token. It matches

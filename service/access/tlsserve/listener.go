@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -209,12 +210,10 @@ func classify(err error) Reason {
 }
 
 func indexOf(r Reason) int {
-	for i, x := range reasons {
-		if x == r {
-			return i
-		}
+	if i := slices.Index(reasons[:], r); i >= 0 {
+		return i
 	}
-	return len(reasons) - 1
+	return len(reasons) - 1 // not one of ours: counted with the last
 }
 
 // Stats are a Listener's handshake counters, totals since NewListener.
