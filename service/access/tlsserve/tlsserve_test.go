@@ -180,6 +180,11 @@ func TestMutualTLS(t *testing.T) {
 	_, err = roundTrip(addr, tlstest.ClientConfig(ca, nil))
 	require.Error(t, err, "no client certificate")
 	require.Eventually(t, failures(l, tlsserve.ReasonNoClientCert), 10*time.Second, time.Millisecond)
+	// The failure is counted before it is logged: wait for its warning, or
+	// the next failure could take the interval's one warning first (its
+	// handshake ending while this one's goroutine sits between the two).
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "reason=no_client_cert") }, 10*time.Second, time.Millisecond,
+		"the first failure of the interval is logged")
 
 	stranger := otherCA.Client(t, "stranger")
 	_, err = roundTrip(addr, tlstest.ClientConfig(ca, &stranger))
