@@ -91,17 +91,7 @@ func (e *endpoint) conn(ctx context.Context) (c *rpcapi.Conn, s *slot, fresh boo
 }
 
 func (e *endpoint) dial(ctx context.Context) (*rpcapi.Conn, error) {
-	d := net.Dialer{Timeout: e.opts.dialTimeout}
-	var nc net.Conn
-	var err error
-	if e.opts.tls != nil {
-		// The handshake is part of the dial: a server whose certificate
-		// does not verify fails here.
-		td := tls.Dialer{NetDialer: &d, Config: e.opts.tls}
-		nc, err = td.DialContext(ctx, "tcp", e.addr)
-	} else {
-		nc, err = d.DialContext(ctx, "tcp", e.addr)
-	}
+	nc, err := e.connect(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("vesta client: dial %s: %w", e.addr, ctx.Err())
@@ -110,6 +100,45 @@ func (e *endpoint) dial(ctx context.Context) (*rpcapi.Conn, error) {
 	}
 	// NewNetConn bounds every send by its caller's deadline.
 	return rpcapi.NewNetConn(nc, rpcapi.ServiceName, rpcapi.WithToken(e.opts.token)), nil
+}
+
+// connect opens a connection to e.addr, TCP or the WithDialer's, and
+// makes the TLS handshake when configured: the handshake is part of the
+// dial, so a server whose certificate does not verify fails here.
+func (e *endpoint) connect(ctx context.Context) (net.Conn, error) {
+	if e.opts.dialer == nil {
+		d := net.Dialer{Timeout: e.opts.dialTimeout}
+		if e.opts.tls != nil {
+			td := tls.Dialer{NetDialer: &d, Config: e.opts.tls}
+			return td.DialContext(ctx, "tcp", e.addr)
+		}
+		return d.DialContext(ctx, "tcp", e.addr)
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.opts.dialTimeout)
+	defer cancel()
+	nc, err := e.opts.dialer(ctx, e.addr)
+	switch {
+	case err != nil:
+		return nil, err
+	case nc == nil:
+		return nil, errors.New("the dialer returned no connection")
+	case e.opts.tls == nil:
+		return nc, nil
+	}
+	cfg := e.opts.tls
+	if cfg.ServerName == "" {
+		cfg = cfg.Clone()
+		cfg.ServerName = e.addr
+		if host, _, err := net.SplitHostPort(e.addr); err == nil {
+			cfg.ServerName = host
+		}
+	}
+	tc := tls.Client(nc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return tc, nil
 }
 
 // drop removes c from s (if still there) and closes it.

@@ -1,9 +1,11 @@
 package client
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
@@ -38,6 +40,7 @@ type options struct {
 	logger         *slog.Logger
 	tls            *tls.Config // nil: plain TCP
 	token          string      // "": none
+	dialer         Dialer      // nil: TCP
 }
 
 func defaultOptions() options {
@@ -194,6 +197,25 @@ func WithTLS(cfg *tls.Config) Option {
 			return invalid("nil TLS config")
 		}
 		o.tls = cfg.Clone()
+		return nil
+	}
+}
+
+// A Dialer opens a connection to addr (an address given to New): see
+// WithDialer.
+type Dialer func(ctx context.Context, addr string) (net.Conn, error)
+
+// WithDialer opens connections with dial instead of a TCP dial: through a
+// proxy, over a Unix socket, or to an in-memory server in a test. The dial
+// timeout bounds it (ctx carries it), and with WithTLS the handshake runs
+// over the connection it returns (ServerName, when empty, is the
+// address's host, as for TCP).
+func WithDialer(dial Dialer) Option {
+	return func(o *options) error {
+		if dial == nil {
+			return invalid("nil dialer")
+		}
+		o.dialer = dial
 		return nil
 	}
 }

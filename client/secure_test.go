@@ -2,7 +2,10 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"net"
+	"net/rpc"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/service/access"
@@ -186,4 +190,39 @@ func TestProbeRefusedForScopeBringsTheServerBack(t *testing.T) {
 	rpctest.Start(t, rpctest.Config{Addr: addr, DataDir: dataDir, Guard: g})
 	require.Eventually(t, func() bool { return !c.eps[0].down.Load() }, 10*time.Second, 5*time.Millisecond,
 		"the probe's GenId is refused for its scope, and that answer brings the server back")
+}
+
+// WithDialer connects through the caller's dialer, and WithTLS makes the
+// handshake over what it returns, checking the certificate against the
+// address's host.
+func TestDialerWithTLS(t *testing.T) {
+	// Parallel: over net.Pipe, which buffers nothing, the failed handshake
+	// below ends only at the dial timeout (both ends are writing).
+	t.Parallel()
+	ca := tlstest.NewCA(t, "server CA")
+	serverTLS := certs(t, ca, nil).ServerConfig()
+	f := &scripted{}
+	dial := func(_ context.Context, addr string) (net.Conn, error) {
+		srv := rpc.NewServer()
+		if err := srv.RegisterName(rpcapi.ServiceName, f); err != nil {
+			return nil, err
+		}
+		near, far := net.Pipe()
+		go srv.ServeConn(tls.Server(far, serverTLS))
+		return near, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	id, err := newClient(t, []string{"localhost:1"}, WithDialer(dial), WithTLS(tlstest.ClientConfig(ca, nil))).GenId(ctx)
+	require.NoError(t, err)
+	assert.Positive(t, id)
+
+	// The certificate names localhost: dialled as another host, it fails.
+	_, err = newClient(t, []string{"ids.example:1"}, WithDialer(dial), WithTLS(tlstest.ClientConfig(ca, nil))).GenId(ctx)
+	require.ErrorIs(t, err, intf.ErrUnavailable)
+	assert.ErrorContains(t, err, "ids.example")
+
+	_, err = New([]string{"localhost:1"}, WithDialer(nil))
+	require.ErrorIs(t, err, intf.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "nil dialer")
 }
