@@ -66,10 +66,10 @@ func (s *Service) publishLocked() {
 		// The fields are checked by New and the machine by its source.
 		fixed: s.layout.Machine.Put(b.machine) | s.layout.GenMethod.Put(s.settings.GenMethod) |
 			s.layout.TypeBit.Put(int64(s.settings.Type)) | s.layout.Version.Put(s.settings.Version),
-		limit:  s.maxUnit,
+		limit:  s.layout.Time.Max(),
 		fence:  b.fence,
 		tenure: b.tenure,
-		err:    fmt.Errorf("%w: the %s time field ends at unit %d", intf.ErrTimeOverflow, s.settings.Type, s.maxUnit),
+		err:    fmt.Errorf("%w: the %s time field ends at unit %d", intf.ErrTimeOverflow, s.settings.Type, s.layout.Time.Max()),
 	}
 	switch {
 	case b.closed:
@@ -88,7 +88,7 @@ func (s *Service) publishLocked() {
 		lower(b.fence, fmt.Errorf("%w: the machine id lease was not renewed in time", intf.ErrFenced))
 		lower(b.leaseMark, fmt.Errorf("%w: the high-water mark of machine %d is not stored with its lease", intf.ErrNotPersisted, b.machine))
 		lower(b.fileMark, fmt.Errorf("%w: the mark in %s (%s) is behind the clock: is the data dir writable?",
-			intf.ErrNotPersisted, s.settings.DataDir, time.UnixMilli(s.markMs.Load()).UTC()))
+			intf.ErrNotPersisted, s.settings.DataDir, time.UnixMilli(s.marks.file.Load()).UTC()))
 	}
 	s.cur.Store(is)
 }
@@ -103,8 +103,8 @@ func (s *Service) update(f func(b *bounds)) {
 
 // errAt is the error for a unit above is.limit.
 func (is *issuance) errAt(unit int64, s *Service) error {
-	if unit > s.maxUnit {
-		return fmt.Errorf("%w: time unit %d exceeds the %s field's maximum %d", intf.ErrTimeOverflow, unit, s.settings.Type, s.maxUnit)
+	if unit > s.layout.Time.Max() {
+		return fmt.Errorf("%w: time unit %d exceeds the %s field's maximum %d", intf.ErrTimeOverflow, unit, s.settings.Type, s.layout.Time.Max())
 	}
 	return is.err
 }

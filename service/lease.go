@@ -126,7 +126,7 @@ func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs i
 		b.tenure++
 		b.leaseMark = s.unitOf(ahead)
 		b.fence = s.fenceUnit(validUntil)
-		s.leaseMarkMs.Store(ahead)
+		s.marks.lease.Store(ahead)
 	})
 	if closed {
 		return intf.ErrClosed
@@ -149,7 +149,7 @@ func (h leaseHolder) Renewed(validUntil int64) {
 		}
 	})
 	select { // let the background store the lease mark up to it at once
-	case h.s.renewed <- struct{}{}:
+	case h.s.marks.renewed <- struct{}{}:
 	default:
 	}
 }
@@ -172,7 +172,7 @@ func (h leaseHolder) Lost() {
 		b.fence = -1
 	})
 	if wasHeld {
-		s.fences.Add(1)
+		s.events.fences.Add(1)
 		// The lease logs the loss, with why (see Hold).
 		s.settings.Logger.Debug("vesta: machine id lease lost; not issuing until an id is held again")
 	}
@@ -209,7 +209,7 @@ func (s *Service) fenceUnit(validUntil int64) int64 {
 
 // runLease runs the lease until Close and reports its end.
 func (s *Service) runLease(ctx context.Context) {
-	defer close(s.leaseDone)
+	defer close(s.life.leaseDone)
 	err := s.settings.Lease.Run(ctx, leaseHolder{s})
 	if ctx.Err() == nil {
 		s.settings.Logger.Error("vesta: machine id lease stopped", "err", err)
@@ -230,7 +230,7 @@ func (s *Service) storeLeaseMark(ctx context.Context, ms int64) error {
 	if err := s.settings.Lease.StoreMark(ctx, is.machine, ms); err != nil {
 		return err
 	}
-	s.leaseMarkMs.Store(ms)
+	s.marks.lease.Store(ms)
 	s.update(func(b *bounds) {
 		if b.machine == is.machine {
 			b.leaseMark = s.unitOf(ms)

@@ -65,7 +65,7 @@ func (s *Service) openMark(ctx context.Context) (floor int64, err error) {
 
 // endMillis is the Unix millisecond at which the layout's time field runs
 // out: no ID can carry a time at or after it.
-func (s *Service) endMillis() int64 { return s.settings.EpochMillis + (s.maxUnit+1)*s.unitMilli }
+func (s *Service) endMillis() int64 { return s.settings.EpochMillis + (s.layout.Time.Max()+1)*s.layout.Unit.Milliseconds() }
 
 // checkMark refuses a mark (Unix ms, read from the data dir or a lease)
 // that no ID of this layout can have reached: negative, or past the end of
@@ -119,7 +119,7 @@ func (s *Service) waitNear(ctx context.Context, floor, mark int64, where string,
 	// away, wait until it is within the lead.
 	// Every mark stored from now on covers the unit after floor, which
 	// may be handed out before the clock reaches it.
-	s.coverMillis(s.settings.EpochMillis + (floor+1)*s.unitMilli)
+	s.coverMillis(s.settings.EpochMillis + (floor+1)*s.layout.Unit.Milliseconds())
 	if gap <= ahead {
 		return nil
 	}
@@ -130,8 +130,8 @@ func (s *Service) waitNear(ctx context.Context, floor, mark int64, where string,
 // unitOf is the time unit containing Unix millisecond ms (floored).
 func (s *Service) unitOf(ms int64) int64 {
 	d := ms - s.settings.EpochMillis
-	u := d / s.unitMilli
-	if d < 0 && d%s.unitMilli != 0 {
+	u := d / s.layout.Unit.Milliseconds()
+	if d < 0 && d%s.layout.Unit.Milliseconds() != 0 {
 		u--
 	}
 	return u
@@ -142,14 +142,14 @@ func (s *Service) unitOf(ms int64) int64 {
 // and never below a unit that may be handed out ahead of the clock (see
 // coverMillis).
 func (s *Service) aheadMillis(wallNanos int64) int64 {
-	return max((max(s.settings.Clock.NowNanos(), wallNanos)+int64(s.lead()))/int64(time.Millisecond), s.minMarkMs.Load())
+	return max((max(s.settings.Clock.NowNanos(), wallNanos)+int64(s.lead()))/int64(time.Millisecond), s.marks.min.Load())
 }
 
 // coverMillis makes every mark stored from now on at least ms.
 func (s *Service) coverMillis(ms int64) {
 	for {
-		cur := s.minMarkMs.Load()
-		if cur >= ms || s.minMarkMs.CompareAndSwap(cur, ms) {
+		cur := s.marks.min.Load()
+		if cur >= ms || s.marks.min.CompareAndSwap(cur, ms) {
 			return
 		}
 	}
@@ -162,7 +162,7 @@ func (s *Service) persistFileMark(wallNanos int64) error {
 	if err := s.dir.writeMark(ms); err != nil {
 		return err
 	}
-	s.markMs.Store(ms)
+	s.marks.file.Store(ms)
 	s.update(func(b *bounds) { b.fileMark = s.unitOf(ms) })
 	return nil
 }
@@ -177,7 +177,7 @@ type resyncer interface {
 // forward. The marks are stored first, so a clock that
 // jumps forward never finds them behind it.
 func (s *Service) background(ctx context.Context) {
-	defer close(s.done)
+	defer close(s.life.done)
 	t := time.NewTicker(markInterval)
 	defer t.Stop()
 	resync, _ := s.settings.Clock.(resyncer)
@@ -187,7 +187,7 @@ func (s *Service) background(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-s.renewed: // store the lease mark up to the new validity now
+		case <-s.marks.renewed: // store the lease mark up to the new validity now
 		}
 		var wall int64
 		if resync != nil {
@@ -203,7 +203,7 @@ func (s *Service) background(ctx context.Context) {
 		// The lease mark is written only when it must rise: it covers the
 		// lease's validity, so between renewals the stored one is ahead
 		// enough, and a fleet's coordinator sees one write per renewal.
-		if ms := s.leaseMarkAhead(wall); s.settings.Lease != nil && s.cur.Load().held() && ms > s.leaseMarkMs.Load() {
+		if ms := s.leaseMarkAhead(wall); s.settings.Lease != nil && s.cur.Load().held() && ms > s.marks.lease.Load() {
 			// Not cut short by Close, which waits for it (at most
 			// markInterval): a store cancelled mid-flight may still reach
 			// the coordinator after Close's exact mark and overwrite it.
@@ -213,11 +213,11 @@ func (s *Service) background(ctx context.Context) {
 			}
 			leaseFailing = s.logTransition(leaseFailing, err, "lease")
 		}
-		s.markFailing.Store(fileFailing || leaseFailing)
+		s.marks.failing.Store(fileFailing || leaseFailing)
 		if resync != nil {
 			behind := resync.Resync()
 			if behind > clockBackThreshold && !wallBehind {
-				s.clockBack.Add(1)
+				s.events.clockBack.Add(1)
 				s.settings.Logger.Warn("vesta: the wall clock moved back; IDs keep the monotonic time", "behind", behind)
 			}
 			wallBehind = behind > clockBackThreshold
@@ -229,7 +229,7 @@ func (s *Service) background(ctx context.Context) {
 // returns whether it fails now.
 func (s *Service) logTransition(failing bool, err error, where string) bool {
 	if err != nil {
-		s.markFailures.Add(1)
+		s.marks.failures.Add(1)
 	}
 	if err != nil && !failing {
 		s.settings.Logger.Error("vesta: cannot store the time high-water mark; IDs stop when it falls behind the clock", "where", where, "err", err)

@@ -14,37 +14,46 @@ import (
 // safe for concurrent use. Call Close when done so that the exact last time
 // is stored and the data directory is unlocked.
 type Service struct {
-	settings  Settings
-	layout    intf.Layout
-	units     *units
-	pop       populator
-	unitMilli int64
-	maxUnit   int64
+	settings Settings
+	layout   intf.Layout
+	units    *units
+	pop      populator
 
 	cur atomic.Pointer[issuance] // what GenId reads
 	mu  sync.Mutex               // guards b and publishing cur
 	b   bounds
 
-	dir         *dataDir
-	leaseState  []byte // the lease's state from the data dir's previous run
-	markMs      atomic.Int64
-	minMarkMs   atomic.Int64 // no mark is stored below it (coverMillis)
-	leaseMarkMs atomic.Int64
-	validUntil  atomic.Int64 // the lease's latest validity (clock nanos), 0 when lost
-	fences      atomic.Uint64
-	clockBack   atomic.Uint64
-	// markFailures counts failed stores of a mark (file or lease);
-	// markFailing is set while the last one of either failed.
-	markFailures atomic.Uint64
-	markFailing  atomic.Bool
-	firstHold    chan error
-	renewed      chan struct{} // a lease renewal asks the background to store marks now
+	dir        *dataDir
+	leaseState []byte       // the lease's state from the data dir's previous run
+	validUntil atomic.Int64 // the lease's latest validity (clock nanos), 0 when lost
+	firstHold  chan error   // the lease's first hold, or why there is none
+	marks      marks
+	events     struct{ fences, clockBack atomic.Uint64 } // for Stats
+	life       lifecycle
+}
 
+// marks are the time high-water marks the service knows of, in Unix ms:
+// what Stats reports and the background stores from. bounds holds the
+// same limits in time units, for the issuance.
+type marks struct {
+	file  atomic.Int64 // the data dir's
+	min   atomic.Int64 // no mark is stored below it (coverMillis)
+	lease atomic.Int64 // the lease's
+	// failures counts failed stores of a mark (file or lease); failing is
+	// set while the last one of either failed.
+	failures atomic.Uint64
+	failing  atomic.Bool
+	renewed  chan struct{} // a lease renewal asks the background to store marks now
+}
+
+// lifecycle is the service's background goroutine and lease runner, and
+// how Close ends them once.
+type lifecycle struct {
 	stop      context.CancelFunc
 	closing   context.CancelFunc // ends every wait for the next unit
-	done      chan struct{}
+	done      chan struct{}      // the background goroutine ended
 	leaseStop context.CancelFunc
-	leaseDone chan struct{}
+	leaseDone chan struct{} // the lease runner ended
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -82,14 +91,10 @@ func New(ctx context.Context, s Settings) (*Service, error) {
 			catchUp:    int64(catchUpWindow / layout.Unit),
 			closing:    closingCtx,
 		},
-		closing:   closing,
-		unitMilli: layout.Unit.Milliseconds(),
-		maxUnit:   layout.Time.Max(),
+		life:      lifecycle{closing: closing, done: make(chan struct{}), leaseDone: make(chan struct{})},
 		b:         noBounds(s.Machine),
-		done:      make(chan struct{}),
-		leaseDone: make(chan struct{}),
 		firstHold: make(chan error, 1),
-		renewed:   make(chan struct{}, 1),
+		marks:     marks{renewed: make(chan struct{}, 1)},
 	}
 	if s.Lease != nil {
 		svc.b.fence = -1 // nothing is issued until the lease holds an id
@@ -110,14 +115,14 @@ func New(ctx context.Context, s Settings) (*Service, error) {
 		return nil, err
 	}
 	bgCtx, stop := context.WithCancel(context.Background())
-	svc.stop = stop
+	svc.life.stop = stop
 	go svc.background(bgCtx)
 	if s.Lease == nil {
-		close(svc.leaseDone)
+		close(svc.life.leaseDone)
 		return svc, nil
 	}
 	leaseCtx, leaseStop := context.WithCancel(context.Background())
-	svc.leaseStop = leaseStop
+	svc.life.leaseStop = leaseStop
 	go svc.runLease(leaseCtx)
 	select {
 	case err = <-svc.firstHold:
@@ -139,7 +144,7 @@ func (s *Service) checkLifetime() error {
 		return fmt.Errorf("%w: the clock (%s) is before the epoch (%s)", intf.ErrTimeOverflow,
 			time.UnixMilli(nowMs).UTC(), time.UnixMilli(s.settings.EpochMillis).UTC())
 	}
-	end := time.UnixMilli(s.settings.EpochMillis + (s.maxUnit+1)*s.unitMilli).UTC()
+	end := time.UnixMilli(s.settings.EpochMillis + (s.layout.Time.Max()+1)*s.layout.Unit.Milliseconds()).UTC()
 	left := end.Sub(time.UnixMilli(nowMs))
 	if left <= 0 {
 		return fmt.Errorf("%w: the %s time field ran out at %s: choose a later epoch", intf.ErrTimeOverflow, s.settings.Type, end)
@@ -335,17 +340,17 @@ type Stats struct {
 func (s *Service) Stats() Stats {
 	st := Stats{
 		ExhaustionWaits: s.units.waits.Load(),
-		ClockBackEvents: s.clockBack.Load(),
-		HighWaterMillis: s.markMs.Load(),
+		ClockBackEvents: s.events.clockBack.Load(),
+		HighWaterMillis: s.marks.file.Load(),
 		Machine:         s.Machine(),
 		LeaseHeld:       s.leaseValidNow(),
-		Fences:          s.fences.Load(),
-		LeaseMarkMillis: s.leaseMarkMs.Load(),
+		Fences:          s.events.fences.Load(),
+		LeaseMarkMillis: s.marks.lease.Load(),
 		LeaseLeftMillis: s.leaseLeft(),
 		AheadMillis:     s.aheadOfClock(),
 
-		MarkWriteFailures: s.markFailures.Load(),
-		MarkFailing:       s.markFailing.Load(),
+		MarkWriteFailures: s.marks.failures.Load(),
+		MarkFailing:       s.marks.failing.Load(),
 	}
 	if r, ok := s.settings.Lease.(interface{ Stats() LeaseStats }); ok {
 		st.Lease = r.Stats()
@@ -385,13 +390,13 @@ func (s *Service) leaseValidNow() bool {
 // mark (so a restart need not wait out the lead), releases the lease and
 // unlocks the data dir. Calls after the first return the first result.
 func (s *Service) Close() error {
-	s.closeOnce.Do(func() {
-		s.stop()
-		<-s.done
+	s.life.closeOnce.Do(func() {
+		s.life.stop()
+		<-s.life.done
 		// Every GenId from here on fails its limit check; end the waits
 		// for the next unit too, so that no caller holds the populator
 		// (and lastUnit below) for as long as it would have waited.
-		s.closing()
+		s.life.closing()
 		// With the background writer stopped, nothing raises the limit
 		// again: from here on every GenId fails its limit check, so the
 		// last unit read below is the last one ever issued.
@@ -403,10 +408,10 @@ func (s *Service) Close() error {
 		s.update(func(b *bounds) { b.closed, machine, held = true, b.machine, b.held() })
 		last := s.pop.lastUnit()
 		if last >= 0 {
-			ms := s.settings.EpochMillis + last*s.unitMilli
+			ms := s.settings.EpochMillis + last*s.layout.Unit.Milliseconds()
 			if s.dir != nil {
-				if s.closeErr = s.dir.writeMark(ms); s.closeErr == nil {
-					s.markMs.Store(ms)
+				if s.life.closeErr = s.dir.writeMark(ms); s.life.closeErr == nil {
+					s.marks.file.Store(ms)
 				}
 			}
 			if s.settings.Lease != nil && held {
@@ -414,27 +419,27 @@ func (s *Service) Close() error {
 				// lease refuses this mark or keeps it above the previous
 				// holder's (see MachineLease.StoreMark).
 				ctx, cancel := context.WithTimeout(context.Background(), markInterval)
-				if err := s.settings.Lease.StoreMark(ctx, machine, ms); s.closeErr == nil {
-					s.closeErr = err
+				if err := s.settings.Lease.StoreMark(ctx, machine, ms); s.life.closeErr == nil {
+					s.life.closeErr = err
 				}
 				cancel()
 			}
 		} else if s.dir != nil {
 			// Nothing was ever issued with this data dir: drop the mark
 			// stored ahead, so a quick restart need not wait it out.
-			if s.closeErr = s.dir.removeMark(); s.closeErr == nil {
-				s.markMs.Store(0)
+			if s.life.closeErr = s.dir.removeMark(); s.life.closeErr == nil {
+				s.marks.file.Store(0)
 			}
 		}
-		if s.leaseStop != nil {
-			s.leaseStop()
+		if s.life.leaseStop != nil {
+			s.life.leaseStop()
 		}
-		<-s.leaseDone
-		if err := s.closeDir(); s.closeErr == nil {
-			s.closeErr = err
+		<-s.life.leaseDone
+		if err := s.closeDir(); s.life.closeErr == nil {
+			s.life.closeErr = err
 		}
 	})
-	return s.closeErr
+	return s.life.closeErr
 }
 
 func (s *Service) closeDir() error {
