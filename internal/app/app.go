@@ -1,7 +1,10 @@
 // Package app is the composition root shared by every vesta-go main: flags,
 // --version, configuration, logging, signal handling, and building what the
 // configuration asks for — the ID service with its machine-id lease (etcd
-// or PostgreSQL) and segment mode with its store. The libraries (service,
+// or PostgreSQL) and segment mode with its store. The lease keys, which
+// service/config reads into plain values without linking the lease
+// libraries, become etcdlease's or pglease's Options here, validated by
+// the library itself before anything starts. The libraries (service,
 // etcdlease, pglease, segment, the servers) take what they need and build
 // nothing else; each main hands their pieces to its server.
 package app
@@ -25,8 +28,6 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/config"
-	"github.com/vesta-go/vesta/service/etcdlease"
-	"github.com/vesta-go/vesta/service/pglease"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
@@ -49,8 +50,11 @@ type Program struct {
 // ErrExit means the program already did all it had to (--help, --version).
 var ErrExit = errors.New("exit")
 
-// Setup parses args (without the program name) and loads the configuration.
-// It returns ErrExit after printing help (on stdout) or the version.
+// Setup parses args (without the program name), loads the configuration
+// and validates the lease options it gives with the lease library
+// (checkLease), so that a wrong one is refused, naming its config key,
+// before anything starts. It returns ErrExit after printing help (on
+// stdout) or the version.
 func (p Program) Setup(args []string) (config.Config, *pflag.FlagSet, error) {
 	stdout, stderr := p.Stdout, p.Stderr
 	if stdout == nil {
@@ -85,6 +89,9 @@ func (p Program) Setup(args []string) (config.Config, *pflag.FlagSet, error) {
 		return config.Config{}, fs, ErrExit
 	}
 	cfg, err := loader.Load()
+	if err == nil {
+		err = checkLease(cfg)
+	}
 	return cfg, fs, err
 }
 
@@ -93,18 +100,11 @@ func (p Program) Setup(args []string) (config.Config, *pflag.FlagSet, error) {
 // what it runs as.
 func StartService(ctx context.Context, cfg config.Config) (*service.Service, error) {
 	settings := cfg.Service
-	switch cfg.MachineProvider {
-	case config.ProviderEtcd:
-		lease, err := etcdlease.New(cfg.Etcd)
-		if err != nil {
-			return nil, fmt.Errorf("etcd lease: %w", err)
-		}
-		settings.Lease = lease
-	case config.ProviderPostgres:
-		lease, err := pglease.New(cfg.Postgres)
-		if err != nil {
-			return nil, fmt.Errorf("postgres lease: %w", err)
-		}
+	lease, err := newLease(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if lease != nil {
 		settings.Lease = lease
 	}
 	svc, err := service.New(ctx, settings)

@@ -16,8 +16,6 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/etcdlease"
-	"github.com/vesta-go/vesta/service/pglease"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
@@ -47,17 +45,19 @@ type Config struct {
 	MachineSource   Source
 	// Segment configures segment mode, for stores.Open; its Logger is set.
 	Segment stores.Config
-	// Etcd are the validated options of the etcd lease when
-	// MachineProvider is ProviderEtcd (its Logger is set); the program
-	// makes the lease (etcdlease.New) and puts it in Service.Lease.
-	Etcd etcdlease.Options
-	// Postgres are the validated options of the PostgreSQL lease when
-	// MachineProvider is ProviderPostgres (its Logger is set; its DSN may
-	// hold a password: never log it); the program makes the lease
-	// (pglease.New).
-	Postgres pglease.Options
+	// Lease and Etcd are what the lease keys say when MachineProvider is
+	// ProviderEtcd, Lease and Postgres when it is ProviderPostgres; zero
+	// otherwise. The program makes the lease from them (internal/app
+	// validates them with the lease library first, naming the config key
+	// of a wrong one: Config.KeyError) and puts it in Service.Lease.
+	Lease    Lease
+	Etcd     EtcdLease
+	Postgres PostgresLease
 	// Security is the server's TLS, auth file and quotas.
 	Security Security
+
+	// sources are where the registered keys were set (KeyError).
+	sources map[string]Source
 }
 
 // Loader binds the configuration flags to a flag set and loads the
@@ -183,11 +183,12 @@ func (l *Loader) Load() (Config, error) {
 	if has[GroupAdmin] {
 		c.AdminListen = r.adminListen(c.Listen)
 	}
-	var etcdOpts etcdlease.Options
-	var pgOpts pglease.Options
+	var lease Lease
+	var etcd EtcdLease
+	var pg PostgresLease
 	if has[GroupEtcd] {
-		etcdOpts = r.etcd(c.MachineProvider)
-		pgOpts = r.postgres(c.MachineProvider, etcdOpts)
+		lease, etcd = r.lease(c.MachineProvider)
+		pg = r.postgres(c.MachineProvider)
 	}
 	if has[GroupService] { // after the values are checked one by one
 		r.checkProviderKeys(c.MachineProvider, has[GroupEtcd])
@@ -203,20 +204,13 @@ func (l *Loader) Load() (Config, error) {
 		r.warnIneffective(s.Logger)
 	}
 	c.Segment.Settings.Logger = s.Logger
-	if c.MachineProvider == ProviderEtcd {
-		etcdOpts.Logger = s.Logger
-		if r.checkEtcd(etcdOpts); r.err != nil {
-			return Config{}, r.err
-		}
-		c.Etcd = etcdOpts
+	switch c.MachineProvider {
+	case ProviderEtcd:
+		c.Lease, c.Etcd = lease, etcd
+	case ProviderPostgres:
+		c.Lease, c.Postgres = lease, pg
 	}
-	if c.MachineProvider == ProviderPostgres {
-		pgOpts.Logger = s.Logger
-		if r.checkPostgres(pgOpts); r.err != nil {
-			return Config{}, r.err
-		}
-		c.Postgres = pgOpts
-	}
+	c.sources = r.sources(l.keys())
 	return c, nil
 }
 
@@ -348,7 +342,7 @@ func (r *reader) machine(s *service.Settings, withEtcd bool) string {
 		s.MachineProvider = service.IPListMachine{IPs: strings.Split(ips, ",")}
 	case ProviderHostname:
 		s.MachineProvider = service.HostnameMachine{Hostname: r.str(KeyHostname, "")}
-	case ProviderEtcd, ProviderPostgres: // the program makes the lease (etcdlease.New, pglease.New)
+	case ProviderEtcd, ProviderPostgres: // the program makes the lease (internal/app)
 		if !withEtcd {
 			r.fail(KeyMachineProvider, provider, want)
 		}

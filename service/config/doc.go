@@ -19,6 +19,12 @@
 // an *UnknownKeyError naming the nearest real one: a typo must not
 // silently leave a default in force.
 //
+// The loader checks each value against what its key allows; it reads the
+// lease keys into plain values (Lease, EtcdLease, PostgresLease) and links
+// no lease library. The program (internal/app) turns them into the lease's
+// options, has the lease library validate them before anything starts,
+// and names the key of a wrong one as the loader would (Config.KeyError).
+//
 // A program registers the groups, parses its command line with
 // Loader.Parse, prints its --help with Loader.WriteHelp (each flag typed,
 // with its default, variable and file key) and loads with Loader.Load.

@@ -44,6 +44,24 @@ func (e *ValueError) Error() string {
 // Unwrap makes errors.Is(err, intf.ErrInvalidArgument) true.
 func (e *ValueError) Unwrap() error { return intf.ErrInvalidArgument }
 
+// newValueError refuses value of the key name, set at src; a secret's
+// value is not kept.
+func newValueError(name, value string, src Source, want string) *ValueError {
+	if hidden, secret := secretKeys[name]; secret {
+		value = hidden
+	}
+	return &ValueError{Key: name, Value: value, Source: src, Want: want}
+}
+
+// KeyError refuses value of key, a key c was loaded from, as Load refuses
+// one: a *ValueError naming where the value was set (a secret's value is
+// not kept). It is for what is checked after Load: internal/app validates
+// the lease's options with the lease library, which the loader does not
+// link, and names the key of a wrong one with it.
+func (c Config) KeyError(key, value, want string) *ValueError {
+	return newValueError(key, value, c.sources[key], want)
+}
+
 // secretKeys are the keys whose values no error shows, with what it
 // shows instead. A DSN may hold a password (sqlite's path is shown no
 // more than postgres's URL: a URL given with segmentStore sqlite is one).

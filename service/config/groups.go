@@ -20,7 +20,8 @@ const (
 	GroupServer Group = "server"
 	// GroupLog is the program's logger.
 	GroupLog Group = "log"
-	// GroupEtcd is the etcd machine-id provider (etcdlease.Options).
+	// GroupEtcd is the machine-id leases of providers etcd and postgres
+	// (Config.Lease, Etcd and Postgres).
 	GroupEtcd Group = "etcd"
 	// GroupSegment selects segment mode's store (stores.Config).
 	GroupSegment Group = "segment"

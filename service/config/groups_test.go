@@ -117,7 +117,7 @@ func TestKeyDefaultsAreTheLoadersDefaults(t *testing.T) {
 
 // comparable drops what differs between two loads of the same values.
 func comparable(c Config) Config {
-	c.Service.Logger, c.Segment.Settings.Logger, c.Etcd.Logger = nil, nil, nil
-	c.MachineSource = Source{} // where the id was set, not what it is
+	c.Service.Logger, c.Segment.Settings.Logger = nil, nil
+	c.MachineSource, c.sources = Source{}, nil // where values were set, not what they are
 	return c
 }

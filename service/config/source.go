@@ -99,3 +99,18 @@ func (r *reader) source(name string) Source {
 	_, src, _ := r.lookup(name)
 	return src
 }
+
+// sources are where the keys set were set (Config.KeyError); a key
+// missing from them was not set.
+func (r *reader) sources(keys []Key) map[string]Source {
+	var m map[string]Source
+	for _, k := range keys {
+		if src := r.source(k.Name); src.Layer != LayerDefault {
+			if m == nil {
+				m = map[string]Source{}
+			}
+			m[k.Name] = src
+		}
+	}
+	return m
+}

@@ -65,11 +65,7 @@ func (r *reader) failFrom(name string, value any, src Source, want string) {
 	if r.err != nil {
 		return
 	}
-	v, secret := secretKeys[name]
-	if !secret {
-		v = fmt.Sprint(value)
-	}
-	r.err = &ValueError{Key: name, Value: v, Source: src, Want: want}
+	r.err = newValueError(name, fmt.Sprint(value), src, want)
 }
 
 // raw returns the value of key, or of its Vesta alias, and the name it was

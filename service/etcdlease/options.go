@@ -16,7 +16,7 @@ import (
 
 // Defaults and limits of Options.
 const (
-	DefaultPrefix       = "/vesta"
+	DefaultPrefix       = leasekit.DefaultPrefix
 	DefaultTTL          = leasekit.DefaultTTL
 	MinTTL              = leasekit.MinTTL
 	MaxTTL              = leasekit.MaxTTL

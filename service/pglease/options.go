@@ -18,8 +18,8 @@ import (
 // whole seconds, DialTimeout 10ms..1m, MaxClockSkew 1ms..1h) are
 // etcdlease's, as the two providers are configured alike.
 const (
-	DefaultTable        = "vesta_machines"
-	DefaultPrefix       = "/vesta"
+	DefaultTable        = leasekit.DefaultTable
+	DefaultPrefix       = leasekit.DefaultPrefix
 	DefaultTTL          = leasekit.DefaultTTL
 	DefaultDialTimeout  = leasekit.DefaultDialTimeout
 	DefaultMaxClockSkew = leasekit.DefaultMaxClockSkew

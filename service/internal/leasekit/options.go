@@ -78,3 +78,14 @@ func CheckRange(r *Range) func() *OptionError {
 		return Check(r.Valid(), "MachineRange", r.String(), fmt.Sprintf("first-last within 0-%d, first <= last", intf.MaxMachine))
 	}
 }
+
+// Defaults of the names the leases take. They are here, with the timings'
+// (timing.go), rather than in etcdlease or pglease so that service/config
+// shows them in --help without linking either coordinator's client.
+const (
+	// DefaultPrefix is both leases' Options.Prefix: the fleet's key prefix
+	// in etcd, its name in pglease's table.
+	DefaultPrefix = "/vesta"
+	// DefaultTable is pglease's Options.Table.
+	DefaultTable = "vesta_machines"
+)

@@ -31,7 +31,7 @@ func RenewInterval(ttl time.Duration) time.Duration { return ttl / 3 }
 func Validity(ttl time.Duration) time.Duration { return ttl - FenceMargin(ttl) }
 
 // Defaults and limits of the timings both leases take (etcdlease's and
-// pglease's Options).
+// pglease's Options), which service/config applies to its lease keys.
 const (
 	DefaultTTL          = time.Minute
 	MinTTL              = 2 * time.Second
