@@ -28,4 +28,7 @@
 // On SIGINT or SIGTERM the TCP server stops accepting, answers the calls it
 // has read, closes its connections, stores the time high-water mark and
 // closes segment mode. See docs/rpc.md.
+//
+// This package only parses the flags and runs: the TCP server is built by
+// internal/rpcapp, plugin mode by internal/rpcapp/pluginapp.
 package main

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -10,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/internal/rpcapp"
 	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
 )
@@ -79,31 +78,13 @@ func (f *flags) check() error {
 	return nil
 }
 
-// options are the TCP server's limits from the flags.
-func (f *flags) options(log *slog.Logger) rpcserver.Options {
-	return rpcserver.Options{
-		MaxConns: f.maxConns, MaxConnsPerIP: f.maxConnsPerIP, MaxMessageBytes: f.maxMessageBytes,
+// limits are the TCP server's limits from the flags; rpcapp.Run adds
+// maxConnsPerIP from the configuration.
+func (f *flags) limits() rpcapp.Limits {
+	return rpcapp.Limits{Server: rpcserver.Options{
+		MaxConns: f.maxConns, MaxMessageBytes: f.maxMessageBytes,
 		FirstByteTimeout: f.firstByte, IdleTimeout: f.idle, MessageTimeout: f.message, WriteTimeout: f.write,
-		Logger: log,
-	}
-}
-
-// tcpOnly are the flags of the TCP server alone: plugin mode talks to its
-// host over go-plugin's own connection, with go-plugin's limits.
-var tcpOnly = []string{"listen", "max-conns", "max-conns-per-ip", "max-message-bytes",
-	"first-byte-timeout", "idle-timeout", "message-timeout", "write-timeout", "shutdown-timeout"}
-
-// checkPluginFlags refuses, in plugin mode, a TCP server flag given on the
-// command line: it would be silently ignored. (Keys from a config file or
-// the environment, which a TCP server may share, are left alone.)
-func checkPluginFlags(fs *pflag.FlagSet) error {
-	for _, name := range tcpOnly {
-		if f := fs.Lookup(name); f != nil && f.Changed {
-			return fmt.Errorf("--%s is for the TCP server: with --plugin the host talks to this process over go-plugin's own connection, so --%s would be ignored; remove one of them: %w",
-				name, name, intf.ErrInvalidArgument)
-		}
-	}
-	return nil
+	}, ShutdownTimeout: f.shutdownTimeout}
 }
 
 // pluginMode tells, before the flags are parsed, whether this run is a

@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/vesta-go/vesta/internal/segopen"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/access"
@@ -69,10 +70,11 @@ const DefaultMaxConnsPerIP = 64
 
 // The back-off of reopening a segment store that could not be reached at
 // start: the first retry after DefaultSegmentRetryMin, each next one
-// after twice the wait before, at most DefaultSegmentRetryMax.
+// after twice the wait before, at most DefaultSegmentRetryMax (package
+// internal/segopen, which server-rpc uses too).
 const (
-	DefaultSegmentRetryMin = time.Second
-	DefaultSegmentRetryMax = 30 * time.Second
+	DefaultSegmentRetryMin = segopen.DefaultRetryMin
+	DefaultSegmentRetryMax = segopen.DefaultRetryMax
 )
 
 // Option changes a Server built by New.
@@ -152,27 +154,18 @@ type Server struct {
 
 	tlsLn atomic.Pointer[tlsserve.Listener] // set by Serve with TLS, for the metrics
 
-	svc         atomic.Pointer[serviceRef]  // nil until Start succeeds
-	seg         atomic.Pointer[segmentsRef] // nil until segment mode is open, and when it is off
-	segmentsOff atomic.Bool                 // segment mode is off
-	segDown     atomic.Pointer[apiError]    // why the store is not open yet, while retrying
-	draining    atomic.Bool                 // set when shutdown begins
-	ready       chan struct{}               // closed when Start succeeds
+	svc      atomic.Pointer[serviceRef] // nil until Start succeeds
+	segs     *segopen.Mode[Segments]    // segment mode: open, off or being retried
+	draining atomic.Bool                // set when shutdown begins
+	ready    chan struct{}              // closed when Start succeeds
 
 	mu      sync.Mutex // orders Start's hand-over against Close
 	started bool
 	closed  bool
-
-	bg     context.Context // ends at Close: the segment store's retries
-	stopBg context.CancelFunc
-	retry  sync.WaitGroup // the retry goroutine, which Close waits for
 }
 
-// serviceRef and segmentsRef box the interfaces for atomic.Pointer.
-type (
-	serviceRef  struct{ Service }
-	segmentsRef struct{ Segments }
-)
+// serviceRef boxes the interface for atomic.Pointer.
+type serviceRef struct{ Service }
 
 // New builds a server that serves the ID service start constructs. It
 // does no I/O: Start (or Serve, Run) calls start.
@@ -186,21 +179,22 @@ func New(start StartFunc, opts ...Option) *Server {
 		retryMax:        DefaultSegmentRetryMax,
 		ready:           make(chan struct{}),
 	}
-	s.bg, s.stopBg = context.WithCancel(context.Background())
 	for _, o := range opts {
 		o(s)
 	}
 	if s.maxConnsPerIP < 1 {
 		s.maxConnsPerIP = DefaultMaxConnsPerIP
 	}
-	if s.retryMin <= 0 {
-		s.retryMin = DefaultSegmentRetryMin
-	}
-	s.retryMax = max(s.retryMax, s.retryMin)
 	s.errCallTimeout = callTimeoutError(s.callTimeout)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	open := segopen.OpenFunc[Segments](s.openSegmentsFn)
+	if open == nil {
+		open = func(context.Context) (Segments, error) { return nil, nil } // off
+	}
+	s.segs = segopen.New(open, segopen.Options{RetryMin: s.retryMin, RetryMax: s.retryMax,
+		Logger: s.log, Answer: "/segment: 503"})
 	if s.maxBatch < 1 || s.maxBatch > intf.MaxBatch {
 		s.maxBatch = intf.MaxBatch
 	}
@@ -244,7 +238,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.started = true
 	s.mu.Unlock()
 
-	if err := s.openSegments(ctx); err != nil {
+	if err := s.segs.Start(ctx); err != nil {
 		return err
 	}
 	if s.startFn == nil {
@@ -278,17 +272,17 @@ func (s *Server) service() (Service, error) {
 // segments returns segment mode, or the error to answer while it is off,
 // opening or gone.
 func (s *Server) segments() (Segments, error) {
-	if r := s.seg.Load(); r != nil {
-		return r.Segments, nil
+	if seg, ok := s.segs.Open(); ok {
+		return seg, nil
 	}
 	switch {
 	case s.draining.Load():
 		return nil, errStopping
-	case s.segmentsOff.Load():
+	case s.segs.Off():
 		return nil, errSegmentsOff
 	}
-	if down := s.segDown.Load(); down != nil {
-		return nil, down
+	if down := s.segs.Down(); down != nil {
+		return nil, &apiError{Status: http.StatusServiceUnavailable, Err: down, Msg: down.Error()}
 	}
 	return nil, errSegmentsStarting
 }
@@ -306,18 +300,13 @@ func (s *Server) Close() error {
 	}
 	s.closed = true // from here nothing is published (Start, the retries)
 	s.mu.Unlock()
-	s.stopBg()
-	s.retry.Wait()
 	var err error
 	if r := s.svc.Load(); r != nil {
 		if cerr := r.Close(); cerr != nil {
 			err = fmt.Errorf("closing the id service: %w", cerr)
 		}
 	}
-	if r := s.seg.Load(); r != nil {
-		if cerr := r.Close(); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("closing segment mode: %w", cerr))
-		}
-	}
-	return err
+	// Ends the retries (nothing is published once it began), then closes
+	// segment mode.
+	return errors.Join(err, s.segs.Close())
 }
