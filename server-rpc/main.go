@@ -20,16 +20,13 @@ func main() {
 	var f flags
 	p := program(&f, pluginMode(os.Args[1:]))
 	os.Exit(app.Main(p, func(ctx context.Context, cfg config.Config, fs *pflag.FlagSet) error {
-		if err := f.check(); err != nil {
-			return err
-		}
 		if f.plugin || pluginMode(nil) {
 			if err := pluginapp.Check(cfg, fs); err != nil {
 				return err
 			}
 			return pluginapp.Run(cfg)
 		}
-		return rpcapp.Run(ctx, cfg, f.limits())
+		return rpcapp.Run(ctx, cfg)
 	}))
 }
 

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"net"
 	"sync/atomic"
-	"time"
 
 	"github.com/vesta-go/vesta/internal/app"
 	"github.com/vesta-go/vesta/internal/coremetrics"
@@ -24,24 +23,16 @@ import (
 	"github.com/vesta-go/vesta/service/config"
 )
 
-// Limits are the TCP server's limits beyond the configuration.
-type Limits struct {
-	// Server are rpcserver's limits; Run sets their MaxConnsPerIP (the
-	// configuration's maxConnsPerIP), TLS and Logger.
-	Server rpcserver.Options
-	// ShutdownTimeout bounds the wait for the calls in flight on
-	// SIGINT/SIGTERM.
-	ShutdownTimeout time.Duration
-}
-
 // Run serves cfg's RPC server on TCP until ctx is cancelled
-// (SIGINT/SIGTERM), then shuts down gracefully and closes the service,
-// which stores the high-water mark, and segment mode.
-func Run(ctx context.Context, cfg config.Config, lim Limits) (err error) {
+// (SIGINT/SIGTERM), then shuts down gracefully, for at most cfg's
+// shutdownTimeout, and closes the service, which stores the high-water
+// mark, and segment mode.
+func Run(ctx context.Context, cfg config.Config) (err error) {
 	log := cfg.Service.Logger
-	opts := lim.Server
-	opts.MaxConnsPerIP = cfg.MaxConnsPerIP // a configuration key, shared with server-rest
-	opts.Logger = log
+	opts := ServerOptions(cfg)
+	if cfg.ShutdownTimeout <= 0 { // a Config not from the loader
+		cfg.ShutdownTimeout = config.DefaultShutdownTimeout
+	}
 	sec, err := app.OpenSecurity(cfg) // before the service: a bad file fails fast
 	if err != nil {
 		return err
@@ -122,8 +113,8 @@ func Run(ctx context.Context, cfg config.Config, lim Limits) (err error) {
 	if admin != nil {
 		admin.Stopping()
 	}
-	log.Info("vesta: shutting down: finishing the calls in flight", "server", "rpc", "timeout", lim.ShutdownTimeout, "conns", srv.Stats().Open)
-	sctx, cancel := context.WithTimeout(context.Background(), lim.ShutdownTimeout)
+	log.Info("vesta: shutting down: finishing the calls in flight", "server", "rpc", "timeout", cfg.ShutdownTimeout, "conns", srv.Stats().Open)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("vesta rpc: shutdown incomplete", "err", err)
@@ -141,4 +132,15 @@ func Run(ctx context.Context, cfg config.Config, lim Limits) (err error) {
 		log.Info("vesta rpc: refused calls", "byReason", sec.Guard.Stats().Refusals)
 	}
 	return nil
+}
+
+// ServerOptions are the rpcserver options of cfg: its limits (the rpc
+// group and maxConnsPerIP) and logger; Run adds the TLS.
+func ServerOptions(cfg config.Config) rpcserver.Options {
+	return rpcserver.Options{
+		MaxConns: cfg.RPC.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, MaxMessageBytes: cfg.RPC.MaxMessageBytes,
+		FirstByteTimeout: cfg.RPC.FirstByteTimeout, IdleTimeout: cfg.RPC.IdleTimeout,
+		MessageTimeout: cfg.RPC.MessageTimeout, WriteTimeout: cfg.RPC.WriteTimeout,
+		Logger: cfg.Service.Logger,
+	}
 }

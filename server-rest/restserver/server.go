@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/vesta-go/vesta/internal/segopen"
+	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/access"
@@ -56,17 +57,23 @@ type Segments interface {
 // means segment mode is off: /segment then answers 404.
 type OpenSegmentsFunc func(ctx context.Context) (Segments, error)
 
-// DefaultShutdownTimeout bounds how long Serve waits for in-flight
-// requests once shutdown begins.
-const DefaultShutdownTimeout = 15 * time.Second
-
-// DefaultCallTimeout bounds the service call of one /genid or
-// /segment/{tag} request (the configuration's callTimeout).
-const DefaultCallTimeout = 5 * time.Second
-
-// DefaultMaxConnsPerIP caps the connections Serve holds from one remote IP
-// (the configuration's maxConnsPerIP).
-const DefaultMaxConnsPerIP = 64
+// The defaults of the options: the servers' defaults
+// (internal/serverdefaults), which server-rest's configuration applies
+// too, so that a library user gets the server server-rest runs.
+const (
+	// DefaultShutdownTimeout bounds how long Serve waits for in-flight
+	// requests once shutdown begins (the configuration's shutdownTimeout).
+	DefaultShutdownTimeout = serverdefaults.ShutdownTimeout
+	// DefaultCallTimeout bounds the service call of one /genid or
+	// /segment/{tag} request (the configuration's callTimeout).
+	DefaultCallTimeout = serverdefaults.CallTimeout
+	// DefaultMaxConnsPerIP caps the connections Serve holds from one
+	// remote IP (the configuration's maxConnsPerIP).
+	DefaultMaxConnsPerIP = serverdefaults.MaxConnsPerIP
+	// DefaultMaxBatch caps ?count of /genid and /segment/{tag} (the
+	// configuration's maxBatch).
+	DefaultMaxBatch = serverdefaults.MaxBatch
+)
 
 // The back-off of reopening a segment store that could not be reached at
 // start: the first retry after DefaultSegmentRetryMin, each next one
@@ -85,7 +92,7 @@ type Option func(*Server)
 func WithSegments(f OpenSegmentsFunc) Option { return func(s *Server) { s.openSegmentsFn = f } }
 
 // WithShutdownTimeout sets how long Serve waits for in-flight requests
-// (default DefaultShutdownTimeout).
+// (default DefaultShutdownTimeout); d <= 0 means the default.
 func WithShutdownTimeout(d time.Duration) Option { return func(s *Server) { s.shutdownTimeout = d } }
 
 // WithCallTimeout bounds the service call of each /genid and
@@ -107,7 +114,8 @@ func WithSegmentRetry(min, max time.Duration) Option {
 }
 
 // WithMaxBatch caps ?count of /genid and /segment/{tag} (the configuration's
-// maxBatch); outside 1..intf.MaxBatch it means intf.MaxBatch.
+// maxBatch; default DefaultMaxBatch); above intf.MaxBatch it means
+// intf.MaxBatch, below 1 the default.
 func WithMaxBatch(n int) Option { return func(s *Server) { s.maxBatch = n } }
 
 // WithMaxRange caps ?size of /segment/{tag}/range (the configuration's
@@ -182,6 +190,9 @@ func New(start StartFunc, opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
+	if s.shutdownTimeout <= 0 {
+		s.shutdownTimeout = DefaultShutdownTimeout
+	}
 	if s.maxConnsPerIP < 1 {
 		s.maxConnsPerIP = DefaultMaxConnsPerIP
 	}
@@ -195,7 +206,10 @@ func New(start StartFunc, opts ...Option) *Server {
 	}
 	s.segs = segopen.New(open, segopen.Options{RetryMin: s.retryMin, RetryMax: s.retryMax,
 		Logger: s.log, Answer: "/segment: 503"})
-	if s.maxBatch < 1 || s.maxBatch > intf.MaxBatch {
+	switch {
+	case s.maxBatch < 1:
+		s.maxBatch = DefaultMaxBatch
+	case s.maxBatch > intf.MaxBatch:
 		s.maxBatch = intf.MaxBatch
 	}
 	if !s.idType.Valid() {
