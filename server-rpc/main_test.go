@@ -222,7 +222,11 @@ func testBadFlags(t *testing.T, bin string) {
 
 	// A TCP server flag with --plugin would be ignored: refused, named,
 	// also when a go-plugin host started the process.
-	for _, args := range [][]string{{"--plugin", "--listen", "127.0.0.1:0"}, {"--plugin", "--idle-timeout", "1s"}} {
+	// So are the TCP server's TLS, tokens and quotas: go-plugin's own
+	// mutual TLS admits only the host.
+	for _, args := range [][]string{{"--plugin", "--listen", "127.0.0.1:0"}, {"--plugin", "--idle-timeout", "1s"},
+		{"--plugin", "--tls-cert", "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem"}, {"--plugin", "--auth-file", "/nonexistent/auth.yaml"},
+		{"--plugin", "--rate-limit", "5"}} {
 		var stderr strings.Builder
 		cmd = exec.Command(bin, append(args, "--data-dir", dir)...)
 		cmd.Env = append(os.Environ(), rpcplugin.Handshake.MagicCookieKey+"="+rpcplugin.Handshake.MagicCookieValue)
@@ -230,6 +234,9 @@ func testBadFlags(t *testing.T, bin string) {
 		require.ErrorAs(t, cmd.Run(), &ee, args)
 		assert.Equal(t, 1, ee.ExitCode(), args)
 		assert.Contains(t, stderr.String(), args[1]+" is for the TCP server", args)
+		key := map[string]string{"--listen": "listen", "--idle-timeout": "idleTimeout", "--tls-cert": "tlsCert",
+			"--auth-file": "authFile", "--rate-limit": "rateLimit"}[args[1]]
+		assert.Contains(t, stderr.String(), "(key "+key+")", args)
 		assert.NoDirExists(t, dir)
 	}
 

@@ -2,6 +2,8 @@ package pluginapp
 
 import (
 	"fmt"
+	"log/slog"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -9,20 +11,29 @@ import (
 	"github.com/vesta-go/vesta/service/config"
 )
 
-// tcpOnly are the flags of the TCP server alone: plugin mode talks to its
-// host over go-plugin's own connection, with go-plugin's limits.
-var tcpOnly = []string{"listen", "max-conns", "max-conns-per-ip", "max-message-bytes",
-	"first-byte-timeout", "idle-timeout", "message-timeout", "write-timeout", "shutdown-timeout"}
+// tcpOnly tells whether k is a key of the TCP server alone: plugin mode
+// talks to its host over go-plugin's own connection, with go-plugin's
+// limits and its automatic mutual TLS, which admits only the host that
+// started the plugin — so the listener, its limits, TLS, tokens and
+// quotas do not apply.
+func tcpOnly(k config.Key) bool {
+	switch k.Name {
+	case config.KeyListen, config.KeyMaxConnsPerIP, config.KeyShutdownTimeout:
+		return true
+	}
+	return k.Group == config.GroupRPC || k.Group == config.GroupSecurity
+}
 
 // Check refuses, in plugin mode, what would be silently ignored: a TCP
-// server flag given on the command line (keys from a config file or the
-// environment, which a TCP server may share, are left alone), and
-// adminListen.
+// server key given as a flag on the command line, and adminListen however
+// it is set. The TCP server's keys from a config file or the environment,
+// which a TCP server may share, are not refused: WarnIgnored says they are
+// ignored.
 func Check(cfg config.Config, fs *pflag.FlagSet) error {
-	for _, name := range tcpOnly {
-		if f := fs.Lookup(name); f != nil && f.Changed {
-			return fmt.Errorf("--%s is for the TCP server: with --plugin the host talks to this process over go-plugin's own connection, so --%s would be ignored; remove one of them: %w",
-				name, name, intf.ErrInvalidArgument)
+	for _, k := range config.Keys() {
+		if f := fs.Lookup(k.Flag); tcpOnly(k) && f != nil && f.Changed {
+			return fmt.Errorf("--%s is for the TCP server (key %s): with --plugin the host talks to this process over go-plugin's own connection, with its own mutual TLS, so --%s would be ignored; remove one of them: %w",
+				k.Flag, k.Name, k.Flag, intf.ErrInvalidArgument)
 		}
 	}
 	if cfg.AdminListen != "" {
@@ -30,4 +41,26 @@ func Check(cfg config.Config, fs *pflag.FlagSet) error {
 			config.KeyAdminListen, cfg.AdminListen, intf.ErrInvalidArgument)
 	}
 	return nil
+}
+
+// warnIgnored warns once that the security keys cfg sets (from a config
+// file or the environment: Check refused the flags) are ignored.
+func warnIgnored(log *slog.Logger, cfg config.Config) {
+	var set []string
+	sec := cfg.Security
+	for _, k := range []struct {
+		name string
+		on   bool
+	}{
+		{config.KeyTLSCert, sec.TLSCert != ""}, {config.KeyTLSClientCA, sec.TLSClientCA != ""},
+		{config.KeyAuthFile, sec.AuthFile != ""}, {config.KeyRateLimit, sec.RateLimit > 0},
+	} {
+		if k.on {
+			set = append(set, k.name)
+		}
+	}
+	if len(set) > 0 {
+		log.Warn("vesta plugin: "+strings.Join(set, ", ")+" (from the config file or the environment, which a TCP server may share) are for the TCP server and are ignored: go-plugin's automatic mutual TLS admits only the host that started the plugin",
+			"keys", set)
+	}
 }

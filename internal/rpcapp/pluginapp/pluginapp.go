@@ -43,11 +43,9 @@ func Run(cfg config.Config) error {
 	log := rpcplugin.PluginLogger(os.Stderr, cfg.LogLevel)
 	cfg.Service.Logger = log
 	cfg.Segment.Settings.Logger = log
-	if cfg.Security.TLS() || cfg.Security.AuthFile != "" || cfg.Security.RateLimit > 0 {
-		// The host started this process and holds the only client
-		// certificate go-plugin's automatic mutual TLS accepts.
-		log.Warn("vesta plugin: tlsCert, authFile and rateLimit are for the TCP server and are ignored: go-plugin's automatic mutual TLS admits only the host that started the plugin")
-	}
+	// The host started this process and holds the only client certificate
+	// go-plugin's automatic mutual TLS accepts.
+	warnIgnored(log, cfg)
 	seg, err := rpcapp.OpenSegments(context.Background(), cfg)
 	if err != nil {
 		return err
