@@ -13,7 +13,8 @@ import (
 // waits for means IDs are served (its port answers /healthz before).
 func TestLifeInTheLog(t *testing.T) {
 	t.Parallel() // its own server process, data dir and port
-	p := start(t, "--listen", "127.0.0.1:0", "--machine", "6", "--data-dir", t.TempDir(), "--segment-tags", "order")
+	p := start(t, "--listen", "127.0.0.1:0", "--machine", "6", "--data-dir", t.TempDir(), "--segment-tags", "order",
+		"--shutdown-timeout", "7s")
 	base := p.waitReady(t)
 	getBody(t, base+"/genid", "")
 	p.stop(t)
@@ -26,5 +27,7 @@ func TestLifeInTheLog(t *testing.T) {
 	}
 	assert.Equal(t, []string{"vesta: segment mode on", "vesta: id service ready", "vesta: listening",
 		"vesta: shutting down: finishing the calls in flight", "vesta: stopped"}, got, p.logText())
+	assert.Regexp(t, `msg="vesta: shutting down: finishing the calls in flight" server=rest timeout=7s`, p.logText(),
+		"shutdownTimeout is a key, as server-rpc's")
 	assert.NotContains(t, p.logText(), `msg="rest: `, "the server's life is logged as vesta:, as server-rpc's")
 }

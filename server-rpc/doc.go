@@ -5,8 +5,10 @@
 //
 // It reads the configuration every vesta-go main reads (see
 // docs/configuration.md: among them --max-conns-per-ip, the most TCP
-// connections from one remote IP, and --call-timeout, the bound of every
-// call) plus its own flags:
+// connections from one remote IP, --call-timeout, the bound of every
+// call, and the TCP listener's limits, the rpc group, which only
+// server-rpc reads). Its own settings, each a flag, a VESTA_* variable and
+// a config-file key but --plugin:
 //
 //	--plugin               serve as a go-plugin plugin (also implied when the plugin handshake cookie is set)
 //	--max-conns N          the most TCP connections served at once (default 1024); a newcomer evicts the longest-idle one
@@ -15,7 +17,7 @@
 //	--idle-timeout D       how long a connection may wait between calls (default 5m)
 //	--message-timeout D    how long a call may take to arrive once its first byte has (default 10s)
 //	--write-timeout D      how long writing one reply may take (default 10s)
-//	--shutdown-timeout D   how long SIGINT/SIGTERM waits for calls in flight (default 10s)
+//	--shutdown-timeout D   how long SIGINT/SIGTERM waits for calls in flight (default 15s), as server-rest's
 //
 // With --admin-listen host:port (key adminListen) the TCP server also
 // serves /metrics, /healthz and /readyz over HTTP (package rpcadmin; see
@@ -28,4 +30,7 @@
 // On SIGINT or SIGTERM the TCP server stops accepting, answers the calls it
 // has read, closes its connections, stores the time high-water mark and
 // closes segment mode. See docs/rpc.md.
+//
+// This package only parses the flags and runs: the TCP server is built by
+// internal/rpcapp, plugin mode by internal/rpcapp/pluginapp.
 package main

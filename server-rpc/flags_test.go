@@ -9,13 +9,25 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/service/config"
 )
 
-// ownFlags are server-rpc's own flags, with their defaults.
+// ownFlags are the flags of server-rpc's own settings, with their
+// defaults: the rpc group's keys, shutdownTimeout (once a flag of
+// server-rpc alone) and --plugin.
 func ownFlags() *pflag.FlagSet {
 	var f flags
+	all := pflag.NewFlagSet("server-rpc", pflag.ContinueOnError)
+	config.Register(all, config.Defaults{}, config.GroupServer, config.GroupRPC)
+	f.register(all)
 	fs := pflag.NewFlagSet("server-rpc", pflag.ContinueOnError)
-	f.register(fs)
+	for _, k := range config.Keys() {
+		if k.Group == config.GroupRPC || k.Name == config.KeyShutdownTimeout {
+			fs.AddFlag(all.Lookup(k.Flag))
+		}
+	}
+	fs.AddFlag(all.Lookup("plugin"))
 	return fs
 }
 

@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"github.com/spf13/pflag"
 
 	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/internal/rpcapp"
+	"github.com/vesta-go/vesta/internal/rpcapp/pluginapp"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/config"
 )
@@ -19,20 +20,13 @@ func main() {
 	var f flags
 	p := program(&f, pluginMode(os.Args[1:]))
 	os.Exit(app.Main(p, func(ctx context.Context, cfg config.Config, fs *pflag.FlagSet) error {
-		if err := f.check(); err != nil {
-			return err
-		}
 		if f.plugin || pluginMode(nil) {
-			if err := checkPluginFlags(fs); err != nil {
+			if err := pluginapp.Check(cfg, fs); err != nil {
 				return err
 			}
-			if cfg.AdminListen != "" {
-				return fmt.Errorf("config key %s %q: plugin mode has no admin listener (its host sees the calls); unset it: %w",
-					config.KeyAdminListen, cfg.AdminListen, intf.ErrInvalidArgument)
-			}
-			return runPlugin(cfg)
+			return pluginapp.Run(cfg)
 		}
-		return runTCP(ctx, cfg, f)
+		return rpcapp.Run(ctx, cfg)
 	}))
 }
 

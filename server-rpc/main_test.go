@@ -49,25 +49,34 @@ func TestProgramDefaults(t *testing.T) {
 	assert.Equal(t, int64(intf.GenMethodEmbedded), program(&f, true).Defaults.GenMethod)
 }
 
+// The TCP server's settings are configuration keys (groups server and
+// rpc): a value out of range is refused at start, naming the flag and the
+// key.
 func TestFlagsCheck(t *testing.T) {
-	ok := flags{maxConns: 1, maxConnsPerIP: 1, maxMessageBytes: 1024, firstByte: 1, idle: 1, message: 1, write: 1,
-		shutdownTimeout: time.Second}
-	require.NoError(t, ok.check())
-	for flag, breakIt := range map[string]func(*flags){
-		"--max-conns":          func(f *flags) { f.maxConns = 0 },
-		"--max-conns-per-ip":   func(f *flags) { f.maxConnsPerIP = 0 },
-		"--max-message-bytes":  func(f *flags) { f.maxMessageBytes = 1023 },
-		"--first-byte-timeout": func(f *flags) { f.firstByte = 0 },
-		"--idle-timeout":       func(f *flags) { f.idle = -1 },
-		"--message-timeout":    func(f *flags) { f.message = 0 },
-		"--write-timeout":      func(f *flags) { f.write = 0 },
-		"--shutdown-timeout":   func(f *flags) { f.shutdownTimeout = 0 },
+	setup := func(args ...string) error {
+		var f flags
+		p := program(&f, false)
+		p.Stdout, p.Stderr = io.Discard, io.Discard
+		_, _, err := p.Setup(append([]string{"--data-dir", t.TempDir()}, args...))
+		return err
+	}
+	require.NoError(t, setup("--max-conns", "1", "--max-conns-per-ip", "1", "--max-message-bytes", "1024",
+		"--first-byte-timeout", "1ms", "--idle-timeout", "1ms", "--message-timeout", "1ms", "--write-timeout", "1ms",
+		"--shutdown-timeout", "1s"))
+	for flag, bad := range map[string]struct{ key, value string }{
+		"--max-conns":          {"maxConns", "0"},
+		"--max-conns-per-ip":   {"maxConnsPerIP", "0"},
+		"--max-message-bytes":  {"maxMessageBytes", "1023"},
+		"--first-byte-timeout": {"firstByteTimeout", "0s"},
+		"--idle-timeout":       {"idleTimeout", "-1ns"},
+		"--message-timeout":    {"messageTimeout", "0s"},
+		"--write-timeout":      {"writeTimeout", "0s"},
+		"--shutdown-timeout":   {"shutdownTimeout", "0s"},
 	} {
-		f := ok
-		breakIt(&f)
-		err := f.check()
+		err := setup(flag, bad.value)
 		require.Error(t, err, flag)
-		assert.Contains(t, err.Error(), flag+" ")
+		assert.Contains(t, err.Error(), "from flag "+flag+":")
+		assert.Contains(t, err.Error(), "config key "+bad.key+":")
 	}
 }
 
@@ -161,6 +170,8 @@ func testServe(t *testing.T, bin string) {
 	assert.Contains(t, joined(all), "segment mode on")
 	assert.FileExists(t, filepath.Join(dataDir, "segments.db"))
 	assert.Contains(t, joined(all), `msg="vesta: stopped" server=rpc`)
+	assert.Contains(t, joined(all), `msg="vesta: shutting down: finishing the calls in flight" server=rpc timeout=15s`,
+		"shutdownTimeout's default, server-rest's too")
 	// The life of a server in the words server-rest uses too, in order:
 	// "listening" once the IDs are served.
 	assert.Equal(t, []string{"vesta: segment mode on", "vesta: id service ready", "vesta: listening",
@@ -189,12 +200,16 @@ func joined(lines []string) string {
 }
 
 func testBadFlags(t *testing.T, bin string) {
+	// A bad value of a key (maxConns, as every key) is a configuration
+	// error: exit code 2, as server-rest's (docs/configuration.md).
 	cmd := exec.Command(bin, "--max-conns", "0", "--data-dir", t.TempDir())
-	cmd.Stderr = io.Discard
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	err := cmd.Run()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)
-	assert.Equal(t, 1, ee.ExitCode())
+	assert.Equal(t, 2, ee.ExitCode())
+	assert.Contains(t, stderr.String(), `config key maxConns: "0" from flag --max-conns`)
 
 	// --plugin by hand: refused before the data dir is touched.
 	dir := filepath.Join(t.TempDir(), "never")
@@ -207,7 +222,11 @@ func testBadFlags(t *testing.T, bin string) {
 
 	// A TCP server flag with --plugin would be ignored: refused, named,
 	// also when a go-plugin host started the process.
-	for _, args := range [][]string{{"--plugin", "--listen", "127.0.0.1:0"}, {"--plugin", "--idle-timeout", "1s"}} {
+	// So are the TCP server's TLS, tokens and quotas: go-plugin's own
+	// mutual TLS admits only the host.
+	for _, args := range [][]string{{"--plugin", "--listen", "127.0.0.1:0"}, {"--plugin", "--idle-timeout", "1s"},
+		{"--plugin", "--tls-cert", "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem"}, {"--plugin", "--auth-file", "/nonexistent/auth.yaml"},
+		{"--plugin", "--rate-limit", "5"}} {
 		var stderr strings.Builder
 		cmd = exec.Command(bin, append(args, "--data-dir", dir)...)
 		cmd.Env = append(os.Environ(), rpcplugin.Handshake.MagicCookieKey+"="+rpcplugin.Handshake.MagicCookieValue)
@@ -215,6 +234,9 @@ func testBadFlags(t *testing.T, bin string) {
 		require.ErrorAs(t, cmd.Run(), &ee, args)
 		assert.Equal(t, 1, ee.ExitCode(), args)
 		assert.Contains(t, stderr.String(), args[1]+" is for the TCP server", args)
+		key := map[string]string{"--listen": "listen", "--idle-timeout": "idleTimeout", "--tls-cert": "tlsCert",
+			"--auth-file": "authFile", "--rate-limit": "rateLimit"}[args[1]]
+		assert.Contains(t, stderr.String(), "(key "+key+")", args)
 		assert.NoDirExists(t, dir)
 	}
 

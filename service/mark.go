@@ -65,7 +65,9 @@ func (s *Service) openMark(ctx context.Context) (floor int64, err error) {
 
 // endMillis is the Unix millisecond at which the layout's time field runs
 // out: no ID can carry a time at or after it.
-func (s *Service) endMillis() int64 { return s.settings.EpochMillis + (s.layout.Time.Max()+1)*s.layout.Unit.Milliseconds() }
+func (s *Service) endMillis() int64 {
+	return s.settings.EpochMillis + (s.layout.Time.Max()+1)*s.layout.Unit.Milliseconds()
+}
 
 // checkMark refuses a mark (Unix ms, read from the data dir or a lease)
 // that no ID of this layout can have reached: negative, or past the end of

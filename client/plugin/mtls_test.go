@@ -27,8 +27,10 @@ func TestPluginSocketNeedsTheHostsCertificate(t *testing.T) {
 	var logs syncbuf.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// The TLS keys from the environment (which a TCP server may share; as
+	// flags they are refused) are ignored, with a warning.
 	p, err := Launch(ctx, bin, Config{DataDir: t.TempDir(), LogOutput: &logs,
-		Args: []string{"--tls-cert", "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem"}})
+		Env: []string{"VESTA_TLS_CERT=/nonexistent/cert.pem", "VESTA_TLS_KEY=/nonexistent/key.pem"}})
 	require.NoError(t, err, "plugin mode ignores the TCP server's TLS files: %s", logs.String())
 	defer p.Close()
 	_, err = p.GenId(ctx)

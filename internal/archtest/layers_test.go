@@ -182,3 +182,19 @@ func TestTestOnlyModulesStayInTests(t *testing.T) {
 		}
 	}
 }
+
+// TestTCPServerLinksNoGoPlugin checks that server-rpc's TCP composition
+// links no go-plugin: plugin mode's is apart (internal/rpcapp/pluginapp).
+func TestTCPServerLinksNoGoPlugin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	pkgs := listPackages(t)
+	for _, p := range []string{"internal/rpcapp", "internal/segopen", "server-rpc/rpcserver"} {
+		info, ok := pkgs[module+"/"+p]
+		require.True(t, ok, p)
+		for _, d := range info.Deps {
+			assert.False(t, strings.HasPrefix(d, "github.com/hashicorp/"), "%s links %s", p, d)
+		}
+	}
+}

@@ -67,8 +67,9 @@ func Start(cfg config.Config) restserver.StartFunc {
 }
 
 // Options are the restserver options of cfg: segment mode as configured,
-// the batch cap, the call timeout, the per-address connection cap, the ID
-// type, where the machine id comes from (for /status) and the logger.
+// the batch cap, the call timeout, the per-address connection cap, the
+// shutdown timeout, the ID type, where the machine id comes from (for
+// /status) and the logger.
 func Options(cfg config.Config) []restserver.Option {
 	return []restserver.Option{
 		restserver.WithSegments(OpenSegments(cfg)),
@@ -76,6 +77,7 @@ func Options(cfg config.Config) []restserver.Option {
 		restserver.WithMaxRange(cfg.SegmentMaxRange),
 		restserver.WithCallTimeout(cfg.CallTimeout),
 		restserver.WithMaxConnsPerIP(cfg.MaxConnsPerIP),
+		restserver.WithShutdownTimeout(cfg.ShutdownTimeout),
 		restserver.WithType(cfg.Service.Type),
 		restserver.WithMachineSource(cfg.MachineProvider, cfg.MachineSource.String()),
 		restserver.WithLogger(cfg.Service.Logger),

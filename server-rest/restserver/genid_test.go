@@ -1,7 +1,9 @@
 package restserver_test
 
 import (
+	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,7 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/restapp"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rest/restserver"
+	"github.com/vesta-go/vesta/service/config"
 )
 
 // checkIds asserts that ids are strictly increasing (hence unique) and
@@ -105,4 +110,27 @@ func TestMaxBatchIsConfigurable(t *testing.T) {
 	msg, param := jsonError(t, r)
 	assert.Equal(t, "count", param)
 	assert.Contains(t, msg, "1..50")
+}
+
+// A library user of New gets the batch cap server-rest runs with
+// (maxBatch's default), not intf.MaxBatch; WithMaxBatch below 1 means that
+// default, above intf.MaxBatch intf.MaxBatch.
+func TestLibraryMaxBatchIsTheServers(t *testing.T) {
+	require.Equal(t, config.DefaultMaxBatch, restserver.DefaultMaxBatch)
+	cfg := testConfig(t, "--machine", "79")
+	for name, opts := range map[string][]restserver.Option{
+		"no option":      nil,
+		"WithMaxBatch 0": {restserver.WithMaxBatch(0)},
+	} {
+		srv := restserver.New(restapp.Start(cfg), append(opts, restserver.WithLogger(cfg.Service.Logger))...)
+		require.NoError(t, srv.Start(context.Background()), name)
+		ts := httptest.NewServer(srv.Handler())
+		require.Len(t, parseLines(t, get(t, ts.URL+"/genid?count=10000").body), restserver.DefaultMaxBatch, name)
+		r := get(t, ts.URL+"/genid?count=10001")
+		assert.Equal(t, 400, r.status, name)
+		msg, _ := jsonError(t, r)
+		assert.Contains(t, msg, "1..10000", name)
+		ts.Close()
+		require.NoError(t, srv.Close())
+	}
 }

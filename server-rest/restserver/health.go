@@ -21,10 +21,10 @@ func (s *Server) readiness() (string, *apiError) {
 	if s.draining.Load() {
 		return coremetrics.StatusStopping, errStopping
 	}
-	if s.seg.Load() == nil && !s.segmentsOff.Load() && s.segDown.Load() == nil {
+	if _, open := s.segs.Open(); !open && !s.segs.Off() && s.segs.Down() == nil {
 		return coremetrics.StatusStarting, errSegmentsStarting // opened first, before the ID service
 	}
-	// A segment store being retried (segDown) does not make the server
+	// A segment store being retried (segs.Down) does not make the server
 	// unready: readiness is about the Vesta IDs; /segment says 503. The
 	// rest is the service's, decided as server-rpc decides it.
 	h := coremetrics.ServiceReadiness(func() (service.Stats, bool) {

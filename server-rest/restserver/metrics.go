@@ -64,8 +64,8 @@ func newMetrics(s *Server) *metrics {
 			return status == coremetrics.StatusReady
 		},
 		Segments: func() coremetrics.Segments {
-			if r := s.seg.Load(); r != nil {
-				return r.Segments
+			if seg, ok := s.segs.Open(); ok {
+				return seg
 			}
 			return nil
 		},

@@ -13,6 +13,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/vesta-go/vesta/internal/segopen"
+	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/access"
@@ -55,24 +57,31 @@ type Segments interface {
 // means segment mode is off: /segment then answers 404.
 type OpenSegmentsFunc func(ctx context.Context) (Segments, error)
 
-// DefaultShutdownTimeout bounds how long Serve waits for in-flight
-// requests once shutdown begins.
-const DefaultShutdownTimeout = 15 * time.Second
-
-// DefaultCallTimeout bounds the service call of one /genid or
-// /segment/{tag} request (the configuration's callTimeout).
-const DefaultCallTimeout = 5 * time.Second
-
-// DefaultMaxConnsPerIP caps the connections Serve holds from one remote IP
-// (the configuration's maxConnsPerIP).
-const DefaultMaxConnsPerIP = 64
+// The defaults of the options: the servers' defaults
+// (internal/serverdefaults), which server-rest's configuration applies
+// too, so that a library user gets the server server-rest runs.
+const (
+	// DefaultShutdownTimeout bounds how long Serve waits for in-flight
+	// requests once shutdown begins (the configuration's shutdownTimeout).
+	DefaultShutdownTimeout = serverdefaults.ShutdownTimeout
+	// DefaultCallTimeout bounds the service call of one /genid or
+	// /segment/{tag} request (the configuration's callTimeout).
+	DefaultCallTimeout = serverdefaults.CallTimeout
+	// DefaultMaxConnsPerIP caps the connections Serve holds from one
+	// remote IP (the configuration's maxConnsPerIP).
+	DefaultMaxConnsPerIP = serverdefaults.MaxConnsPerIP
+	// DefaultMaxBatch caps ?count of /genid and /segment/{tag} (the
+	// configuration's maxBatch).
+	DefaultMaxBatch = serverdefaults.MaxBatch
+)
 
 // The back-off of reopening a segment store that could not be reached at
 // start: the first retry after DefaultSegmentRetryMin, each next one
-// after twice the wait before, at most DefaultSegmentRetryMax.
+// after twice the wait before, at most DefaultSegmentRetryMax (package
+// internal/segopen, which server-rpc uses too).
 const (
-	DefaultSegmentRetryMin = time.Second
-	DefaultSegmentRetryMax = 30 * time.Second
+	DefaultSegmentRetryMin = segopen.DefaultRetryMin
+	DefaultSegmentRetryMax = segopen.DefaultRetryMax
 )
 
 // Option changes a Server built by New.
@@ -83,7 +92,7 @@ type Option func(*Server)
 func WithSegments(f OpenSegmentsFunc) Option { return func(s *Server) { s.openSegmentsFn = f } }
 
 // WithShutdownTimeout sets how long Serve waits for in-flight requests
-// (default DefaultShutdownTimeout).
+// (default DefaultShutdownTimeout); d <= 0 means the default.
 func WithShutdownTimeout(d time.Duration) Option { return func(s *Server) { s.shutdownTimeout = d } }
 
 // WithCallTimeout bounds the service call of each /genid and
@@ -105,7 +114,8 @@ func WithSegmentRetry(min, max time.Duration) Option {
 }
 
 // WithMaxBatch caps ?count of /genid and /segment/{tag} (the configuration's
-// maxBatch); outside 1..intf.MaxBatch it means intf.MaxBatch.
+// maxBatch; default DefaultMaxBatch); above intf.MaxBatch it means
+// intf.MaxBatch, below 1 the default.
 func WithMaxBatch(n int) Option { return func(s *Server) { s.maxBatch = n } }
 
 // WithMaxRange caps ?size of /segment/{tag}/range (the configuration's
@@ -152,27 +162,18 @@ type Server struct {
 
 	tlsLn atomic.Pointer[tlsserve.Listener] // set by Serve with TLS, for the metrics
 
-	svc         atomic.Pointer[serviceRef]  // nil until Start succeeds
-	seg         atomic.Pointer[segmentsRef] // nil until segment mode is open, and when it is off
-	segmentsOff atomic.Bool                 // segment mode is off
-	segDown     atomic.Pointer[apiError]    // why the store is not open yet, while retrying
-	draining    atomic.Bool                 // set when shutdown begins
-	ready       chan struct{}               // closed when Start succeeds
+	svc      atomic.Pointer[serviceRef] // nil until Start succeeds
+	segs     *segopen.Mode[Segments]    // segment mode: open, off or being retried
+	draining atomic.Bool                // set when shutdown begins
+	ready    chan struct{}              // closed when Start succeeds
 
 	mu      sync.Mutex // orders Start's hand-over against Close
 	started bool
 	closed  bool
-
-	bg     context.Context // ends at Close: the segment store's retries
-	stopBg context.CancelFunc
-	retry  sync.WaitGroup // the retry goroutine, which Close waits for
 }
 
-// serviceRef and segmentsRef box the interfaces for atomic.Pointer.
-type (
-	serviceRef  struct{ Service }
-	segmentsRef struct{ Segments }
-)
+// serviceRef boxes the interface for atomic.Pointer.
+type serviceRef struct{ Service }
 
 // New builds a server that serves the ID service start constructs. It
 // does no I/O: Start (or Serve, Run) calls start.
@@ -186,22 +187,29 @@ func New(start StartFunc, opts ...Option) *Server {
 		retryMax:        DefaultSegmentRetryMax,
 		ready:           make(chan struct{}),
 	}
-	s.bg, s.stopBg = context.WithCancel(context.Background())
 	for _, o := range opts {
 		o(s)
+	}
+	if s.shutdownTimeout <= 0 {
+		s.shutdownTimeout = DefaultShutdownTimeout
 	}
 	if s.maxConnsPerIP < 1 {
 		s.maxConnsPerIP = DefaultMaxConnsPerIP
 	}
-	if s.retryMin <= 0 {
-		s.retryMin = DefaultSegmentRetryMin
-	}
-	s.retryMax = max(s.retryMax, s.retryMin)
 	s.errCallTimeout = callTimeoutError(s.callTimeout)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if s.maxBatch < 1 || s.maxBatch > intf.MaxBatch {
+	open := segopen.OpenFunc[Segments](s.openSegmentsFn)
+	if open == nil {
+		open = func(context.Context) (Segments, error) { return nil, nil } // off
+	}
+	s.segs = segopen.New(open, segopen.Options{RetryMin: s.retryMin, RetryMax: s.retryMax,
+		Logger: s.log, Answer: "/segment: 503"})
+	switch {
+	case s.maxBatch < 1:
+		s.maxBatch = DefaultMaxBatch
+	case s.maxBatch > intf.MaxBatch:
 		s.maxBatch = intf.MaxBatch
 	}
 	if !s.idType.Valid() {
@@ -244,7 +252,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.started = true
 	s.mu.Unlock()
 
-	if err := s.openSegments(ctx); err != nil {
+	if err := s.segs.Start(ctx); err != nil {
 		return err
 	}
 	if s.startFn == nil {
@@ -278,17 +286,17 @@ func (s *Server) service() (Service, error) {
 // segments returns segment mode, or the error to answer while it is off,
 // opening or gone.
 func (s *Server) segments() (Segments, error) {
-	if r := s.seg.Load(); r != nil {
-		return r.Segments, nil
+	if seg, ok := s.segs.Open(); ok {
+		return seg, nil
 	}
 	switch {
 	case s.draining.Load():
 		return nil, errStopping
-	case s.segmentsOff.Load():
+	case s.segs.Off():
 		return nil, errSegmentsOff
 	}
-	if down := s.segDown.Load(); down != nil {
-		return nil, down
+	if down := s.segs.Down(); down != nil {
+		return nil, &apiError{Status: http.StatusServiceUnavailable, Err: down, Msg: down.Error()}
 	}
 	return nil, errSegmentsStarting
 }
@@ -306,18 +314,13 @@ func (s *Server) Close() error {
 	}
 	s.closed = true // from here nothing is published (Start, the retries)
 	s.mu.Unlock()
-	s.stopBg()
-	s.retry.Wait()
 	var err error
 	if r := s.svc.Load(); r != nil {
 		if cerr := r.Close(); cerr != nil {
 			err = fmt.Errorf("closing the id service: %w", cerr)
 		}
 	}
-	if r := s.seg.Load(); r != nil {
-		if cerr := r.Close(); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("closing segment mode: %w", cerr))
-		}
-	}
-	return err
+	// Ends the retries (nothing is published once it began), then closes
+	// segment mode.
+	return errors.Join(err, s.segs.Close())
 }

@@ -29,10 +29,10 @@ func (s *Server) newStatusPage() (status, ui http.Handler, err error) {
 			return nil
 		},
 		Segments: func() (statuspage.Segments, string) {
-			switch {
-			case s.seg.Load() != nil:
-				return s.seg.Load().Segments, statuspage.SegmentsOpen
-			case s.segmentsOff.Load():
+			if seg, ok := s.segs.Open(); ok {
+				return seg, statuspage.SegmentsOpen
+			}
+			if s.segs.Off() {
 				return nil, statuspage.SegmentsOff
 			}
 			return nil, statuspage.SegmentsOpening

@@ -5,29 +5,31 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/service/access/tlsserve"
 )
 
-// Defaults for the zero fields of Options.
+// Defaults for the zero fields of Options: the servers' defaults
+// (internal/serverdefaults), which server-rpc's configuration applies too.
 const (
-	DefaultMaxConns      = 1024
-	DefaultMaxConnsPerIP = 64
+	DefaultMaxConns      = serverdefaults.MaxConns
+	DefaultMaxConnsPerIP = serverdefaults.MaxConnsPerIP
 	// DefaultMaxMessageBytes bounds one gob message the server reads.
 	// Real requests are a few hundred bytes (a type definition, a header,
 	// the arguments); replies, the big messages, are written, not read.
-	DefaultMaxMessageBytes  = 64 << 10
-	DefaultFirstByteTimeout = 10 * time.Second
+	DefaultMaxMessageBytes  = serverdefaults.MaxMessageBytes
+	DefaultFirstByteTimeout = serverdefaults.FirstByteTimeout
 	// DefaultIdleTimeout is long: closing an idle connection only costs a
 	// pooled client a redial, and eviction (see Options.MaxConns) already
 	// frees idle slots when the server is full.
-	DefaultIdleTimeout    = 5 * time.Minute
-	DefaultMessageTimeout = 10 * time.Second
-	DefaultWriteTimeout   = 10 * time.Second
+	DefaultIdleTimeout    = serverdefaults.IdleTimeout
+	DefaultMessageTimeout = serverdefaults.MessageTimeout
+	DefaultWriteTimeout   = serverdefaults.WriteTimeout
 )
 
 // MinMessageBytes is the least Options.MaxMessageBytes: below it even the
 // type definitions a client sends with its first call would be refused.
-const MinMessageBytes = 1024
+const MinMessageBytes = serverdefaults.MinMessageBytes
 
 // Options configure a Server. Zero fields take the Default values; negative
 // ones are refused by New.

@@ -31,6 +31,11 @@ type Config struct {
 	CallTimeout time.Duration
 	// MaxConnsPerIP caps a server's TCP connections from one remote IP.
 	MaxConnsPerIP int
+	// ShutdownTimeout bounds a server's wait for the calls in flight on
+	// SIGINT/SIGTERM.
+	ShutdownTimeout time.Duration
+	// RPC are server-rpc's TCP limits (GroupRPC).
+	RPC RPC
 	// AdminListen is where server-rpc serves /metrics, /healthz and
 	// /readyz; "" for none (GroupAdmin).
 	AdminListen string
@@ -146,6 +151,10 @@ func (l *Loader) Load() (Config, error) {
 		c.SegmentMaxRange = r.int(KeySegmentMaxRange, "", intf.DefaultMaxRange, 1, intf.MaxRange)
 		c.CallTimeout = r.duration(KeyCallTimeout, DefaultCallTimeout, time.Millisecond, 10*time.Minute)
 		c.MaxConnsPerIP = int(r.int(KeyMaxConnsPerIP, "", DefaultMaxConnsPerIP, 1, 1_000_000))
+		c.ShutdownTimeout = r.duration(KeyShutdownTimeout, DefaultShutdownTimeout, time.Millisecond, time.Hour)
+	}
+	if has[GroupRPC] {
+		c.RPC = r.rpc()
 	}
 	c.LogLevel, c.LogFormat = slog.LevelInfo, DefaultLogFormat
 	if has[GroupLog] {

@@ -4,25 +4,28 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vesta-go/vesta/internal/serverdefaults"
 )
 
 // Defaults of the keys only the loader reads; the other keys' defaults are
-// the libraries' constants (service, intf, etcdlease, stores).
+// the libraries' constants (service, intf, etcdlease, stores) and the
+// servers' (internal/serverdefaults, which restserver and rpcserver apply
+// to their zero options too: one definition each).
 const (
 	// DefaultMaxBatch is the default cap on one batch request.
-	DefaultMaxBatch  = 10_000
+	DefaultMaxBatch  = serverdefaults.MaxBatch
 	DefaultLogLevel  = "info"
 	DefaultLogFormat = "text"
-	// DefaultCallTimeout bounds an ID or segment call on the server. A
-	// healthy call waits at most one time unit (a second, max-peak) for
-	// the sequence to refill, and a segment call at most one range load;
-	// 5 s is several times that, yet below the servers' shutdown timeouts
-	// and in the range of the clients' own deadlines (the Go client's is
-	// 2 s), so a stuck call is ended long before anyone would wait on it.
-	DefaultCallTimeout = 5 * time.Second
+	// DefaultCallTimeout bounds an ID or segment call on the server
+	// (serverdefaults.CallTimeout says why 5 s).
+	DefaultCallTimeout = serverdefaults.CallTimeout
 	// DefaultMaxConnsPerIP is the servers' cap on TCP connections from one
-	// remote IP (rpcserver.DefaultMaxConnsPerIP too).
-	DefaultMaxConnsPerIP = 64
+	// remote IP.
+	DefaultMaxConnsPerIP = serverdefaults.MaxConnsPerIP
+	// DefaultShutdownTimeout bounds a server's wait for the calls in
+	// flight on SIGINT/SIGTERM.
+	DefaultShutdownTimeout = serverdefaults.ShutdownTimeout
 )
 
 // Defaults are the per-program defaults of the keys whose default varies

@@ -32,11 +32,12 @@ const (
 // ServerGroups are the groups of server-rpc (and its plugin mode): every
 // key.
 func ServerGroups() []Group {
-	return append(RESTGroups(), GroupAdmin)
+	return append(RESTGroups(), GroupAdmin, GroupRPC)
 }
 
 // RESTGroups are server-rest's: every key but the admin listener's, since
-// its own port serves /metrics, /healthz and /readyz.
+// its own port serves /metrics, /healthz and /readyz, and the RPC
+// server's limits.
 func RESTGroups() []Group {
 	return []Group{GroupFile, GroupService, GroupDataDir, GroupServer, GroupLog, GroupEtcd, GroupSegment, GroupSegmentTags,
 		GroupSecurity}

@@ -32,6 +32,7 @@ var groupTitles = map[Group]string{
 	GroupSegment:     "Segment store",
 	GroupSegmentTags: "Segment tags",
 	GroupAdmin:       "Admin listener (server-rpc)",
+	GroupRPC:         "RPC server (server-rpc)",
 }
 
 // helpWidth is the width --help wraps its text to.

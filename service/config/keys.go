@@ -29,6 +29,7 @@ const (
 	KeySegmentMaxRange      = "segmentMaxRange"
 	KeyCallTimeout          = "callTimeout"
 	KeyMaxConnsPerIP        = "maxConnsPerIP"
+	KeyShutdownTimeout      = "shutdownTimeout"
 	KeyLogLevel             = "logLevel"
 	KeyLogFormat            = "logFormat"
 
@@ -145,6 +146,8 @@ func Keys() []Key {
 			Usage: "the longest an ID or segment call may wait on the server (1ms..10m); then it fails with a timeout error"},
 		{Name: KeyMaxConnsPerIP, Flag: "max-conns-per-ip", Env: "VESTA_MAX_CONNS_PER_IP", Group: GroupServer, Default: num(DefaultMaxConnsPerIP),
 			Usage: "the most TCP connections from one remote IP (1..1000000); more are closed at accept"},
+		{Name: KeyShutdownTimeout, Flag: "shutdown-timeout", Env: "VESTA_SHUTDOWN_TIMEOUT", Group: GroupServer, Default: dur(DefaultShutdownTimeout),
+			Usage: "on SIGINT/SIGTERM, how long to wait for the calls in flight (1ms..1h)"},
 
 		{Name: KeyLogLevel, Flag: "log-level", Env: "VESTA_LOG_LEVEL", Group: GroupLog, Default: DefaultLogLevel,
 			Usage: "debug, info, warn or error"},
@@ -154,6 +157,7 @@ func Keys() []Key {
 	keys = append(keys, etcdKeys()...)
 	keys = append(keys, segmentKeys()...)
 	keys = append(keys, adminKeys()...)
+	keys = append(keys, rpcKeys()...)
 	return append(keys, securityKeys()...)
 }
 

@@ -1,4 +1,9 @@
-package main
+// Package pluginapp builds server-rpc's plugin mode (--plugin) of a
+// configuration: the ID service and segment mode, as internal/rpcapp
+// builds them for TCP, served to the go-plugin host that started the
+// process through the glue of server-rpc/rpcplugin. It is apart from
+// rpcapp because it links go-plugin, which the TCP server does not need.
+package pluginapp
 
 import (
 	"context"
@@ -13,40 +18,41 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/internal/rpcapp"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
 	"github.com/vesta-go/vesta/service/config"
 )
 
-var errNotAPluginHost = errors.New("--plugin: this process was not started by a go-plugin host " +
+// ErrNotAPluginHost is Run's error when no go-plugin host started the
+// process.
+var ErrNotAPluginHost = errors.New("--plugin: this process was not started by a go-plugin host " +
 	"(the handshake cookie is missing): launch it with plugin.Launch (package client/plugin), or run without --plugin to serve TCP")
 
-// runPlugin serves the IdService (and segment mode) as a go-plugin plugin
+// Run serves the IdService (and segment mode) as a go-plugin plugin
 // until the host stops it (or goes away), then closes the service and
 // segment mode. Logs go to stderr as hclog-style JSON, which the host
 // reads. SIGINT is left to the host, as go-plugin expects; SIGTERM closes
 // them and exits.
-func runPlugin(cfg config.Config) error {
+func Run(cfg config.Config) error {
 	if h := rpcplugin.Handshake; os.Getenv(h.MagicCookieKey) != h.MagicCookieValue {
 		// Checked before the service opens its data dir: plugin.Serve
 		// would exit the process without closing it.
-		return errNotAPluginHost
+		return ErrNotAPluginHost
 	}
 	log := rpcplugin.PluginLogger(os.Stderr, cfg.LogLevel)
 	cfg.Service.Logger = log
 	cfg.Segment.Settings.Logger = log
-	if cfg.Security.TLS() || cfg.Security.AuthFile != "" || cfg.Security.RateLimit > 0 {
-		// The host started this process and holds the only client
-		// certificate go-plugin's automatic mutual TLS accepts.
-		log.Warn("vesta plugin: tlsCert, authFile and rateLimit are for the TCP server and are ignored: go-plugin's automatic mutual TLS admits only the host that started the plugin")
-	}
-	seg, err := openSegments(context.Background(), cfg)
+	// The host started this process and holds the only client certificate
+	// go-plugin's automatic mutual TLS accepts.
+	warnIgnored(log, cfg)
+	seg, err := rpcapp.OpenSegments(context.Background(), cfg)
 	if err != nil {
 		return err
 	}
 	svc, err := app.StartService(context.Background(), cfg)
 	if err != nil {
-		return errors.Join(err, seg.close())
+		return errors.Join(err, seg.Close())
 	}
 	var once sync.Once
 	var closeErr error
@@ -55,7 +61,7 @@ func runPlugin(cfg config.Config) error {
 			if err := svc.Close(); err != nil {
 				closeErr = fmt.Errorf("closing the id service: %w", err)
 			}
-			closeErr = errors.Join(closeErr, seg.close())
+			closeErr = errors.Join(closeErr, seg.Close())
 		})
 		return closeErr
 	}
@@ -78,7 +84,7 @@ func runPlugin(cfg config.Config) error {
 
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: rpcplugin.Handshake,
-		Plugins:         rpcplugin.PluginSet(rpcapi.NewReceiver(svc, cfg.MaxBatch, receiverOptions(cfg, seg)...)),
+		Plugins:         rpcplugin.PluginSet(rpcapi.NewReceiver(svc, cfg.MaxBatch, rpcapp.ReceiverOptions(cfg, seg)...)),
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name: "server-rpc", Output: os.Stderr, JSONFormat: true,
 			Level: hclog.LevelFromString(cfg.LogLevel.String()),

@@ -1,4 +1,4 @@
-package main
+package rpcapp
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/internal/segopen"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/service/config"
@@ -32,18 +33,17 @@ func TestSegmentsOpenInTheBackground(t *testing.T) {
 	var down atomic.Bool
 	var attempts atomic.Int32
 	down.Store(true)
-	s := &segments{log: log, min: time.Millisecond, max: 4 * time.Millisecond,
-		open: func(ctx context.Context) (*segment.Generator, error) {
-			attempts.Add(1)
-			if down.Load() {
-				return nil, fmt.Errorf("dial tcp 127.0.0.1:1: connection refused: %w", intf.ErrUnavailable)
-			}
-			return app.OpenSegments(ctx, cfg)
-		}}
-	require.NoError(t, s.start(context.Background()))
-	t.Cleanup(func() { require.NoError(t, s.close()) })
+	s, err := openSegments(context.Background(), func(ctx context.Context) (*segment.Generator, error) {
+		attempts.Add(1)
+		if down.Load() {
+			return nil, fmt.Errorf("dial tcp 127.0.0.1:1: connection refused: %w", intf.ErrUnavailable)
+		}
+		return app.OpenSegments(ctx, cfg)
+	}, segopen.Options{Logger: log, RetryMin: time.Millisecond, RetryMax: 4 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
 
-	r := rpcapi.NewReceiver(nil, 10, receiverOptions(cfg, s)...)
+	r := rpcapi.NewReceiver(nil, 10, ReceiverOptions(cfg, s)...)
 	var reply rpcapi.SegmentReply
 	require.NoError(t, r.SegmentNextIds(rpcapi.SegmentArgs{Tag: "order", Count: 2}, &reply))
 	require.NotNil(t, reply.Err)
@@ -63,22 +63,22 @@ func TestSegmentsOpenInTheBackground(t *testing.T) {
 func TestSegmentsPermanentErrorFailsStart(t *testing.T) {
 	boom := errors.New("password authentication failed")
 	var attempts atomic.Int32
-	s := &segments{min: time.Millisecond, max: time.Millisecond,
-		open: func(context.Context) (*segment.Generator, error) { attempts.Add(1); return nil, boom }}
-	require.ErrorIs(t, s.start(context.Background()), boom)
-	require.NoError(t, s.close())
+	s, err := openSegments(context.Background(),
+		func(context.Context) (*segment.Generator, error) { attempts.Add(1); return nil, boom },
+		segopen.Options{RetryMin: time.Millisecond, RetryMax: time.Millisecond})
+	require.ErrorIs(t, err, boom)
+	require.NoError(t, s.Close())
 	assert.Equal(t, int32(1), attempts.Load())
 }
 
 // close ends the retries of a store that never opens.
 func TestSegmentsCloseStopsRetries(t *testing.T) {
 	var attempts atomic.Int32
-	s := &segments{log: slog.New(slog.DiscardHandler), min: time.Millisecond, max: time.Millisecond,
-		open: func(context.Context) (*segment.Generator, error) {
-			attempts.Add(1)
-			return nil, intf.ErrUnavailable
-		}}
-	require.NoError(t, s.start(context.Background()))
+	s, err := openSegments(context.Background(), func(context.Context) (*segment.Generator, error) {
+		attempts.Add(1)
+		return nil, intf.ErrUnavailable
+	}, segopen.Options{Logger: slog.New(slog.DiscardHandler), RetryMin: time.Millisecond, RetryMax: time.Millisecond})
+	require.NoError(t, err)
 	require.Eventually(t, func() bool { return attempts.Load() >= 2 }, 10*time.Second, time.Millisecond)
-	require.NoError(t, s.close()) // returns: it waited for the retries to end
+	require.NoError(t, s.Close()) // returns: it waited for the retries to end
 }

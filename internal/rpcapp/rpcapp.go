@@ -1,4 +1,13 @@
-package main
+// Package rpcapp builds server-rpc's TCP server of a configuration: the
+// ID service and segment mode from internal/app (segment mode through
+// internal/segopen, retried in the background when its store cannot be
+// reached at start, as server-rest's), the net/rpc receiver (rpcapi)
+// served by rpcserver with the configured limits, TLS and guard, and the
+// admin listener (adminListen). server-rpc runs it; the plugin mode's
+// composition, which links go-plugin, is in the subpackage pluginapp, so
+// that this one links none. (internal/restapp is server-rest's
+// counterpart.)
+package rpcapp
 
 import (
 	"context"
@@ -14,21 +23,25 @@ import (
 	"github.com/vesta-go/vesta/service/config"
 )
 
-// runTCP serves until ctx is cancelled (SIGINT/SIGTERM), then shuts down
-// gracefully and closes the service, which stores the high-water mark, and
-// segment mode.
-func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
+// Run serves cfg's RPC server on TCP until ctx is cancelled
+// (SIGINT/SIGTERM), then shuts down gracefully, for at most cfg's
+// shutdownTimeout, and closes the service, which stores the high-water
+// mark, and segment mode.
+func Run(ctx context.Context, cfg config.Config) (err error) {
 	log := cfg.Service.Logger
-	f.maxConnsPerIP = cfg.MaxConnsPerIP // a configuration key, shared with server-rest
-	sec, err := app.OpenSecurity(cfg)   // before the service: a bad file fails fast
+	opts := ServerOptions(cfg)
+	if cfg.ShutdownTimeout <= 0 { // a Config not from the loader
+		cfg.ShutdownTimeout = config.DefaultShutdownTimeout
+	}
+	sec, err := app.OpenSecurity(cfg) // before the service: a bad file fails fast
 	if err != nil {
 		return err
 	}
-	var segRef atomic.Pointer[segments] // read by the admin's scrapes
+	var segRef atomic.Pointer[Segments] // read by the admin's scrapes
 	// The admin listener answers from the start (/readyz: starting) and
 	// stops last, so that /readyz says stopping while calls drain.
 	admin, err := app.OpenAdmin(ctx, cfg, sec, func() coremetrics.Segments { return segRef.Load().metrics() },
-		func() bool { s := segRef.Load(); return s != nil && s.off })
+		func() bool { return segRef.Load().Off() })
 	if err != nil {
 		return err
 	}
@@ -41,12 +54,12 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 			err = errors.Join(err, <-adminDone)
 		}()
 	}
-	seg, err := openSegments(ctx, cfg)
+	seg, err := OpenSegments(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	segRef.Store(seg)
-	defer func() { err = errors.Join(err, seg.close()) }()
+	defer func() { err = errors.Join(err, seg.Close()) }()
 	svc, err := app.StartService(ctx, cfg)
 	if err != nil {
 		return err
@@ -63,10 +76,9 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 			log.Info("vesta: stopped", "server", "rpc")
 		}
 	}()
-	opts := f.options(log)
 	opts.TLS = sec.Certs
 	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, cfg.MaxBatch,
-		append(receiverOptions(cfg, seg), rpcapi.WithGuard(sec.Guard), observe)...), opts)
+		append(ReceiverOptions(cfg, seg), rpcapi.WithGuard(sec.Guard), observe)...), opts)
 	if err != nil {
 		return err
 	}
@@ -83,8 +95,8 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	defer stopWatch()
 	sec.Watch(watchCtx)
 	log.Info("vesta: listening", "server", "rpc", "addr", ln.Addr().String(), "tls", sec.Certs != nil, "service", rpcapi.ServiceName,
-		"maxBatch", cfg.MaxBatch, "maxConns", f.maxConns, "maxConnsPerIP", f.maxConnsPerIP,
-		"maxMessageBytes", f.maxMessageBytes, "callTimeout", cfg.CallTimeout)
+		"maxBatch", cfg.MaxBatch, "maxConns", opts.MaxConns, "maxConnsPerIP", opts.MaxConnsPerIP,
+		"maxMessageBytes", opts.MaxMessageBytes, "callTimeout", cfg.CallTimeout)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -101,8 +113,8 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 	if admin != nil {
 		admin.Stopping()
 	}
-	log.Info("vesta: shutting down: finishing the calls in flight", "server", "rpc", "timeout", f.shutdownTimeout, "conns", srv.Stats().Open)
-	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	log.Info("vesta: shutting down: finishing the calls in flight", "server", "rpc", "timeout", cfg.ShutdownTimeout, "conns", srv.Stats().Open)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("vesta rpc: shutdown incomplete", "err", err)
@@ -120,4 +132,15 @@ func runTCP(ctx context.Context, cfg config.Config, f flags) (err error) {
 		log.Info("vesta rpc: refused calls", "byReason", sec.Guard.Stats().Refusals)
 	}
 	return nil
+}
+
+// ServerOptions are the rpcserver options of cfg: its limits (the rpc
+// group and maxConnsPerIP) and logger; Run adds the TLS.
+func ServerOptions(cfg config.Config) rpcserver.Options {
+	return rpcserver.Options{
+		MaxConns: cfg.RPC.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, MaxMessageBytes: cfg.RPC.MaxMessageBytes,
+		FirstByteTimeout: cfg.RPC.FirstByteTimeout, IdleTimeout: cfg.RPC.IdleTimeout,
+		MessageTimeout: cfg.RPC.MessageTimeout, WriteTimeout: cfg.RPC.WriteTimeout,
+		Logger: cfg.Service.Logger,
+	}
 }

@@ -1,0 +1,51 @@
+// Package serverdefaults is the one definition of the servers' defaults:
+// the configuration (service/config) applies them to its keys and writes
+// them into --help and docs/configuration.md, and the libraries
+// (restserver, rpcserver) apply the same ones to their zero options, so a
+// library user and the commands get the same server. It imports nothing,
+// so that config needs no server and rpcserver no configuration.
+package serverdefaults
+
+import "time"
+
+// Both servers (the configuration's server group).
+const (
+	// MaxBatch caps one batch request (maxBatch); intf.MaxBatch is the
+	// most it may be set to.
+	MaxBatch = 10_000
+	// CallTimeout bounds an ID or segment call on the server
+	// (callTimeout). A healthy call waits at most one time unit (a second,
+	// max-peak) for the sequence to refill, and a segment call at most one
+	// range load; 5 s is several times that, yet below ShutdownTimeout and
+	// in the range of the clients' own deadlines (the Go client's is 2 s),
+	// so a stuck call is ended long before anyone would wait on it.
+	CallTimeout = 5 * time.Second
+	// MaxConnsPerIP caps a server's TCP connections from one remote IP
+	// (maxConnsPerIP).
+	MaxConnsPerIP = 64
+	// ShutdownTimeout bounds the wait for the calls in flight on
+	// SIGINT/SIGTERM (shutdownTimeout): three call timeouts, and with the
+	// service's close well inside Kubernetes' default 30 s grace period.
+	ShutdownTimeout = 15 * time.Second
+)
+
+// The RPC server's connection limits (rpcserver.Options; the
+// configuration's rpc group).
+const (
+	MaxConns = 1024
+	// MaxMessageBytes bounds one gob message the server reads. Real
+	// requests are a few hundred bytes (a type definition, a header, the
+	// arguments); replies, the big messages, are written, not read.
+	MaxMessageBytes = 64 << 10
+	// MinMessageBytes is the least MaxMessageBytes may be: below it even
+	// the type definitions a client sends with its first call would be
+	// refused.
+	MinMessageBytes  = 1024
+	FirstByteTimeout = 10 * time.Second
+	// IdleTimeout is long: closing an idle connection only costs a pooled
+	// client a redial, and eviction (MaxConns) already frees idle slots
+	// when the server is full.
+	IdleTimeout    = 5 * time.Minute
+	MessageTimeout = 10 * time.Second
+	WriteTimeout   = 10 * time.Second
+)
