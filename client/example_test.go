@@ -14,6 +14,7 @@ import (
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
@@ -83,8 +84,8 @@ func startSegmentServer(tag string) (addr string, stop func()) {
 	if err != nil {
 		panic(err)
 	}
-	g, err := stores.Open(context.Background(), stores.Config{Store: stores.SQLite, DataDir: dir,
-		Tags: []segment.TagInfo{{Tag: tag, MaxId: 1, Step: 1000}}, Settings: segment.Settings{Logger: slog.New(slog.DiscardHandler)}})
+	g, err := stores.Open(context.Background(), stores.Config{Store: segspec.SQLite, DataDir: dir,
+		Tags: []segspec.Tag{{Tag: tag, MaxId: 1, Step: 1000}}, Settings: segment.Settings{Logger: slog.New(slog.DiscardHandler)}})
 	if err != nil {
 		panic(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
@@ -19,9 +20,9 @@ import (
 // tags (tag[:initialMaxId[:step]],...), as the servers do.
 func sqliteSegments(t *testing.T, tags string) *segment.Generator {
 	t.Helper()
-	infos, err := segment.ParseTags(tags)
+	infos, err := segspec.ParseTags(tags)
 	require.NoError(t, err)
-	g, err := stores.Open(context.Background(), stores.Config{Store: stores.SQLite, DataDir: t.TempDir(),
+	g, err := stores.Open(context.Background(), stores.Config{Store: segspec.SQLite, DataDir: t.TempDir(),
 		Tags: infos, Settings: segment.Settings{Logger: quiet}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, g.Close()) })

@@ -12,6 +12,7 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
@@ -19,12 +20,12 @@ import (
 // one host sharing a store.
 func sharedSegments(t testing.TB, n int, tags string) []*segment.Generator {
 	t.Helper()
-	infos, err := segment.ParseTags(tags)
+	infos, err := segspec.ParseTags(tags)
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "segments.db")
 	var gs []*segment.Generator
 	for range n {
-		g, err := stores.Open(context.Background(), stores.Config{Store: stores.SQLite, DSN: path,
+		g, err := stores.Open(context.Background(), stores.Config{Store: segspec.SQLite, DSN: path,
 			Tags: infos, Settings: segment.Settings{Logger: quiet}})
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, g.Close()) })

@@ -13,8 +13,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vesta-go/vesta/internal/buildinfo"
+	"github.com/vesta-go/vesta/internal/segconfig"
 	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
@@ -58,8 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	loader.Stderr = stderr
 	loader.TakesArgs = true
 	var cmd command
-	fs.Int64Var(&cmd.step, "step", segment.DefaultTagStep, "create-tag: the tag's step (ids per range; about 600 x peak ids/s)")
-	fs.Int64Var(&cmd.initial, "initial", segment.DefaultInitialMaxId, "create-tag: the tag's first id")
+	fs.Int64Var(&cmd.step, "step", segspec.DefaultTagStep, "create-tag: the tag's step (ids per range; about 600 x peak ids/s)")
+	fs.Int64Var(&cmd.initial, "initial", segspec.DefaultInitialMaxId, "create-tag: the tag's first id")
 	fs.StringVar(&cmd.description, "description", "", "create-tag: a description, up to 256 characters")
 	version := fs.Bool("version", false, "print the version and exit")
 	if err := loader.Parse(args); err != nil {
@@ -81,11 +83,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	cfg, err := loader.Load()
+	var sc stores.Config
+	if err == nil {
+		sc, err = segconfig.Stores(cfg)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "vesta-segment: %v\n", err)
 		return exitUsage
 	}
-	if err := cmd.exec(ctx, cfg.Segment, stdout); err != nil {
+	if err := cmd.exec(ctx, sc, stdout); err != nil {
 		fmt.Fprintf(stderr, "vesta-segment: %v\n", err)
 		return exitError
 	}

@@ -72,6 +72,10 @@ func TestUsageErrors(t *testing.T) {
 		assert.Equal(t, exitUsage, code, "%v: %s", args, errOut)
 		assert.NotEmpty(t, errOut, args)
 	}
+	// PostgreSQL's parser refuses the DSN before any connection is tried.
+	code, _, errOut := vs(t, "--segment-store", "postgres", "--segment-dsn", "host=db port=notaport dbname=vesta", "list")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "config key segmentDSN: \"(not shown: it may hold a password)\" from flag --segment-dsn: want a PostgreSQL URL or key=value DSN")
 }
 
 func TestRuntimeErrors(t *testing.T) {

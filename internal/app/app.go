@@ -4,12 +4,14 @@
 // or PostgreSQL) and segment mode with its store. The lease keys, which
 // service/config reads into plain values without linking the lease
 // libraries, become etcdlease's or pglease's Options here, validated by
-// the library itself before anything starts. The libraries (service,
+// the library itself before anything starts; the segment keys become the
+// store's configuration (internal/segconfig, checked likewise). The libraries (service,
 // etcdlease, pglease, segment, the servers) take what they need and build
 // nothing else; each main hands their pieces to its server.
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +27,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/buildinfo"
 	"github.com/vesta-go/vesta/internal/gctarget"
+	"github.com/vesta-go/vesta/internal/segconfig"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/config"
@@ -52,8 +55,9 @@ var ErrExit = errors.New("exit")
 
 // Setup parses args (without the program name), loads the configuration
 // and validates the lease options it gives with the lease library
-// (checkLease), so that a wrong one is refused, naming its config key,
-// before anything starts. It returns ErrExit after printing help (on
+// (checkLease) and the segment store's with the store library
+// (segconfig.Stores), so that a wrong one is refused, naming its config
+// key, before anything starts. It returns ErrExit after printing help (on
 // stdout) or the version.
 func (p Program) Setup(args []string) (config.Config, *pflag.FlagSet, error) {
 	stdout, stderr := p.Stdout, p.Stderr
@@ -91,6 +95,9 @@ func (p Program) Setup(args []string) (config.Config, *pflag.FlagSet, error) {
 	cfg, err := loader.Load()
 	if err == nil {
 		err = checkLease(cfg)
+	}
+	if err == nil {
+		_, err = segconfig.Stores(cfg)
 	}
 	return cfg, fs, err
 }
@@ -131,11 +138,12 @@ func StartService(ctx context.Context, cfg config.Config) (*service.Service, err
 // the background; any other error (a wrong password, a SQLite file that
 // cannot be created, a schema problem) is for the operator to fix.
 func OpenSegments(ctx context.Context, cfg config.Config) (*segment.Generator, error) {
-	log := cfg.Segment.Settings.Logger
-	if log == nil {
-		log = slog.Default()
+	sc, err := segconfig.Stores(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("segment mode: %w", err)
 	}
-	g, err := stores.Open(ctx, cfg.Segment)
+	log := cmp.Or(sc.Settings.Logger, slog.Default())
+	g, err := stores.Open(ctx, sc)
 	if errors.Is(err, stores.ErrDisabled) {
 		log.Info("vesta: segment mode off (segmentStore off)")
 		return nil, nil
@@ -146,12 +154,12 @@ func OpenSegments(ctx context.Context, cfg config.Config) (*segment.Generator, e
 		}
 		return nil, fmt.Errorf("segment mode: %w", err)
 	}
-	if tags := g.Tags(); cfg.Segment.OnDemand && len(tags) == 0 {
-		path, _ := cfg.Segment.SQLitePath() // Open found it
+	if tags := g.Tags(); sc.OnDemand && len(tags) == 0 {
+		path, _ := sc.SQLitePath() // Open found it
 		log.Info("vesta: segment mode on demand: no segment key is set and there are no tags yet; the SQLite file is opened once it exists (vesta-segment create-tag makes it), never created unasked",
 			"file", path)
 	} else {
-		log.Info("vesta: segment mode on", "store", cfg.Segment.Store, "tags", tags)
+		log.Info("vesta: segment mode on", "store", sc.Store, "tags", tags)
 	}
 	return g, nil
 }

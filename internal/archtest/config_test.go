@@ -9,17 +9,25 @@ import (
 
 // configForbids are what service/config must not link: the lease
 // libraries and their coordinators' clients (etcd's, and the gRPC it
-// speaks). The loader reads the lease keys into plain values;
-// internal/app makes the lease's options of them and validates them, so
-// that a program that only reads the configuration (cmd/vesta-segment)
-// carries no etcd client.
+// speaks), and segment mode's libraries and database drivers (pgx,
+// modernc's SQLite). The loader reads the lease and segment keys into
+// plain values; internal/app (and internal/segconfig) make the
+// libraries' options of them and validate them, so that a program that
+// only reads the configuration carries neither an etcd client nor a
+// database driver it does not use.
 var configForbids = []string{
 	module + "/service/etcdlease", module + "/service/pglease",
 	"go.etcd.io/", "google.golang.org/grpc",
+	module + "/service/segment/stores", module + "/service/segment/pgstore", module + "/service/segment/sqlitestore",
+	"github.com/jackc/", "modernc.org/",
 }
 
+// configForbidsExactly are packages service/config must not link whose
+// path is the prefix of a package it may link (service/segment/segspec).
+var configForbidsExactly = []string{module + "/service/segment"}
+
 // TestConfigLinksNoLeaseClient checks that service/config links none of
-// configForbids.
+// configForbids and configForbidsExactly.
 func TestConfigLinksNoLeaseClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -29,7 +37,12 @@ func TestConfigLinksNoLeaseClient(t *testing.T) {
 	for _, d := range p.Deps {
 		for _, f := range configForbids {
 			if strings.HasPrefix(d, f) {
-				t.Errorf("service/config links %s: the lease libraries belong to internal/app", d)
+				t.Errorf("service/config links %s: the lease and segment libraries belong to internal/app", d)
+			}
+		}
+		for _, f := range configForbidsExactly {
+			if d == f {
+				t.Errorf("service/config links %s: the segment libraries belong to internal/app", d)
 			}
 		}
 	}

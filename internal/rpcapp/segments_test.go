@@ -17,19 +17,20 @@ import (
 	"github.com/vesta-go/vesta/internal/segopen"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/segment"
-	"github.com/vesta-go/vesta/service/segment/stores"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 )
 
 // A store unreachable at start: SegmentNextIds answers code 6 naming the
 // reason while the store is retried, then serves without a restart.
 func TestSegmentsOpenInTheBackground(t *testing.T) {
-	tags, err := segment.ParseTags("order")
+	tags, err := segspec.ParseTags("order")
 	require.NoError(t, err)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg := config.Config{Segment: stores.Config{Store: stores.SQLite, DataDir: t.TempDir(), Tags: tags,
-		Settings: segment.Settings{Logger: log}}}
+	cfg := config.Config{Service: service.Settings{Logger: log},
+		Segment: config.Segment{Store: segspec.SQLite, DataDir: t.TempDir(), Tags: tags}}
 	var down atomic.Bool
 	var attempts atomic.Int32
 	down.Store(true)

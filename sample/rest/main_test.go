@@ -22,6 +22,7 @@ import (
 	"github.com/vesta-go/vesta/service/access"
 	"github.com/vesta-go/vesta/service/access/tlsserve"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/sqlitestore"
 )
 
@@ -44,7 +45,7 @@ func newServer(t *testing.T, opts ...restserver.Option) (*restserver.Server, *ht
 		if err := st.Init(ctx); err != nil {
 			return nil, errors.Join(err, st.Close())
 		}
-		tags, _ := segment.ParseTags("order") // as --segment-tags order
+		tags, _ := segspec.ParseTags("order") // as --segment-tags order
 		if _, err := segment.EnsureTags(ctx, st, tags); err != nil {
 			return nil, errors.Join(err, st.Close())
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/vesta-go/vesta/service/access"
 	"github.com/vesta-go/vesta/service/access/tlsserve"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
@@ -35,9 +36,9 @@ func TestRun(t *testing.T) {
 }
 
 func TestRunSegment(t *testing.T) {
-	tags, err := segment.ParseTags("order")
+	tags, err := segspec.ParseTags("order")
 	require.NoError(t, err)
-	g, err := stores.Open(context.Background(), stores.Config{Store: stores.SQLite, DataDir: t.TempDir(), Tags: tags,
+	g, err := stores.Open(context.Background(), stores.Config{Store: segspec.SQLite, DataDir: t.TempDir(), Tags: tags,
 		Settings: segment.Settings{Logger: slog.New(slog.DiscardHandler)}})
 	require.NoError(t, err)
 	defer g.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/vesta-go/vesta/internal/restapp"
+	"github.com/vesta-go/vesta/internal/segconfig"
 	"io"
 	"log/slog"
 	"math"
@@ -20,6 +21,7 @@ import (
 	"github.com/vesta-go/vesta/server-rest/restserver"
 	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
@@ -145,11 +147,15 @@ func (f *flakyStore) Close() error {
 
 // flakySegments opens an SQLite store in the data dir with tags, wraps it
 // in a flakyStore and runs a Generator with a fixed step on it.
-func flakySegments(t *testing.T, tags ...segment.TagInfo) (cfgOpen, *flakyStore, chan *segment.Generator) {
+func flakySegments(t *testing.T, tags ...segspec.Tag) (cfgOpen, *flakyStore, chan *segment.Generator) {
 	st := &flakyStore{}
 	gen := make(chan *segment.Generator, 1)
 	open := func(ctx context.Context, cfg config.Config) (restserver.Segments, error) {
-		inner, err := stores.OpenStore(ctx, cfg.Segment)
+		sc, err := segconfig.Stores(cfg)
+		if err != nil {
+			return nil, err
+		}
+		inner, err := stores.OpenStore(ctx, sc)
 		if err != nil {
 			return nil, err
 		}
@@ -178,7 +184,7 @@ func settle(t *testing.T, g *segment.Generator, tag string) {
 }
 
 func TestSegmentDatabaseDown(t *testing.T) {
-	open, st, gen := flakySegments(t, segment.TagInfo{Tag: "t", MaxId: 1, Step: 10})
+	open, st, gen := flakySegments(t, segspec.Tag{Tag: "t", MaxId: 1, Step: 10})
 	cfg := testConfig(t)
 	srv, ts := startServer(t, cfg, withSegments(cfg, open))
 	g := <-gen
@@ -211,7 +217,7 @@ func TestSegmentDatabaseDown(t *testing.T) {
 }
 
 func TestSegmentTagUsedUp(t *testing.T) {
-	open, _, _ := flakySegments(t, segment.TagInfo{Tag: "full", MaxId: math.MaxInt64 - 5, Step: 5})
+	open, _, _ := flakySegments(t, segspec.Tag{Tag: "full", MaxId: math.MaxInt64 - 5, Step: 5})
 	cfg := testConfig(t)
 	_, ts := startServer(t, cfg, withSegments(cfg, open))
 	require.Len(t, parseLines(t, get(t, ts.URL+"/segment/full?count=5").body), 5)

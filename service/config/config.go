@@ -16,7 +16,6 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 // Config is the validated configuration of a vesta-go program.
@@ -48,8 +47,10 @@ type Config struct {
 	// hostname, machineProvider for etcd), for the status page.
 	MachineProvider string
 	MachineSource   Source
-	// Segment configures segment mode, for stores.Open; its Logger is set.
-	Segment stores.Config
+	// Segment is what the segment keys say; the program makes the store's
+	// configuration of it (internal/segconfig checks the DSN with the
+	// store's parser first, naming the key: Config.KeyError).
+	Segment Segment
 	// Lease and Etcd are what the lease keys say when MachineProvider is
 	// ProviderEtcd, Lease and Postgres when it is ProviderPostgres; zero
 	// otherwise. The program makes the lease from them (internal/app
@@ -212,7 +213,6 @@ func (l *Loader) Load() (Config, error) {
 	if has[GroupServer] {
 		r.warnIneffective(s.Logger)
 	}
-	c.Segment.Settings.Logger = s.Logger
 	switch c.MachineProvider {
 	case ProviderEtcd:
 		c.Lease, c.Etcd = lease, etcd

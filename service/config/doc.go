@@ -20,10 +20,14 @@
 // silently leave a default in force.
 //
 // The loader checks each value against what its key allows; it reads the
-// lease keys into plain values (Lease, EtcdLease, PostgresLease) and links
-// no lease library. The program (internal/app) turns them into the lease's
-// options, has the lease library validate them before anything starts,
-// and names the key of a wrong one as the loader would (Config.KeyError).
+// lease keys into plain values (Lease, EtcdLease, PostgresLease) and the
+// segment keys into Segment, and links no lease library, segment store or
+// database driver (what it shares with segment mode's libraries — store
+// kinds, tag syntax and defaults — is service/segment/segspec). The
+// program (internal/app, internal/segconfig) turns them into the
+// libraries' options, has the library validate them before anything
+// starts, and names the key of a wrong one as the loader would
+// (Config.KeyError).
 //
 // A program registers the groups, parses its command line with
 // Loader.Parse, prints its --help with Loader.WriteHelp (each flag typed,

@@ -23,7 +23,7 @@ const (
 	// GroupEtcd is the machine-id leases of providers etcd and postgres
 	// (Config.Lease, Etcd and Postgres).
 	GroupEtcd Group = "etcd"
-	// GroupSegment selects segment mode's store (stores.Config).
+	// GroupSegment selects segment mode's store (Config.Segment).
 	GroupSegment Group = "segment"
 	// GroupSegmentTags is the segment tags a server creates at start.
 	GroupSegmentTags Group = "segmentTags"

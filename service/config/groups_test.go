@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/segment/stores"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 )
 
 // loadGroups parses args with a fresh flag set registering only groups.
@@ -58,7 +58,7 @@ func TestOtherGroupsKeysAreIgnored(t *testing.T) {
 		"segmentTags: 'a b'\nsegmentStore: sqlite\ndataDir: "+dir+"\n")
 	c, err := loadGroups(t, segmentOnly, "--config", file)
 	require.NoError(t, err)
-	assert.Equal(t, stores.SQLite, c.Segment.Store)
+	assert.Equal(t, segspec.SQLite, c.Segment.Store)
 	assert.Equal(t, dir, c.Segment.DataDir)
 	assert.Empty(t, c.Segment.Tags, "segmentTags is not read")
 	assert.Zero(t, c.Service.Machine)
@@ -117,7 +117,7 @@ func TestKeyDefaultsAreTheLoadersDefaults(t *testing.T) {
 
 // comparable drops what differs between two loads of the same values.
 func comparable(c Config) Config {
-	c.Service.Logger, c.Segment.Settings.Logger = nil, nil
+	c.Service.Logger = nil
 	c.MachineSource, c.sources = Source{}, nil // where values were set, not what they are
 	return c
 }

@@ -47,20 +47,3 @@ func ExampleNew() {
 	// Output:
 	// [100 101 102 103 104 105 106 107 108 109 110 111 112 113 114]
 }
-
-func ExampleParseTags() {
-	tags, err := segment.ParseTags("order,invoice:1000:500")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, t := range tags {
-		fmt.Printf("%s: first ID %d, step %d\n", t.Tag, t.MaxId, t.Step)
-	}
-	_, err = segment.ParseTags("order:x")
-	fmt.Println(err)
-	// Output:
-	// order: first ID 1, step 1000
-	// invoice: first ID 1000, step 500
-	// tag spec "order:x": invalid argument: "x" is not an integer
-}

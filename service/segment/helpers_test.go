@@ -32,13 +32,15 @@ func (f *fixture) tag(t testing.TB, name string, initial, step int64) {
 func newFixture(t testing.TB, db database, tune func(*segment.Settings), tags ...segment.TagInfo) *fixture {
 	t.Helper()
 	f := &fixture{db: db, st: segtest.Wrap(db.open(t)), clock: segtest.NewClock()}
-	_, err := segment.EnsureTags(context.Background(), f.st, tags)
-	require.NoError(t, err)
+	for _, tag := range tags {
+		f.tag(t, tag.Tag, tag.MaxId, tag.Step)
+	}
 	s := segment.Settings{Store: f.st, Clock: f.clock, RetryInterval: time.Second, WaitTimeout: time.Minute,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if tune != nil {
 		tune(&s)
 	}
+	var err error
 	f.g, err = segment.New(context.Background(), s)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = f.g.Close() })

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 )
 
 // Defaults applied by New to zero-valued Settings fields.
@@ -33,7 +34,7 @@ type Settings struct {
 	// Store holds the leaf_alloc table. The Generator owns it from New on
 	// and closes it in Close.
 	Store Store
-	// MaxStep caps the dynamic step (1..MaxDBStep); 0 means
+	// MaxStep caps the dynamic step (1..segspec.MaxDBStep); 0 means
 	// DefaultMaxStep. A row's own step above it is still honoured.
 	MaxStep int64
 	// RefreshInterval is how often the tag list is reread (1ms..24h).
@@ -79,7 +80,7 @@ func (s Settings) withDefaults() (Settings, error) {
 	if s.Logger == nil {
 		s.Logger = slog.Default()
 	}
-	if err := intf.CheckRange("maxStep", s.MaxStep, 1, MaxDBStep); err != nil {
+	if err := intf.CheckRange("maxStep", s.MaxStep, 1, segspec.MaxDBStep); err != nil {
 		return s, err
 	}
 	for _, d := range []struct {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 	"unicode/utf8"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 )
 
 // Store keeps the leaf_alloc table: the storage contract of segment mode,
@@ -55,13 +55,9 @@ type TagInfo struct {
 	UpdateTime time.Time
 }
 
-// Limits of a row.
-const (
-	// MaxDBStep is the largest row step (the column is a 32-bit INT).
-	MaxDBStep = 1<<31 - 1
-	// MaxDescriptionLen is the longest description, in characters.
-	MaxDescriptionLen = 256
-)
+// MaxDescriptionLen is the longest description of a row, in characters.
+// (The largest row step is segspec.MaxDBStep.)
+const MaxDescriptionLen = 256
 
 // Store errors, beside intf.ErrUnknownTag.
 var (
@@ -74,14 +70,8 @@ var (
 
 // Validate checks a row before it is created, naming the first bad field.
 func (t TagInfo) Validate() error {
-	if err := intf.CheckTag(t.Tag); err != nil {
-		return err
-	}
-	if err := intf.CheckRange("step", t.Step, 1, MaxDBStep); err != nil {
-		return err
-	}
-	// At least one range of the row's step must fit below math.MaxInt64.
-	if err := intf.CheckRange("initialMaxId", t.MaxId, 0, math.MaxInt64-t.Step); err != nil {
+	// The name, step and first ID as a tag of segmentTags is checked.
+	if err := (segspec.Tag{Tag: t.Tag, MaxId: t.MaxId, Step: t.Step}).Validate(); err != nil {
 		return err
 	}
 	if n := utf8.RuneCountInString(t.Description); n > MaxDescriptionLen {

@@ -9,13 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 )
 
 func TestValidate(t *testing.T) {
 	ok := []TagInfo{
 		{Tag: "order", MaxId: 0, Step: 1},
 		{Tag: "order", MaxId: math.MaxInt64 - 10, Step: 10},
-		{Tag: "order", MaxId: 1, Step: MaxDBStep, Description: strings.Repeat("é", MaxDescriptionLen)},
+		{Tag: "order", MaxId: 1, Step: segspec.MaxDBStep, Description: strings.Repeat("é", MaxDescriptionLen)},
 	}
 	for _, ti := range ok {
 		assert.NoError(t, ti.Validate(), "%+v", ti)
@@ -23,7 +24,7 @@ func TestValidate(t *testing.T) {
 	bad := map[string]TagInfo{
 		"tag":           {Tag: "a b", MaxId: 1, Step: 1},
 		"step":          {Tag: "a", MaxId: 1, Step: 0},
-		"step ":         {Tag: "a", MaxId: 1, Step: MaxDBStep + 1},
+		"step ":         {Tag: "a", MaxId: 1, Step: segspec.MaxDBStep + 1},
 		"initialMaxId":  {Tag: "a", MaxId: -1, Step: 1},
 		"initialMaxId ": {Tag: "a", MaxId: math.MaxInt64 - 9, Step: 10},
 		"description":   {Tag: "a", MaxId: 1, Step: 1, Description: strings.Repeat("x", MaxDescriptionLen+1)},

@@ -41,8 +41,7 @@ func Run(cfg config.Config) error {
 		return ErrNotAPluginHost
 	}
 	log := rpcplugin.PluginLogger(os.Stderr, cfg.LogLevel)
-	cfg.Service.Logger = log
-	cfg.Segment.Settings.Logger = log
+	cfg.Service.Logger = log // the service's and segment mode's (segconfig)
 	// The host started this process and holds the only client certificate
 	// go-plugin's automatic mutual TLS accepts.
 	warnIgnored(log, cfg)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/vesta-go/vesta/service/segment/segspec"
 )
 
 // Replication errors. A *ReplicationError matches one of them (errors.Is).
@@ -23,10 +25,6 @@ var (
 	// cannot allocate.
 	ErrStandby = errors.New("segment store postgres: connected to a standby")
 )
-
-// AllowAsyncFailoverKey is the configuration key that accepts an
-// asynchronous standby (Options.AllowAsyncFailover), named by the errors.
-const AllowAsyncFailoverKey = "segmentAllowAsyncFailover"
 
 // Replication is what a server says about itself, read on every new
 // connection and before every allocation.
@@ -82,7 +80,7 @@ func (e *ReplicationError) Error() string {
 		"which hands it out again: two instances would issue the same IDs. "+
 		"Make replication synchronous (synchronous_commit = on or remote_apply, and synchronous_standby_names naming the standbys: docs/segment.md), "+
 		"or accept the risk with %s: true",
-		e.Server, e.Hosts, e.why(), AllowAsyncFailoverKey)
+		e.Server, e.Hosts, e.why(), segspec.AllowAsyncFailoverKey)
 }
 
 // Is matches ErrStandby or ErrUnsafeReplication.
@@ -121,7 +119,7 @@ func (s *Store) checkReplication(ctx context.Context, conn *pgx.Conn) error {
 	}
 	if s.o.AllowAsyncFailover {
 		if !s.asyncWarned.Swap(true) {
-			s.o.Logger.Warn("segment store postgres: replication is asynchronous; allowed by "+AllowAsyncFailoverKey+
+			s.o.Logger.Warn("segment store postgres: replication is asynchronous; allowed by "+segspec.AllowAsyncFailoverKey+
 				": a failover can lose ranges the old primary handed out, and the new one hands them out again (duplicate IDs)",
 				"server", server, "why", r.why())
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
@@ -22,13 +23,13 @@ func ExampleOpen() {
 	defer os.RemoveAll(dir)
 
 	ctx := context.Background()
-	tags, err := segment.ParseTags("order,invoice:1000:500")
+	tags, err := segspec.ParseTags("order,invoice:1000:500")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	g, err := stores.Open(ctx, stores.Config{
-		Store:    stores.SQLite,
+		Store:    segspec.SQLite,
 		DataDir:  dir,
 		Tags:     tags,
 		Settings: segment.Settings{Logger: slog.New(slog.DiscardHandler)},

@@ -12,6 +12,7 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/internal/segtest"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/sqlitestore"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
@@ -26,7 +27,7 @@ func TestOnDemandCreatesNoFileAndOpensAtFirstUse(t *testing.T) {
 	clock := segtest.NewClock()
 	s := quiet()
 	s.Clock = clock
-	cfg := stores.Config{Store: stores.SQLite, DataDir: filepath.Dir(path), OnDemand: true, Settings: s}
+	cfg := stores.Config{Store: segspec.SQLite, DataDir: filepath.Dir(path), OnDemand: true, Settings: s}
 
 	g, err := stores.Open(ctx, cfg)
 	require.NoError(t, err)
@@ -61,7 +62,7 @@ func TestOnDemandCreatesNoFileAndOpensAtFirstUse(t *testing.T) {
 func TestOnDemandOpensAnExistingFileAtStart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	tags, err := segment.ParseTags("order:1:500")
+	tags, err := segspec.ParseTags("order:1:500")
 	require.NoError(t, err)
 	g, err := stores.Open(ctx, stores.Config{DataDir: dir, Tags: tags, Settings: quiet()})
 	require.NoError(t, err)

@@ -12,18 +12,9 @@ import (
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/pgstore"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/sqlitestore"
 )
-
-// Store kinds, the values of the segmentStore configuration key.
-const (
-	SQLite   = "sqlite"
-	Postgres = "postgres"
-	Off      = "off"
-)
-
-// Kinds lists the valid Config.Store values.
-func Kinds() []string { return []string{SQLite, Postgres, Off} }
 
 // ErrDisabled: Open was asked for segment mode while the configuration
 // turns it off (segmentStore off).
@@ -33,7 +24,8 @@ var ErrDisabled = errors.New("segment mode is off (segmentStore off)")
 // Segment field): which store, where, the tags to create at start, and the
 // Generator's tuning.
 type Config struct {
-	// Store is SQLite (also for ""), Postgres or Off.
+	// Store is segspec.SQLite (also for ""), segspec.Postgres or
+	// segspec.Off.
 	Store string
 	// DSN is the PostgreSQL connection string, or for SQLite an optional
 	// file path (default DataDir/segments.db).
@@ -46,8 +38,8 @@ type Config struct {
 	// service.DefaultDataDir().
 	DataDir string
 	// Tags are created at start when missing (existing rows are left as
-	// they are).
-	Tags []segment.TagInfo
+	// they are); segspec.ParseTags reads a list of them.
+	Tags []segspec.Tag
 	// OnDemand says the configuration did not ask for segment mode (the
 	// loader sets it when none of segmentStore, segmentDSN and
 	// segmentTags is set): the SQLite file is then opened only once it
@@ -62,7 +54,7 @@ type Config struct {
 }
 
 // Enabled reports whether segment mode is on.
-func (c Config) Enabled() bool { return c.Store != Off }
+func (c Config) Enabled() bool { return c.Store != segspec.Off }
 
 // SQLitePath is the SQLite file Open uses: DSN, else DataDir/segments.db.
 func (c Config) SQLitePath() (string, error) {
@@ -88,19 +80,19 @@ func OpenStore(ctx context.Context, c Config) (segment.Store, error) {
 		err error
 	)
 	switch c.Store {
-	case SQLite, "":
+	case segspec.SQLite, "":
 		var path string
 		if path, err = c.SQLitePath(); err == nil && c.OnDemand {
 			st = &onDemandStore{path: path}
 		} else if err == nil {
 			st, err = sqlitestore.Open(ctx, path)
 		}
-	case Postgres:
+	case segspec.Postgres:
 		st, err = pgstore.OpenOptions(ctx, c.DSN, pgstore.Options{AllowAsyncFailover: c.AllowAsyncFailover, Logger: c.Settings.Logger})
-	case Off:
+	case segspec.Off:
 		return nil, ErrDisabled
 	default:
-		return nil, fmt.Errorf("%w: segment store %q: want one of %v", intf.ErrInvalidArgument, c.Store, Kinds())
+		return nil, fmt.Errorf("%w: segment store %q: want one of %v", intf.ErrInvalidArgument, c.Store, segspec.Kinds())
 	}
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/vesta-go/vesta/internal/pgtest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/sqlitestore"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )
@@ -29,7 +30,7 @@ func quiet() segment.Settings {
 func TestOpenSQLiteInDataDirSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	tags, err := segment.ParseTags("order,invoice:1000:500")
+	tags, err := segspec.ParseTags("order,invoice:1000:500")
 	require.NoError(t, err)
 	cfg := stores.Config{DataDir: dir, Tags: tags, Settings: quiet()}
 
@@ -42,7 +43,7 @@ func TestOpenSQLiteInDataDirSurvivesRestart(t *testing.T) {
 	assert.Equal(t, []int64{1000, 1001, 1002}, first)
 	require.NoError(t, g.Close())
 
-	cfg.Tags = []segment.TagInfo{{Tag: "invoice", MaxId: 1, Step: 1}} // existing rows are kept
+	cfg.Tags = []segspec.Tag{{Tag: "invoice", MaxId: 1, Step: 1}} // existing rows are kept
 	g, err = stores.Open(ctx, cfg)
 	require.NoError(t, err)
 	defer g.Close()
@@ -53,7 +54,7 @@ func TestOpenSQLiteInDataDirSurvivesRestart(t *testing.T) {
 
 func TestOpenSQLiteAtDSNPath(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "ids.db")
-	g, err := stores.Open(context.Background(), stores.Config{Store: stores.SQLite, DSN: path, Settings: quiet()})
+	g, err := stores.Open(context.Background(), stores.Config{Store: segspec.SQLite, DSN: path, Settings: quiet()})
 	require.NoError(t, err)
 	defer g.Close()
 	assert.FileExists(t, path)
@@ -64,7 +65,7 @@ func TestOpenPostgres(t *testing.T) {
 	t.Parallel() // waits on PostgreSQL's start, not on the CPU
 	dsn, err := pgtest.Shared(t).NewDatabase(context.Background())
 	require.NoError(t, err)
-	cfg := stores.Config{Store: stores.Postgres, DSN: dsn, Tags: []segment.TagInfo{{Tag: "order", MaxId: 1, Step: 10}}, Settings: quiet()}
+	cfg := stores.Config{Store: segspec.Postgres, DSN: dsn, Tags: []segspec.Tag{{Tag: "order", MaxId: 1, Step: 10}}, Settings: quiet()}
 	g, err := stores.Open(context.Background(), cfg)
 	require.NoError(t, err)
 	defer g.Close()
@@ -75,15 +76,15 @@ func TestOpenPostgres(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
-	_, err := stores.Open(ctx, stores.Config{Store: stores.Off})
+	_, err := stores.Open(ctx, stores.Config{Store: segspec.Off})
 	assert.ErrorIs(t, err, stores.ErrDisabled)
-	assert.False(t, stores.Config{Store: stores.Off}.Enabled())
+	assert.False(t, stores.Config{Store: segspec.Off}.Enabled())
 	assert.True(t, stores.Config{}.Enabled(), "sqlite is the default")
 
 	_, err = stores.Open(ctx, stores.Config{Store: "mysql"})
 	assert.ErrorIs(t, err, intf.ErrInvalidArgument)
 
-	_, err = stores.Open(ctx, stores.Config{Store: stores.Postgres, DSN: "postgres://127.0.0.1:1/none?connect_timeout=2"})
+	_, err = stores.Open(ctx, stores.Config{Store: segspec.Postgres, DSN: "postgres://127.0.0.1:1/none?connect_timeout=2"})
 	assert.Error(t, err, "an unreachable database fails at start")
 
 	dir := t.TempDir()
@@ -91,7 +92,7 @@ func TestOpenErrors(t *testing.T) {
 	_, err = stores.Open(ctx, stores.Config{DSN: filepath.Join(dir, "file", "x.db")})
 	assert.Error(t, err, "a path under a file")
 
-	_, err = stores.Open(ctx, stores.Config{DataDir: t.TempDir(), Tags: []segment.TagInfo{{Tag: "x", Step: 0}}})
+	_, err = stores.Open(ctx, stores.Config{DataDir: t.TempDir(), Tags: []segspec.Tag{{Tag: "x", Step: 0}}})
 	assert.ErrorIs(t, err, intf.ErrInvalidArgument, "a bad tag spec")
 }
 
@@ -115,7 +116,7 @@ func TestOpenGivesUpOnASilentDatabase(t *testing.T) {
 	addr := nettest.Silent(t)
 	s := quiet()
 	s.LoadTimeout = 200 * time.Millisecond
-	cfg := stores.Config{Store: stores.Postgres, DSN: "postgres://u@" + addr + "/db?sslmode=disable", Settings: s}
+	cfg := stores.Config{Store: segspec.Postgres, DSN: "postgres://u@" + addr + "/db?sslmode=disable", Settings: s}
 	start := time.Now()
 	_, err := stores.Open(context.Background(), cfg) // no deadline of the caller's
 	require.Error(t, err)

@@ -1,4 +1,4 @@
-package segment
+package segspec
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ import (
 func TestParseTags(t *testing.T) {
 	tags, err := ParseTags(" order , invoice:1000:500, coupon:0")
 	require.NoError(t, err)
-	assert.Equal(t, []TagInfo{
+	assert.Equal(t, []Tag{
 		{Tag: "order", MaxId: DefaultInitialMaxId, Step: DefaultTagStep},
 		{Tag: "invoice", MaxId: 1000, Step: 500},
 		{Tag: "coupon", MaxId: 0, Step: DefaultTagStep},
