@@ -1,9 +1,11 @@
 // Command vesta-segment manages the tags of segment mode in the store the
 // vesta-go servers use. It reads the servers' configuration (file, VESTA_*
 // environment, flags), but only the keys it uses: --data-dir,
-// --no-data-dir, --segment-store and --segment-dsn select the store. A
-// config file shared with the servers may hold their other keys; they are
-// ignored.
+// --segment-store and --segment-dsn select the store. noDataDir is read
+// from the file and the environment only (a shared configuration that
+// turns segment mode off makes the command say so); it takes no flag,
+// which could only stop it. A config file shared with the servers may
+// hold their other keys; they are ignored.
 //
 //	vesta-segment [flags] create-tag TAG [--step N] [--initial N] [--description TEXT]
 //	vesta-segment [flags] list

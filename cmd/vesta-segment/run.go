@@ -36,6 +36,20 @@ var help = config.Help{
 // of their keys; a shared config file may still hold them.
 var groups = []config.Group{config.GroupDataDir, config.GroupSegment}
 
+// keys tailors the table's keys to vesta-segment: noDataDir is read from
+// a shared file or environment (it turns segment mode off, and the command
+// then says so) but takes no flag, which could only stop the command; the
+// data dir holds only segments.db here, and the store is one it can
+// manage (off has no tags).
+var keys = config.Defaults{
+	FileOnly: []string{config.KeyNoDataDir},
+	Usage: map[string]string{
+		config.KeyDataDir: "directory of segments.db, the SQLite store (default $XDG_STATE_HOME/vesta-go or ~/.local/state/vesta-go)",
+		config.KeySegmentStore: "the store whose tags to manage: sqlite or postgres (default sqlite: the file segmentDSN names, " +
+			"else <dataDir>/segments.db, made by the first create-tag)",
+	},
+}
+
 // Exit codes.
 const (
 	exitOK    = 0
@@ -56,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("vesta-segment", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard) // parse errors are returned; --help is the loader's
 	fs.Usage = func() {}
-	loader := config.Register(fs, config.Defaults{}, groups...)
+	loader := config.Register(fs, keys, groups...)
 	loader.Stderr = stderr
 	loader.TakesArgs = true
 	var cmd command

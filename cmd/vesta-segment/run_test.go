@@ -124,8 +124,34 @@ func TestHelpListsOnlyWhatItReads(t *testing.T) {
 			flags = append(flags, f[0])
 		}
 	}
-	assert.Equal(t, []string{"--config", "--data-dir", "--no-data-dir", "--segment-store", "--segment-dsn", "--segment-allow-async-failover",
+	assert.Equal(t, []string{"--config", "--data-dir", "--segment-store", "--segment-dsn", "--segment-allow-async-failover",
 		"--description", "--initial", "--step", "--version"}, flags, "by group, the command's own flags last")
+}
+
+// --help says what the keys do for vesta-segment: no high-water mark, no
+// segmentStore off, no Vesta property names (it reads none).
+func TestHelpTextsAreTrueForTheCommand(t *testing.T) {
+	_, text, _ := vs(t, "--help")
+	out := strings.Join(strings.Fields(text), " ")
+	assert.Contains(t, out, "directory of segments.db")
+	assert.Contains(t, out, "sqlite or postgres (default sqlite")
+	for _, wrong := range []string{"high-water", "no-data-dir", "or off", "(vesta.", "Vesta's property name"} {
+		assert.NotContains(t, out, wrong)
+	}
+	assert.Contains(t, out, "Precedence, highest first: the flag, the environment variable, the file's key, the default.")
+}
+
+// noDataDir, without a flag, is still read from a shared configuration:
+// segment mode is then off, and the command says so.
+func TestNoDataDirFromTheEnvironment(t *testing.T) {
+	code, _, errOut := vs(t, "--no-data-dir", "list")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "unknown flag: --no-data-dir")
+
+	t.Setenv("VESTA_NO_DATA_DIR", "true")
+	code, _, errOut = vs(t, "list")
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, errOut, "segment mode is off")
 }
 
 // A config file shared with the servers may hold their keys: vesta-segment

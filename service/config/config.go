@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,9 +90,13 @@ func Register(fs *pflag.FlagSet, d Defaults, groups ...Group) *Loader {
 	for _, g := range groups {
 		l.groups[g] = true
 	}
-	for _, k := range l.keys() {
+	for _, k := range l.flagKeys() {
 		def := l.defaultOf(k)
-		f := fs.VarPF(&keyValue{typ: keyType(k, def)}, k.Flag, "", k.Usage)
+		usage := k.Usage
+		if u, ok := d.Usage[k.Name]; ok {
+			usage = u
+		}
+		f := fs.VarPF(&keyValue{typ: keyType(k, def)}, k.Flag, "", usage)
 		f.DefValue = def
 		if f.Value.Type() == typeBool { // a bare --flag means true
 			f.NoOptDefVal = boolean(true)
@@ -118,6 +123,18 @@ func (l *Loader) keys() []Key {
 	var ks []Key
 	for _, k := range Keys() {
 		if l.groups[k.Group] {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// flagKeys are the keys of the registered groups that take a flag: all
+// but the program's FileOnly keys.
+func (l *Loader) flagKeys() []Key {
+	var ks []Key
+	for _, k := range l.keys() {
+		if !slices.Contains(l.d.FileOnly, k.Name) {
 			ks = append(ks, k)
 		}
 	}

@@ -38,6 +38,17 @@ type Defaults struct {
 	// vesta-server.properties), else on vesta.port, when listen is not
 	// set; the others on vesta.port only.
 	RPC bool
+	// Usage replaces, in this program's --help, the text of the keys
+	// named, where the table's text (Key.Usage, written for the servers)
+	// says what this program does not do: vesta-segment's dataDir holds
+	// segments.db, no high-water mark.
+	Usage map[string]string
+	// FileOnly are keys the program reads from the file and the
+	// environment, so that a configuration shared with the servers means
+	// the same to it, but takes no flag for and so does not list in
+	// --help: on its command line they could only stop it
+	// (vesta-segment's noDataDir, which turns segment mode off).
+	FileOnly []string
 }
 
 // portProperties are the Vesta properties, in order, that give the

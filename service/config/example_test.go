@@ -57,8 +57,7 @@ func ExampleLoader_WriteHelp() {
 	//
 	// A flag with brackets is a setting: they name its environment variable and its key in the config file
 	// (--config: YAML, TOML, JSON or Vesta's .properties). Precedence, highest first: the flag, the
-	// environment variable, the file's key, Vesta's property name in the file (vesta.machine, ...), the
-	// default. A VESTA_* variable or a file key that is no setting is refused, and so is a bad value, with
-	// an error that says where it was set.
+	// environment variable, the file's key, the default. A VESTA_* variable or a file key that is no
+	// setting is refused, and so is a bad value, with an error that says where it was set.
 	// Documentation: docs/configuration.md (every setting) in the source, github.com/vesta-go/vesta.
 }

@@ -67,7 +67,7 @@ func (l *Loader) WriteHelp(w io.Writer, name string, h Help) error {
 	// program's other flags.
 	var sections []helpSection
 	at := map[Group]int{}
-	for _, k := range l.keys() {
+	for _, k := range l.flagKeys() {
 		i, seen := at[k.Group]
 		if !seen {
 			title := groupTitles[k.Group]
@@ -102,8 +102,8 @@ func (l *Loader) WriteHelp(w io.Writer, name string, h Help) error {
 	for _, p := range []string{
 		"A flag with brackets is a setting: they name its environment variable and its key in the config " +
 			"file (--config: YAML, TOML, JSON or Vesta's .properties). Precedence, " +
-			"highest first: the flag, the environment variable, the file's key, Vesta's property name in " +
-			"the file (vesta.machine, ...), the default." + l.boolHint() + " A VESTA_* variable or a file key " +
+			"highest first: the flag, the environment variable, the file's key, " + l.vestaHint() +
+			"the default." + l.boolHint() + " A VESTA_* variable or a file key " +
 			"that is no setting is refused, and so is a bad value, with an error that says where it was set.",
 		"Documentation: " + docs + " in the source, github.com/vesta-go/vesta.",
 	} {
@@ -114,10 +114,22 @@ func (l *Loader) WriteHelp(w io.Writer, name string, h Help) error {
 	return bw.Flush()
 }
 
+// vestaHint names, in the precedence, Vesta's property names in the file
+// with the first registered key that has one as the example; "" when
+// none has one (vesta-segment).
+func (l *Loader) vestaHint() string {
+	for _, k := range l.keys() {
+		if k.Vesta != "" {
+			return "Vesta's property name in the file (" + k.Vesta + ", ...), "
+		}
+	}
+	return ""
+}
+
 // boolHint says how a boolean key's flag is given, with the first one
 // registered as the example; "" when there is none.
 func (l *Loader) boolHint() string {
-	for _, k := range l.keys() {
+	for _, k := range l.flagKeys() {
 		if f := l.fs.Lookup(k.Flag); f.Value.Type() == typeBool {
 			return fmt.Sprintf(" A boolean flag alone means true (--%s); --%s=false turns it off.", f.Name, f.Name)
 		}

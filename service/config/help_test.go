@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment/segspec"
 )
 
 // help returns the --help of a program registering groups, with one flag
@@ -212,4 +213,29 @@ func TestUnknownFlagSuggestion(t *testing.T) {
 		require.Error(t, err, args)
 		assert.Equal(t, want, err.Error())
 	}
+}
+
+// A program's Usage replaces a key's text in its --help only; a FileOnly
+// key has no flag and no entry, but is still read from the environment
+// and the file. With no key that has a Vesta property name, the footer
+// names none.
+func TestHelpTailoredToTheProgram(t *testing.T) {
+	d := Defaults{Usage: map[string]string{KeyDataDir: "directory of segments.db"}, FileOnly: []string{KeyNoDataDir}}
+	text := help(t, d, segmentOnly...)
+	entries := helpEntries(t, text)
+	assert.Equal(t, "directory of segments.db [VESTA_DATA_DIR, key dataDir]", entries["--data-dir"][1])
+	assert.NotContains(t, entries, "--no-data-dir")
+	assert.NotContains(t, text, "vesta.machine")
+	assert.NotContains(t, helpEntries(t, help(t, restDefaults))["--data-dir"][1], "directory of segments.db",
+		"the table's text elsewhere")
+
+	fs := pflag.NewFlagSet("prog", pflag.ContinueOnError)
+	l := Register(fs, d, segmentOnly...)
+	assert.Nil(t, fs.Lookup("no-data-dir"))
+	require.Error(t, fs.Parse([]string{"--no-data-dir"}))
+	t.Setenv("VESTA_NO_DATA_DIR", "true")
+	c, err := l.Load()
+	require.NoError(t, err)
+	assert.True(t, c.Service.NoDataDir, "read from the environment")
+	assert.Equal(t, segspec.Off, c.Segment.Store)
 }
