@@ -3,19 +3,23 @@ package main
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/vesta-go/vesta/service/access"
 )
 
-const usage = `usage:
-  vesta-token new [--name NAME] [--scopes genid,decode,segment:TAG,segment:*,metrics] [--rate IDS_PER_S] [--burst IDS] [--out FILE]
-  vesta-token hash   < token file (the token on its first line)
-`
+// newUsage and hashUsage are the command lines of the subcommands.
+const (
+	newUsage  = "vesta-token new [--name NAME] [--scopes genid,decode,segment:TAG,segment:*,metrics] [--rate IDS_PER_S] [--burst IDS] [--out FILE]"
+	hashUsage = "vesta-token hash   < token file (the token on its first line)"
+)
+
+const usage = "usage:\n  " + newUsage + "\n  " + hashUsage + "\n"
 
 // run is the command; it returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -27,6 +31,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "new":
 		err = newToken(args[1:], stdout, stderr)
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
 	case "hash":
 		err = hashToken(args[1:], stdin, stdout)
 	case "-h", "--help", "help":
@@ -34,9 +41,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	default:
 		err = fmt.Errorf("unknown command %q", args[0])
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "vesta-token: %v\n%s", err, usage)
@@ -46,14 +50,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func newToken(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("new", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := pflag.NewFlagSet("vesta-token new", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard) // a parse error is returned, --help printed below
+	fs.Usage = func() {}
 	name := fs.String("name", "", "the client's name in the auth file (prints a whole entry)")
 	scopes := fs.String("scopes", "", "comma-separated scopes of the entry")
 	rate := fs.Float64("rate", 0, "IDs per second of the entry (0: no limit)")
 	burst := fs.Int64("burst", 0, "IDs above the rate at once (0: one second's worth)")
 	out := fs.String("out", "", "write the token to this new file (mode 0600) instead of printing it")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprintf(stdout, "vesta-token new: makes a client token: prints it (or writes it to --out) with the\n"+
+				"SHA-256 the auth file holds, and the client's whole entry when --name is given.\n\nUsage:\n  %s\n\nFlags:\n%s",
+				newUsage, fs.FlagUsages())
+		}
 		return err
 	}
 	if fs.NArg() > 0 {

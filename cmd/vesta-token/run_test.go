@@ -92,3 +92,22 @@ func TestBadInput(t *testing.T) {
 		assert.NotContains(t, stderr, "secret", "a token is never echoed")
 	}
 }
+
+// --help names the command and its subcommand, and lists the flags new
+// takes, on stdout.
+func TestHelp(t *testing.T) {
+	code, stdout, stderr := runIt(t, "", "new", "--help")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, stderr)
+	assert.True(t, strings.HasPrefix(stdout, "vesta-token new: makes a client token"), stdout)
+	assert.Contains(t, stdout, "Usage:\n  vesta-token new [--name NAME]")
+	for _, f := range []string{"--name string", "--scopes string", "--rate float", "--burst int", "--out string"} {
+		assert.Contains(t, stdout, f)
+	}
+	assert.NotContains(t, stdout, "Usage of")
+
+	code, stdout, _ = runIt(t, "", "--help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "vesta-token new [--name NAME]")
+	assert.Contains(t, stdout, "vesta-token hash")
+}
