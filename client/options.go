@@ -206,8 +206,9 @@ func WithTLS(cfg *tls.Config) Option {
 type Dialer func(ctx context.Context, addr string) (net.Conn, error)
 
 // WithDialer opens connections with dial instead of a TCP dial: through a
-// proxy, over a Unix socket, or to an in-memory server in a test. The dial
-// timeout bounds it (ctx carries it), and with WithTLS the handshake runs
+// proxy, over a Unix socket, or to an in-memory server in a test. dial must
+// return once ctx is done (ctx carries the dial timeout), and a nil
+// connection with an error; and with WithTLS the handshake runs
 // over the connection it returns (ServerName, when empty, is the
 // address's host, as for TCP).
 func WithDialer(dial Dialer) Option {

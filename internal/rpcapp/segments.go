@@ -3,6 +3,7 @@ package rpcapp
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/vesta-go/vesta/internal/app"
 	"github.com/vesta-go/vesta/internal/coremetrics"
@@ -62,7 +63,9 @@ func (s *Segments) NextRange(ctx context.Context, tag string, size int64) (intf.
 // says segment mode is off).
 func (s *Segments) notOpen() error {
 	if d := s.mode.Down(); d != nil {
-		return d
+		// Only unavailable on the wire, whatever the retry's error wraps:
+		// the client then tries the next server.
+		return fmt.Errorf("%s: %w", d.Error(), intf.ErrUnavailable)
 	}
 	if s.mode.Off() {
 		return rpcapi.ErrSegmentOff
