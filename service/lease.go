@@ -60,6 +60,10 @@ type LeaseHolder interface {
 	// Now is the service clock in nanoseconds: measure lease validity with
 	// it (it is monotonic).
 	Now() int64
+	// Lead is how far ahead of its clock this service stores its marks
+	// (3 s plus MaxBorrow): an earlier run on this data dir issued no ID
+	// above the unit of the time it stopped plus its lead.
+	Lead() time.Duration
 	// Hold says the lease now holds machine, surely valid until validUntil
 	// (Now() nanoseconds), and that its earlier holders may have issued IDs
 	// up to prevMarkMs (Unix ms; 0 if never held). Hold waits for the clock
@@ -88,6 +92,8 @@ type leaseHolder struct{ s *Service }
 
 func (h leaseHolder) Now() int64 { return h.s.settings.Clock.NowNanos() }
 
+func (h leaseHolder) Lead() time.Duration { return h.s.lead() }
+
 func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs int64) error {
 	s := h.s
 	if err := intf.CheckRange("machine", machine, 0, intf.MaxMachine); err != nil {
@@ -105,7 +111,15 @@ func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs i
 	if prevMarkMs > 0 {
 		floor = s.floorOf(prevMarkMs)
 	}
-	if err := s.waitNear(ctx, floor, prevMarkMs, fmt.Sprintf("the previous holder of machine %d", machine), 0); err != nil {
+	// The unit after floor is handed out at once when it begins within the
+	// lead, as after a restart (a resumed hold starts above now + lead),
+	// if it ends within the validity; else the fence would refuse it: wait
+	// for it, renewals meanwhile moving the fence.
+	near := s.lead() + time.Duration(s.units.unitNanos)
+	if s.units.epochNanos+(floor+2)*s.units.unitNanos > validUntil {
+		near = 0
+	}
+	if err := s.waitNear(ctx, floor, prevMarkMs, fmt.Sprintf("the previous holder of machine %d", machine), near); err != nil {
 		return err
 	}
 	s.pop.raise(floor)

@@ -101,8 +101,8 @@ func (s *Service) waitPast(ctx context.Context, floor, mark int64, where string)
 }
 
 // waitNear is waitPast that may return up to ahead before the unit after
-// floor begins (the data dir's mark: a restart serves at once); a takeover
-// passes 0, as the lease's fence would refuse a unit beyond its validity.
+// floor begins (the data dir's mark, a lease's hold: a restart serves at
+// once, its first IDs a little ahead of the clock).
 func (s *Service) waitNear(ctx context.Context, floor, mark int64, where string, ahead time.Duration) error {
 	resume := s.units.epochNanos + (floor+1)*s.units.unitNanos
 	now := s.settings.Clock.NowNanos()

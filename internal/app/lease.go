@@ -28,7 +28,7 @@ func etcdOptions(cfg config.Config) etcdlease.Options {
 func postgresOptions(cfg config.Config) pglease.Options {
 	l, p := cfg.Lease, cfg.Postgres
 	return pglease.Options{
-		DSN: p.DSN, Table: p.Table,
+		DSN: p.DSN, Table: p.Table, AllowAsyncFailover: p.AllowAsyncFailover,
 		Prefix: l.Prefix, TTL: l.TTL, DialTimeout: l.DialTimeout, NodeName: l.NodeName,
 		MaxClockSkew: l.MaxClockSkew, MachineRange: l.MachineRange,
 		Logger: cfg.Service.Logger,

@@ -220,6 +220,9 @@ func (l *Loader) Load() (Config, error) {
 	if has[GroupService] { // after the values are checked one by one
 		r.checkProviderKeys(c.MachineProvider, has[GroupEtcd])
 	}
+	if has[GroupService] && has[GroupEtcd] {
+		r.checkBorrow(*s, lease.TTL, c.MachineProvider)
+	}
 	if has[GroupDataDir] {
 		r.checkDataDirKeys(s.NoDataDir, has[GroupService])
 	}

@@ -29,3 +29,26 @@ func TestOtherProvidersHaveNoLease(t *testing.T) {
 		`machineProvider ("property", the default): machineProvider property takes the machine id from the machine key, `+
 		`so etcdEndpoints would be ignored (set machineProvider etcd to lease the id from etcd); remove one of them`, err.Error())
 }
+
+// A maxBorrow longer than a leased node may run ahead of its clock is
+// refused, naming both keys: a burst would borrow units the lease's fence
+// refuses. Within it, or without a lease, it is taken.
+func TestBorrowBeyondTheLeaseIsRefused(t *testing.T) {
+	etcd := []string{"--machine-provider", "etcd", "--etcd-endpoints", "127.0.0.1:2379"}
+	_, err := load(t, append(etcd, "--max-borrow", "30s", "--etcd-lease-ttl", "6s")...)
+	var ce *ConflictError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, KeyMaxBorrow, ce.Key)
+	assert.Equal(t, KeyEtcdLeaseTTL, ce.Other)
+	assert.ErrorContains(t, err, "at most 2.84s")
+	_, err = load(t, "--machine-provider", "postgres", "--machine-dsn", "postgres://db/ids", "--max-borrow", "40s")
+	assert.ErrorContains(t, err, `etcdLeaseTTL ("1m0s", the default)`, "the default TTL allows 38.4s")
+	for _, ok := range [][]string{
+		append(etcd, "--max-borrow", "2s", "--etcd-lease-ttl", "6s"),
+		append(etcd, "--max-borrow", "30s"),
+		{"--machine", "3", "--max-borrow", "30s"},
+	} {
+		_, err := load(t, ok...)
+		assert.NoError(t, err, ok)
+	}
+}

@@ -3,6 +3,11 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"time"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
 // conflict refuses name, set, because other (its value otherValue)
@@ -116,5 +121,28 @@ func (r *reader) warnIneffective(log *slog.Logger) {
 	if r.isSet(VestaRegisterCenter) {
 		log.Warn("vesta: config key "+VestaRegisterCenter+" has no effect: vesta-go registers with no registry; "+
 			"give the clients the servers' addresses (client.New, docs/rpc.md)", "source", r.source(VestaRegisterCenter).String())
+	}
+}
+
+// checkBorrow refuses a maxBorrow longer than a leased node may issue
+// ahead of its clock: it issues only below its lease's validity, which
+// lies at least 2/3 of the TTL less the fence margin ahead of the clock
+// (just before a renewal), and a borrowed unit must end within it. Past
+// that a burst would borrow units the fence refuses: 503s while the lease
+// is fine.
+func (r *reader) checkBorrow(s service.Settings, ttl time.Duration, provider string) {
+	if r.err != nil || s.MaxBorrow == 0 || (provider != ProviderEtcd && provider != ProviderPostgres) {
+		return
+	}
+	unit := time.Second
+	if s.Type == intf.MinGranularity {
+		unit = time.Millisecond
+	}
+	if ahead := 2*ttl/3 - leasekit.FenceMargin(ttl) - unit; s.MaxBorrow > ahead {
+		r.err = &ConflictError{Key: KeyMaxBorrow, Value: s.MaxBorrow.String(), Source: r.source(KeyMaxBorrow),
+			Other: KeyEtcdLeaseTTL, OtherValue: ttl.String(), OtherSource: r.source(KeyEtcdLeaseTTL),
+			Why: fmt.Sprintf("a node leasing its machine id issues only within its lease's validity, which may be as little as %s ahead of the clock "+
+				"(2/3 of the TTL less the fence margin and one unit): units borrowed further would be refused as fenced (503) under a burst; "+
+				"lower maxBorrow to at most %s or raise etcdLeaseTTL", ahead, ahead)}
 	}
 }

@@ -38,6 +38,8 @@ func etcdKeys() []Key {
 			Usage: "PostgreSQL DSN of the machine-id table (provider postgres, required); one that holds a password is refused as a flag: give it in the environment or the config file"},
 		{Name: KeyMachineTable, Flag: "machine-table", Env: "VESTA_MACHINE_TABLE", Group: GroupEtcd, Default: leasekit.DefaultTable,
 			Usage: "table of the machine-id claims (provider postgres), optionally schema.table; created when missing"},
+		{Name: KeyMachineAllowAsyncFailover, Flag: "machine-allow-async-failover", Env: "VESTA_MACHINE_ALLOW_ASYNC_FAILOVER", Group: GroupEtcd, Default: boolean(false),
+			Usage: "accept a machineDSN naming several servers whose primary replicates asynchronously: a failover can then lose claims and marks and hand an id out twice (duplicate IDs)"},
 	}
 }
 

@@ -51,6 +51,9 @@ const (
 	// keys tune it too: prefix, TTL, timeout, node name, skew, range).
 	KeyMachineDSN   = "machineDSN"
 	KeyMachineTable = "machineTable"
+	// KeyMachineAllowAsyncFailover accepts a machineDSN naming several
+	// servers whose primary replicates asynchronously.
+	KeyMachineAllowAsyncFailover = "machineAllowAsyncFailover"
 )
 
 // Vesta's property names, accepted in a file so a Vesta user keeps theirs.

@@ -36,4 +36,6 @@ type PostgresLease struct {
 	DSN string
 	// Table is machineTable; "" for the lease's default.
 	Table string
+	// AllowAsyncFailover is machineAllowAsyncFailover.
+	AllowAsyncFailover bool
 }

@@ -11,7 +11,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/vesta-go/vesta/internal/ctxtime"
-	"github.com/vesta-go/vesta/service"
 )
 
 // clockReport is one live node's clock report: its clock (Unix ms) when
@@ -31,13 +30,13 @@ type clockReport struct {
 // later. So when the first read shows too much skew, the reports are read
 // again a renew interval later and only those rewritten meanwhile are
 // judged (with the time between the reads as their age).
-func (l *Lease) checkClocks(ctx context.Context, h service.LeaseHolder, s *session) error {
-	sent := h.Now()
-	first, err := l.readClocks(ctx, s)
+func (l *Lease) checkClocks(ctx context.Context) error {
+	sent := l.now()
+	first, err := l.readClocks(ctx)
 	if err != nil {
 		return err
 	}
-	now := h.Now()
+	now := l.now()
 	skew := medianSkew(now, reportValues(first), RenewInterval(l.o.TTL)+time.Duration(now-sent)+time.Millisecond)
 	if len(first) == 0 || skew.Abs() <= l.o.MaxClockSkew {
 		l.o.Logger.Debug("etcdlease: clock in line with the live nodes", "nodes", len(first), "skew", skew)
@@ -50,11 +49,11 @@ func (l *Lease) checkClocks(ctx context.Context, h service.LeaseHolder, s *sessi
 	if err := ctxtime.Sleep(ctx, RenewInterval(l.o.TTL)+slack); err != nil {
 		return err
 	}
-	second, err := l.readClocks(ctx, s)
+	second, err := l.readClocks(ctx)
 	if err != nil {
 		return err
 	}
-	now = h.Now()
+	now = l.now()
 	var fresh []int64
 	for key, r := range second {
 		if old, ok := first[key]; !ok || r.rev > old.rev {
@@ -78,7 +77,7 @@ func (l *Lease) checkClocks(ctx context.Context, h service.LeaseHolder, s *sessi
 const clockSample = 63
 
 // readClocks reads the other nodes' clock reports, by key.
-func (l *Lease) readClocks(ctx context.Context, s *session) (map[string]clockReport, error) {
+func (l *Lease) readClocks(ctx context.Context) (map[string]clockReport, error) {
 	gctx, cancel := l.timeout(ctx)
 	// The most recent reports are enough for a median, and a fleet of
 	// thousands then costs each start a bounded read.
@@ -92,10 +91,8 @@ func (l *Lease) readClocks(ctx context.Context, s *session) (map[string]clockRep
 	reports := make(map[string]clockReport, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		if string(kv.Key) == own {
-			if kv.Lease != int64(s.lease) {
-				l.o.Logger.Warn("etcdlease: another lease reports a clock under this node's name: give every node its own nodeName",
-					"key", own)
-			}
+			l.o.Logger.Warn("etcdlease: a live lease reports a clock under this node's name (an earlier run of it, or another node: give every node its own nodeName)",
+				"key", own)
 			continue
 		}
 		ms, err := strconv.ParseInt(strings.TrimSpace(string(kv.Value)), 10, 64)

@@ -1,7 +1,6 @@
 package etcdlease
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -18,7 +17,7 @@ var (
 	ErrNotHeld = leasekit.ErrNotHeld
 	// ErrRunning: Run was called on a Lease that runs already; a Lease
 	// serves one service.
-	ErrRunning = errors.New("etcdlease: the lease is already running")
+	ErrRunning = leasekit.ErrRunning
 )
 
 // ClockSkewError: this node's clock differs from the live nodes' by more

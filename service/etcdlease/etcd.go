@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/backoff"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
 // dial creates the etcd client. gRPC reconnects at most retryInterval
@@ -51,5 +52,5 @@ func (l *Lease) unavailable(ctx context.Context, doing string, err error) error 
 	if errors.Is(context.Cause(ctx), errTimedOut) {
 		hint = fmt.Sprintf(" (no answer within the dial timeout %s)", l.o.DialTimeout)
 	}
-	return fmt.Errorf("%w: etcd %s: %s%s: %w", intf.ErrUnavailable, strings.Join(l.o.Endpoints, ","), doing, hint, err)
+	return leasekit.UnreachableError{Err: fmt.Errorf("%w: etcd %s: %s%s: %w", intf.ErrUnavailable, strings.Join(l.o.Endpoints, ","), doing, hint, err)}
 }

@@ -7,8 +7,6 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/vesta-go/vesta/service"
 )
 
 // Watching etcd's history: every historyEvery a node reads whether the
@@ -25,16 +23,13 @@ const (
 // watchHistory runs after a renewal: at most once per historyEvery it
 // compares the current revision with the oldest one seen and still
 // readable.
-func (l *Lease) watchHistory(ctx context.Context, h service.LeaseHolder, s *session) {
-	if !s.held.Load() {
-		return // its machine key is the one read; see heldMachine
-	}
-	now := h.Now()
+func (l *Lease) watchHistory(ctx context.Context, machine int64) {
+	now := l.now()
 	if last := l.histChecked.Load(); last != 0 && now-last < int64(l.historyEvery) {
 		return
 	}
 	l.histChecked.Store(now)
-	key := l.keys.Machine(s.machine)
+	key := l.keys.Machine(machine)
 	gctx, cancel := l.timeout(ctx)
 	defer cancel()
 	cur, err := l.cli.Get(gctx, key, clientv3.WithCountOnly())

@@ -36,19 +36,19 @@ func rangeKey(lease clientv3.LeaseID) string { return RangesKey + strconv.Format
 
 // rangeOp registers this node's range under its lease (nil without a
 // range): it goes into the claim transaction.
-func (l *Lease) rangeOp(s *session) []clientv3.Op {
+func (l *Lease) rangeOp(lease clientv3.LeaseID) []clientv3.Op {
 	if l.o.MachineRange == nil {
 		return nil
 	}
 	v, _ := json.Marshal(rangeEntry{Prefix: l.o.Prefix, Range: l.o.MachineRange.String()})
-	return []clientv3.Op{clientv3.OpPut(rangeKey(s.lease), string(v), clientv3.WithLease(s.lease))}
+	return []clientv3.Op{clientv3.OpPut(rangeKey(lease), string(v), clientv3.WithLease(lease))}
 }
 
 // checkRanges refuses, with a *RangeOverlapError, a range that overlaps
 // the range of another prefix registered before ours (a lower create
 // revision): of two fleets started at once with overlapping ranges, the
 // later one refuses, whichever order they read in.
-func (l *Lease) checkRanges(ctx context.Context, s *session) error {
+func (l *Lease) checkRanges(ctx context.Context, lease clientv3.LeaseID) error {
 	if l.o.MachineRange == nil {
 		return nil
 	}
@@ -60,7 +60,7 @@ func (l *Lease) checkRanges(ctx context.Context, s *session) error {
 	}
 	var ours int64
 	for _, kv := range resp.Kvs {
-		if string(kv.Key) == rangeKey(s.lease) {
+		if string(kv.Key) == rangeKey(lease) {
 			ours = kv.CreateRevision
 		}
 	}

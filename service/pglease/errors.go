@@ -1,7 +1,6 @@
 package pglease
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -17,7 +16,7 @@ var (
 	// row carries another token. It matches intf.ErrFenced.
 	ErrNotHeld = leasekit.ErrNotHeld
 	// ErrRunning: Run was called on a Lease that runs already.
-	ErrRunning = errors.New("pglease: the lease is already running")
+	ErrRunning = leasekit.ErrRunning
 )
 
 // OptionError names the Options field that is wrong. It matches

@@ -41,6 +41,6 @@ func ExampleOptions_Validate() {
 	err = pglease.Options{DSN: "postgres://vesta:secret@db:port/ids"}.Validate()
 	fmt.Println(err)
 	// Output:
-	// pglease: option Table "ids; DROP TABLE x": want a table name, optionally schema.table, of letters, digits and _
+	// pglease: option Table "ids; DROP TABLE x": want a table name, optionally schema.table, of letters, digits and _ (at most 57: its marks are in <table>_marks)
 	// pglease: option DSN "(not shown: it may hold a password)": want a PostgreSQL URL or key=value DSN: cannot parse `postgres://vesta:xxxxx@db:port/ids`: invalid port
 }

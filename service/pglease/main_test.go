@@ -167,6 +167,8 @@ func newFakeHolder(state []byte) *fakeHolder {
 
 func (f *fakeHolder) Now() int64 { return time.Now().UnixNano() }
 
+func (f *fakeHolder) Lead() time.Duration { return 3 * time.Second }
+
 // Hold stores a mark up to the validity, as the service does.
 func (f *fakeHolder) Hold(ctx context.Context, machine, validUntil, _ int64) error {
 	if err := f.lease.StoreMark(ctx, machine, validUntil/int64(time.Millisecond)); err != nil {

@@ -53,6 +53,12 @@ type Options struct {
 	MaxClockSkew time.Duration
 	// MachineRange limits the ids this fleet claims (nil: all, 0-1023).
 	MachineRange *Range
+	// AllowAsyncFailover accepts a DSN naming several servers whose
+	// primary does not replicate synchronously: a failover can then lose
+	// claims and marks and hand an id out twice. Without it such a server
+	// is refused at start, and every connection to one after a failover
+	// (service/internal/pgrepl, the segment store's check).
+	AllowAsyncFailover bool
 	// Logger receives the lease's transitions; nil means slog.Default().
 	Logger *slog.Logger
 
@@ -61,18 +67,18 @@ type Options struct {
 }
 
 // tableName is a table, optionally schema-qualified, of plain identifiers.
-var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$`)
+var tableName = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,56}$`)
 
 // Validate checks every field as New does (an *OptionError names the
 // first wrong one; the DSN is parsed, not dialled).
 func (o Options) Validate() error {
-	_, _, err := o.withDefaults()
+	_, _, err := o.withDefaults(true)
 	return err
 }
 
 // withDefaults fills zero fields, validates every field and parses the
-// DSN.
-func (o Options) withDefaults() (Options, *pgxpool.Config, error) {
+// DSN (unless the caller gives a pool: dialing false).
+func (o Options) withDefaults(dialing bool) (Options, *pgxpool.Config, error) {
 	if o.Table == "" {
 		o.Table = DefaultTable
 	}
@@ -89,13 +95,16 @@ func (o Options) withDefaults() (Options, *pgxpool.Config, error) {
 	checks := append([]func() *OptionError{
 		func() *OptionError {
 			var err error
+			if !dialing {
+				return nil
+			}
 			if cfg, err = ParseDSN(o.DSN); err != nil {
 				return &OptionError{Option: "DSN", Value: "(not shown: it may hold a password)", Want: "a PostgreSQL URL or key=value DSN", Err: err}
 			}
 			return nil
 		},
 		func() *OptionError {
-			return leasekit.Check(tableName.MatchString(o.Table), "Table", o.Table, "a table name, optionally schema.table, of letters, digits and _")
+			return leasekit.Check(tableName.MatchString(o.Table), "Table", o.Table, "a table name, optionally schema.table, of letters, digits and _ (at most 57: its marks are in <table>_marks)")
 		},
 		func() *OptionError {
 			return leasekit.Check(o.Prefix != "" && len(o.Prefix) <= 200, "Prefix", o.Prefix, "a fleet name of 1..200 bytes, such as /vesta")

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/vesta-go/vesta/intf"
 )
 
 // unreachable tells whether err says the database cannot be reached now,
@@ -26,10 +24,3 @@ func unreachable(err error) bool {
 	var ce *pgconn.ConnectError
 	return errors.As(err, &ne) || errors.As(err, &ce) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errTimedOut)
 }
-
-// unreachableError is an error of a database that cannot be reached now:
-// it matches intf.ErrUnavailable, and reads as the error itself.
-type unreachableError struct{ err error }
-
-func (e unreachableError) Error() string   { return e.err.Error() }
-func (e unreachableError) Unwrap() []error { return []error{e.err, intf.ErrUnavailable} }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
 )
@@ -37,12 +38,14 @@ func TestRefuseStopsAtTheBound(t *testing.T) {
 func TestOfflineValidity(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	const ms = int64(time.Millisecond)
+	lead := 500 * time.Millisecond
 	st := State{Saved: 1000 * ms, ValidUntil: 5000 * ms, StoredMarkMs: 4000}
-	assert.Equal(t, 4000*ms, st.OfflineValidity(2000*ms, log, "p", "db", nil), "no later than the mark known stored")
+	assert.Equal(t, 3500*ms, st.OfflineValidity(2000*ms, lead, log, "p", "db", nil),
+		"no later than the mark known stored less the lead: past it the service cannot store the mark it needs")
 	st.StoredMarkMs = 9000
-	assert.Equal(t, 5000*ms, st.OfflineValidity(2000*ms, log, "p", "db", nil), "no later than the saved validity")
-	assert.Zero(t, st.OfflineValidity(5000*ms, log, "p", "db", nil), "the validity has run out")
-	assert.Zero(t, st.OfflineValidity(500*ms, log, "p", "db", nil), "a clock before the save stepped back: nothing is trusted")
+	assert.Equal(t, 5000*ms, st.OfflineValidity(2000*ms, lead, log, "p", "db", nil), "no later than the saved validity")
+	assert.Zero(t, st.OfflineValidity(5000*ms, lead, log, "p", "db", nil), "the validity has run out")
+	assert.Zero(t, st.OfflineValidity(500*ms, lead, log, "p", "db", nil), "a clock before the save stepped back: nothing is trusted")
 	assert.Equal(t, State{Saved: 1000 * ms, StoredMarkMs: 0}, st.Released(), "a released state resumes nothing")
 }
 
@@ -57,4 +60,57 @@ func TestTimings(t *testing.T) {
 	assert.Equal(t, "TTL", err.Option)
 	assert.Equal(t, `p: option TTL "2.5s": want whole seconds 2s..1h0m0s`, err.Error())
 	assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+}
+
+func TestPick(t *testing.T) {
+	r := Range{First: 10, Last: 19}
+	taken := map[int64]bool{10: true, 12: true}
+	id, ok := Pick(r, 15, nil, taken, false)
+	assert.True(t, ok)
+	assert.Equal(t, int64(15), id, "a free preference first")
+	for range 200 {
+		id, ok := Pick(r, 12, map[int64]bool{11: true}, taken, false)
+		require.True(t, ok)
+		assert.True(t, r.Contains(id) && !taken[id] && id != 11, "a taken preference is passed over for a free id of the range, never a skipped one: %d", id)
+	}
+	_, ok = Pick(Range{First: 3, Last: 4}, -1, map[int64]bool{4: true}, map[int64]bool{3: true}, false)
+	assert.False(t, ok, "nothing free")
+	id, ok = Pick(Range{First: 7, Last: 7}, -1, nil, nil, false)
+	assert.True(t, ok)
+	assert.Equal(t, int64(7), id, "unlisted: any id of the range may be free")
+	seen := map[int64]bool{}
+	for range 400 {
+		id, _ := Pick(FullRange, -1, nil, nil, false)
+		seen[id] = true
+	}
+	assert.Greater(t, len(seen), 200, "starters spread over the range instead of racing for the lowest id")
+	id, ok = Pick(r, -1, map[int64]bool{11: true}, taken, true)
+	assert.True(t, ok)
+	assert.Equal(t, int64(13), id, "lowestFirst (tests): the lowest free id")
+}
+
+func TestParseRange(t *testing.T) {
+	for in, want := range map[string]Range{"0-511": {First: 0, Last: 511}, " 512 - 1023 ": {First: 512, Last: 1023}, "7": {First: 7, Last: 7}} {
+		r, err := ParseRange(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, r)
+	}
+	for _, in := range []string{"", "5-4", "0-1024", "-1-3", "a-b", "1-2-3", "0x1-2"} {
+		_, err := ParseRange(in)
+		assert.ErrorIs(t, err, intf.ErrInvalidArgument, in)
+		if err != nil {
+			assert.Contains(t, err.Error(), "machine range")
+		}
+	}
+	assert.True(t, Range{First: 0, Last: 511}.Overlaps(Range{First: 511, Last: 600}))
+	assert.False(t, Range{First: 0, Last: 511}.Overlaps(Range{First: 512, Last: 1023}))
+}
+
+func TestFenceComesBeforeExpiry(t *testing.T) {
+	for _, ttl := range []time.Duration{MinTTL, DefaultTTL, MaxTTL} {
+		v := Validity(ttl)
+		assert.Less(t, v, ttl, "fenced before the coordinator can expire the claim")
+		assert.Greater(t, v, 2*RenewInterval(ttl), "two renewals may fail before the fence")
+		assert.Less(t, Validity(ttl-time.Second), v, "a shorter TTL granted shortens the validity")
+	}
 }

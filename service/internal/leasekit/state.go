@@ -39,6 +39,9 @@ type State struct {
 	// Saved is when this was saved; a clock found before it after a
 	// restart has stepped back, and the validity cannot be trusted.
 	Saved int64 `json:"saved"`
+	// LeadNs is how far ahead of its clock the run that saved it issued
+	// (service.LeaseHolder.Lead).
+	LeadNs int64 `json:"leadNs,omitempty"`
 }
 
 // LoadState reads the state the previous run saved, if it was saved on
@@ -88,19 +91,18 @@ func SaveState(h service.LeaseHolder, log *slog.Logger, provider string, st Stat
 	return nil
 }
 
-// OfflineValidity is how long a hold resumed from st without reaching the
-// coordinator is surely valid (service clock), or 0 when it is not: the
-// saved validity, and no later than the mark known stored, which then
-// covers every ID issued; a clock found before the save has stepped back.
-// It logs the decision (coordinator names what did not answer, err why).
-func (st *State) OfflineValidity(now int64, log *slog.Logger, provider, coordinator string, err error) int64 {
-	valid := min(st.ValidUntil, st.StoredMarkMs*int64(time.Millisecond))
+// OfflineValidity is until when a hold resumed from st without reaching
+// the coordinator is surely valid (service clock), or 0 when it is not:
+// the saved validity, and no later than the mark known stored less the
+// lead the service stores marks ahead by — past it the service could not
+// store the mark it needs. A clock found before the save has stepped
+// back. A hold resumed is logged with the time truly left.
+func (st *State) OfflineValidity(now int64, lead time.Duration, log *slog.Logger, provider, coordinator string, err error) int64 {
+	valid := min(st.ValidUntil, st.StoredMarkMs*int64(time.Millisecond)-int64(lead))
 	if now < st.Saved || now >= valid {
-		log.Warn(provider+": "+coordinator+" is unreachable and the lease saved in the data dir is no longer surely valid; claiming anew",
-			"machine", st.Machine, "err", err)
 		return 0
 	}
-	log.Warn(provider+": "+coordinator+" is unreachable; resuming the machine id on the lease saved in the data dir",
+	log.Warn(provider+": "+coordinator+" is unreachable; resuming the machine id on the claim saved in the data dir, with the data dir's mark as its floor",
 		"machine", st.Machine, "validFor", time.Duration(valid-now).Round(time.Millisecond), "err", err)
 	return valid
 }

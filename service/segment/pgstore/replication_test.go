@@ -23,22 +23,23 @@ func TestReplicationSynchronous(t *testing.T) {
 	} {
 		r := Replication{SynchronousCommit: c.commit, SynchronousStandbyNames: c.names}
 		assert.Equal(t, c.want, r.Synchronous(), "%+v", c)
-		assert.Equal(t, c.want, r.why() == "", "%+v: why %q", c, r.why())
+		assert.Equal(t, c.want, r.Why() == "", "%+v: why %q", c, r.Why())
 	}
 }
 
 func TestReplicationErrorNamesTheKey(t *testing.T) {
-	err := error(&ReplicationError{Server: "10.0.0.1:5432", Hosts: 2,
+	p := (&Store{}).policy(2)
+	err := error(&ReplicationError{Policy: p, Server: "10.0.0.1:5432",
 		Replication: Replication{SynchronousCommit: "local", SynchronousStandbyNames: "*"}})
 	assert.True(t, errors.Is(err, ErrUnsafeReplication))
 	assert.False(t, errors.Is(err, ErrStandby))
-	assert.EqualError(t, err, `segment store postgres: refusing to allocate on 10.0.0.1:5432: segmentDSN names 2 servers, so the store may fail over to a standby, `+
+	assert.EqualError(t, err, `segment store postgres: refusing to allocate on 10.0.0.1:5432: segmentDSN names 2 servers, so it may fail over to a standby, `+
 		`but synchronous_commit is "local": commits do not wait until a standby has them on disk. `+
 		`A range allocated just before a failover can then be missing on the new primary, which hands it out again: two instances would issue the same IDs. `+
 		`Make replication synchronous (synchronous_commit = on or remote_apply, and synchronous_standby_names naming the standbys: docs/segment.md), `+
 		`or accept the risk with segmentAllowAsyncFailover: true`)
 
-	standby := error(&ReplicationError{Server: "10.0.0.2:5432", Hosts: 1, Replication: Replication{InRecovery: true}})
+	standby := error(&ReplicationError{Policy: (&Store{}).policy(1), Server: "10.0.0.2:5432", Replication: Replication{InRecovery: true}})
 	assert.True(t, errors.Is(standby, ErrStandby))
 	assert.False(t, errors.Is(standby, ErrUnsafeReplication))
 	assert.ErrorContains(t, standby, "10.0.0.2:5432 is a standby")

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/vesta-go/vesta/service/internal/pgrepl"
 	"github.com/vesta-go/vesta/service/segment"
 )
 
@@ -22,6 +23,7 @@ type Store struct {
 	pool  *pgxpool.Pool
 	o     Options
 	hosts int // distinct servers the DSN names
+	repl  *pgrepl.Policy
 
 	opened      atomic.Bool   // Open has returned it: refusals are logged
 	refusing    atomic.Bool   // the last check refused the server
@@ -99,6 +101,7 @@ func OpenOptions(ctx context.Context, dsn string, o Options) (*Store, error) {
 		cc.ValidateConnect = pgconn.ValidateConnectTargetSessionAttrsReadWrite
 	}
 	s := &Store{o: o, hosts: len(servers(&cc.Config))}
+	s.repl = s.policy(s.hosts)
 	cc.OnNotice = s.noticed
 	cfg.AfterConnect = s.checkReplication
 	cfg.BeforeClose = func(c *pgx.Conn) { s.warned.Delete(c.PgConn()) }

@@ -1,0 +1,157 @@
+package leasekit_test
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/internal/leasetest"
+	"github.com/vesta-go/vesta/service/internal/leasekit"
+)
+
+// A holder paused (a VM stall, a long GC) while an operator deletes its
+// claim, and a new node that takes the id meanwhile: the new node starts
+// above the holder's mark, which survives the claim, and the holder, once
+// it runs again, stops within the verify interval. No ID twice.
+func TestDeletedClaimOfAPausedHolder(t *testing.T) {
+	each(t, func(t *testing.T, c coordinator, prefix string) {
+		common := append(c.args(prefix, c.addr()), "--etcd-lease-ttl", "6s", "--machine-range", "5-5", "--no-data-dir=true")
+		a := start(t, append(common, "--etcd-node-name", "a")...)
+		require.Equal(t, int64(5), a.issuing(t, 30*time.Second))
+		stop := make(chan struct{})
+		fromA := a.load(stop)
+		time.Sleep(500 * time.Millisecond)
+		a.signal(t, syscall.SIGSTOP)
+		c.deleteClaim(t, prefix, 5)
+		b := start(t, append(common, "--etcd-node-name", "b")...)
+		leasetest.Eventually(t, 30*time.Second, "b claims machine 5", func() bool {
+			return strings.Contains(b.logs.String(), "machine id held") || strings.Contains(b.logs.String(), "waiting for the clock to near")
+		})
+		a.signal(t, syscall.SIGCONT)
+		resumed := time.Now()
+		require.Equal(t, int64(5), b.issuing(t, 30*time.Second))
+		fromB := b.load(stop)
+		time.Sleep(time.Second)
+		close(stop)
+		idsA, lastA := fromA()
+		idsB, _ := fromB()
+		n := noDuplicate(t, idsA, idsB)
+		issuedFor := max(lastA.Sub(resumed), 0)
+		t.Logf("%d IDs, none twice; a issued for %s after it ran again (verify interval %s)", n, issuedFor.Round(time.Millisecond), leasekit.VerifyInterval)
+		assert.Less(t, issuedFor, 2*time.Second, "a holder whose claim is gone stops within about the verify interval, not at its next renewal")
+	})
+}
+
+// A node killed under load while borrowing ahead of the clock, and its
+// data dir's marks set an hour back (a restore from a backup, a copied
+// volume), restarted at once: it resumes its claim, above the
+// coordinator's mark capped at now + lead, not above the data dir's.
+func TestRestoredDataDirResumesAboveTheCoordinatorsMark(t *testing.T) {
+	each(t, func(t *testing.T, c coordinator, prefix string) {
+		dir := t.TempDir()
+		args := append(c.args(prefix, c.addr()), "--etcd-lease-ttl", "6s", "--machine-range", "7-7", "--data-dir", dir, "--max-borrow", "2s")
+		a := start(t, append(args, "--etcd-node-name", "a")...)
+		a.issuing(t, 30*time.Second)
+		stopA := make(chan struct{})
+		fromA := a.load(stopA)
+		leasetest.Eventually(t, 10*time.Second, "the claim saved in the data dir", func() bool {
+			_, err := os.Stat(filepath.Join(dir, "lease.state"))
+			return err == nil
+		})
+		time.Sleep(1500 * time.Millisecond)
+		a.signal(t, syscall.SIGKILL)
+		close(stopA)
+		old := strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10) + "\n"
+		for _, f := range []string{"highwater", "highwater.prev"} {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte(old), 0o644))
+		}
+		b := start(t, append(args, "--etcd-node-name", "b")...)
+		require.Equal(t, int64(7), b.issuing(t, 30*time.Second))
+		stopB := make(chan struct{})
+		fromB := b.load(stopB)
+		time.Sleep(time.Second)
+		close(stopB)
+		idsA, _ := fromA()
+		idsB, _ := fromB()
+		require.NotEmpty(t, idsA)
+		require.NotEmpty(t, idsB)
+		t.Logf("%d IDs, none twice", noDuplicate(t, idsA, idsB))
+		assert.Contains(t, b.logs.String(), "machine id resumed from the data dir", "the same claim, resumed")
+	})
+}
+
+// Nodes starting at once on one fleet hold distinct ids.
+func TestConcurrentClaimsHoldDistinctIds(t *testing.T) {
+	each(t, func(t *testing.T, c coordinator, prefix string) {
+		var nodes []*node
+		for i := range 5 {
+			nodes = append(nodes, start(t, append(c.args(prefix, c.addr()), "--etcd-lease-ttl", "6s", "--machine-range", "10-14",
+				"--no-data-dir=true", "--etcd-node-name", "n"+strconv.Itoa(i))...))
+		}
+		seen := map[int64]bool{}
+		for _, n := range nodes {
+			m := n.issuing(t, 30*time.Second)
+			assert.False(t, seen[m], "machine %d held twice", m)
+			seen[m] = true
+		}
+	})
+}
+
+// A node whose claim is deleted claims its own id again and waits out
+// its own mark (its validity, up to a TTL ahead) rather than trade the id
+// for another: nobody stored a mark since, so every ID above its claim's
+// floor was its own.
+func TestLostClaimReclaimsItsOwnId(t *testing.T) {
+	each(t, func(t *testing.T, c coordinator, prefix string) {
+		a := start(t, append(c.args(prefix, c.addr()), "--etcd-lease-ttl", "15s", "--machine-range", "20-21",
+			"--no-data-dir=true", "--etcd-node-name", "a", "--max-clock-backward-wait", "1s")...)
+		m := a.issuing(t, 30*time.Second)
+		stop := make(chan struct{})
+		fromA := a.load(stop)
+		time.Sleep(300 * time.Millisecond)
+		c.deleteClaim(t, prefix, m)
+		leasetest.Eventually(t, 10*time.Second, "a loses its claim", func() bool {
+			return strings.Contains(a.logs.String(), "machine id lost")
+		})
+		again := time.Now()
+		assert.Equal(t, m, a.issuing(t, 30*time.Second), "the same id, claimed again")
+		t.Logf("issuing again %s after the loss", time.Since(again).Round(time.Millisecond))
+		close(stop)
+		ids, _ := fromA()
+		noDuplicate(t, ids)
+	})
+}
+
+// A node restarted while its coordinator is unreachable and its saved
+// claim has run out waits for the coordinator instead of exiting, and
+// resumes its id once it answers.
+func TestRestartWhileTheCoordinatorIsDownWaits(t *testing.T) {
+	each(t, func(t *testing.T, c coordinator, prefix string) {
+		dir := t.TempDir()
+		px := proxy(t, c)
+		args := append(c.args(prefix, px.Addr()), "--etcd-lease-ttl", "2s", "--machine-range", "30-30", "--data-dir", dir)
+		a := start(t, append(args, "--etcd-node-name", "a")...)
+		a.issuing(t, 30*time.Second)
+		leasetest.Eventually(t, 10*time.Second, "the claim saved in the data dir", func() bool {
+			_, err := os.Stat(filepath.Join(dir, "lease.state"))
+			return err == nil
+		})
+		a.signal(t, syscall.SIGKILL)
+		px.Cut()
+		b := start(t, append(args, "--etcd-node-name", "b")...)
+		time.Sleep(6 * time.Second)
+		require.False(t, b.exited(), "b waits for the coordinator: %v\n%s", b.err, b.logs.String())
+		code, _ := b.get("/readyz")
+		assert.Equal(t, http.StatusServiceUnavailable, code, "not ready while it holds no id")
+		px.Restore()
+		assert.Equal(t, int64(30), b.issuing(t, 30*time.Second))
+	})
+}
