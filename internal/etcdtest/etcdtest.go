@@ -66,3 +66,48 @@ func FreeURL() url.URL {
 	defer l.Close()
 	return url.URL{Scheme: "http", Host: l.Addr().String()}
 }
+
+// StartCluster starts n members of one etcd cluster in this process, with
+// their data under dir; close each when done.
+func StartCluster(dir string, n int) ([]*embed.Etcd, error) {
+	cfgs := make([]*embed.Config, n)
+	initial := ""
+	for i := range cfgs {
+		cfg := embed.NewConfig()
+		cfg.Name, cfg.Dir = fmt.Sprintf("m%d", i), fmt.Sprintf("%s/m%d", dir, i)
+		cfg.LogLevel, cfg.ZapLoggerBuilder = "error", embed.NewZapLoggerBuilder(zap.NewNop())
+		cfg.UnsafeNoFsync = true
+		client, peer := FreeURL(), FreeURL()
+		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+		if i > 0 {
+			initial += ","
+		}
+		initial += cfg.Name + "=" + peer.String()
+		cfgs[i] = cfg
+	}
+	var members []*embed.Etcd
+	closeAll := func() {
+		for _, m := range members {
+			m.Close()
+		}
+	}
+	for _, cfg := range cfgs {
+		cfg.InitialCluster = initial
+		e, err := embed.StartEtcd(cfg)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		members = append(members, e)
+	}
+	for _, m := range members {
+		select {
+		case <-m.Server.ReadyNotify():
+		case <-time.After(time.Minute):
+			closeAll()
+			return nil, errors.New("etcdtest: cluster not ready within a minute")
+		}
+	}
+	return members, nil
+}

@@ -15,6 +15,7 @@ type Proxy struct {
 	target string
 	mu     sync.Mutex
 	cut    bool
+	frozen chan struct{} // non-nil while frozen: closed by Thaw
 	conns  map[net.Conn]struct{}
 }
 
@@ -58,9 +59,47 @@ func (p *Proxy) pipe(c net.Conn) {
 		up.Close()
 		return
 	}
-	go func() { _, _ = io.Copy(up, c); up.Close() }()
-	_, _ = io.Copy(c, up)
+	go func() { _, _ = io.Copy(p.gate(up), c); up.Close() }()
+	_, _ = io.Copy(p.gate(c), up)
 	c.Close()
+}
+
+// gate is w, whose writes wait while the proxy is frozen.
+func (p *Proxy) gate(w io.Writer) io.Writer { return gated{p, w} }
+
+type gated struct {
+	p *Proxy
+	w io.Writer
+}
+
+func (g gated) Write(b []byte) (int, error) {
+	g.p.mu.Lock()
+	f := g.p.frozen
+	g.p.mu.Unlock()
+	if f != nil {
+		<-f
+	}
+	return g.w.Write(b)
+}
+
+// Freeze holds every byte in both directions, connections kept open: the
+// server behind looks hung (a stopped process, a stalled VM), not gone.
+func (p *Proxy) Freeze() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.frozen == nil {
+		p.frozen = make(chan struct{})
+	}
+}
+
+// Thaw lets the bytes held by Freeze through.
+func (p *Proxy) Thaw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.frozen != nil {
+		close(p.frozen)
+		p.frozen = nil
+	}
 }
 
 // track registers a connection pair unless the proxy is cut.
@@ -81,6 +120,10 @@ func (p *Proxy) Cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cut = true
+	if p.frozen != nil {
+		close(p.frozen)
+		p.frozen = nil
+	}
 	for c := range p.conns {
 		c.Close()
 	}

@@ -2,6 +2,7 @@ package etcdlease
 
 import (
 	"context"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -11,25 +12,19 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/vesta-go/vesta/internal/ctxtime"
+	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
-// clockReport is one live node's clock report: its clock (Unix ms) when
-// written, and the revision that wrote it.
-type clockReport struct {
-	ms  int64
-	rev int64
-}
+// clockReport is a live node's clock (Unix ms) and the revision that wrote it.
+type clockReport struct{ ms, rev int64 }
 
 // checkClocks compares this node's clock with the reports of the live
-// nodes (every key under Clocks but this node's own) and refuses, with a
-// *ClockSkewError, a median skew larger than MaxClockSkew.
-//
-// A node refreshes its report with the mark it stores after every
-// renewal, so a report is at most a renew interval old, except that of a node whose renewals are failing:
-// it keeps its lease, and its report, until etcd expires it, up to TTL
-// later. So when the first read shows too much skew, the reports are read
-// again a renew interval later and only those rewritten meanwhile are
-// judged (with the time between the reads as their age).
+// nodes (under Clocks, each refreshed with every mark stored, so at most a
+// renew interval old) and refuses, with a *ClockSkewError, a median skew
+// beyond MaxClockSkew. A node whose renewals fail keeps its lease and its
+// aging report up to a TTL: so when the first read shows too much skew,
+// the reports are read again a renew interval later and only those
+// rewritten meanwhile are judged.
 func (l *Lease) checkClocks(ctx context.Context) error {
 	sent := l.now()
 	first, err := l.readClocks(ctx)
@@ -37,27 +32,24 @@ func (l *Lease) checkClocks(ctx context.Context) error {
 		return err
 	}
 	now := l.now()
-	skew := medianSkew(now, reportValues(first), RenewInterval(l.o.TTL)+time.Duration(now-sent)+time.Millisecond)
+	skew := medianSkew(now, slices.Collect(maps.Values(first)), RenewInterval(l.o.TTL)+time.Duration(now-sent)+time.Millisecond)
 	if len(first) == 0 || skew.Abs() <= l.o.MaxClockSkew {
-		l.o.Logger.Debug("etcdlease: clock in line with the live nodes", "nodes", len(first), "skew", skew)
 		return nil
 	}
 	// A healthy node rewrites its report every renew interval plus two
-	// round trips to etcd (the renewal, the report): allow for those,
-	// judged by how long our own read took.
-	slack := max(retryInterval/5, 4*time.Duration(now-sent))
-	if err := ctxtime.Sleep(ctx, RenewInterval(l.o.TTL)+slack); err != nil {
+	// round trips (the renewal, the report): allow for those, judged by
+	// how long our own read took.
+	if err := ctxtime.Sleep(ctx, RenewInterval(l.o.TTL)+max(retryInterval/5, 4*time.Duration(now-sent))); err != nil {
 		return err
 	}
 	second, err := l.readClocks(ctx)
 	if err != nil {
 		return err
 	}
-	now = l.now()
-	var fresh []int64
+	var fresh []clockReport
 	for key, r := range second {
 		if old, ok := first[key]; !ok || r.rev > old.rev {
-			fresh = append(fresh, r.ms)
+			fresh = append(fresh, r)
 		}
 	}
 	if len(fresh) == 0 {
@@ -65,81 +57,62 @@ func (l *Lease) checkClocks(ctx context.Context) error {
 			"reports", len(second), "skewOfTheStaleReports", skew)
 		return nil
 	}
-	skew = medianSkew(now, fresh, time.Duration(now-sent)+time.Millisecond)
-	if skew.Abs() > l.o.MaxClockSkew {
-		return &ClockSkewError{Skew: skew, Nodes: len(fresh), Bound: l.o.MaxClockSkew, Where: l.keys.Clocks()}
+	now = l.now()
+	if skew = medianSkew(now, fresh, time.Duration(now-sent)+time.Millisecond); skew.Abs() > l.o.MaxClockSkew {
+		return &ClockSkewError{Skew: skew, Nodes: len(fresh), Bound: l.o.MaxClockSkew, Provider: "etcdlease",
+			Against: "the median of " + strconv.Itoa(len(fresh)) + " live node(s) (reports under " + l.keys.Clocks() + ")"}
 	}
-	l.o.Logger.Debug("etcdlease: clock in line with the live nodes", "nodes", len(fresh), "skew", skew)
 	return nil
 }
 
-// clockSample is how many of the latest clock reports a start reads.
-const clockSample = 63
-
-// readClocks reads the other nodes' clock reports, by key.
+// readClocks reads the other nodes' latest 63 clock reports, by key: enough
+// for a median, and a fleet of thousands costs each start a bounded read.
 func (l *Lease) readClocks(ctx context.Context) (map[string]clockReport, error) {
 	gctx, cancel := l.timeout(ctx)
-	// The most recent reports are enough for a median, and a fleet of
-	// thousands then costs each start a bounded read.
+	defer cancel()
 	resp, err := l.cli.Get(gctx, l.keys.Clocks(), clientv3.WithPrefix(),
-		clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortDescend), clientv3.WithLimit(clockSample))
-	cancel()
+		clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortDescend), clientv3.WithLimit(63))
 	if err != nil {
 		return nil, l.unavailable(gctx, "reading the clock reports", err)
 	}
 	own := l.keys.Clock(l.o.NodeName)
 	reports := make(map[string]clockReport, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
-		if string(kv.Key) == own {
-			l.o.Logger.Warn("etcdlease: a live lease reports a clock under this node's name (an earlier run of it, or another node: give every node its own nodeName)",
-				"key", own)
-			continue
-		}
 		ms, err := strconv.ParseInt(strings.TrimSpace(string(kv.Value)), 10, 64)
-		if err != nil || ms <= 0 || ms > maxReportMs { // out of range would overflow the skew arithmetic
+		switch {
+		case string(kv.Key) == own:
+			l.o.Logger.Warn("etcdlease: a live lease reports a clock under this node's name (an earlier run of it, or another node: give every node its own nodeName)", "key", own)
+		case err != nil || ms <= 0 || ms > maxReportMs: // out of range would overflow the skew arithmetic
 			l.o.Logger.Warn("etcdlease: ignoring a malformed clock report", "key", string(kv.Key), "value", string(kv.Value))
-			continue
+		default:
+			reports[string(kv.Key)] = clockReport{ms: ms, rev: kv.ModRevision}
 		}
-		reports[string(kv.Key)] = clockReport{ms: ms, rev: kv.ModRevision}
 	}
 	return reports, nil
 }
 
 // maxReportMs is the largest clock report taken (Unix ms): in nanoseconds,
 // with a report's age added, it still fits an int64 (about year 2262).
-const maxReportMs = (math.MaxInt64 - int64(MaxTTL) - int64(MaxMaxClockSkew)) / int64(time.Millisecond)
+const maxReportMs = (math.MaxInt64 - int64(leasekit.MaxTTL) - int64(leasekit.MaxMaxClockSkew)) / int64(time.Millisecond)
 
-func reportValues(m map[string]clockReport) []int64 {
-	v := make([]int64, 0, len(m))
-	for _, r := range m {
-		v = append(v, r.ms)
-	}
-	return v
-}
-
-// medianSkew is the median, over the reports (Unix ms), of how far now
-// (Unix ns) lies outside [report, report+maxAge]: negative when behind,
-// 0 when within. With an even count it is the mean of the middle two.
-// No reports: 0.
-func medianSkew(now int64, reportsMs []int64, maxAge time.Duration) time.Duration {
-	if len(reportsMs) == 0 {
+// medianSkew is the median, over the reports, of how far now (Unix ns)
+// lies outside [report, report+maxAge]: negative when behind, 0 within.
+// With an even count it is the mean of the middle two; no reports: 0.
+func medianSkew(now int64, reports []clockReport, maxAge time.Duration) time.Duration {
+	if len(reports) == 0 {
 		return 0
 	}
-	skews := make([]time.Duration, len(reportsMs))
-	for i, ms := range reportsMs {
-		lo := ms * int64(time.Millisecond)
-		hi := lo + int64(maxAge)
-		switch {
-		case now < lo:
+	skews := make([]time.Duration, len(reports))
+	for i, r := range reports {
+		if lo := r.ms * int64(time.Millisecond); now < lo {
 			skews[i] = time.Duration(now - lo)
-		case now > hi:
+		} else if hi := lo + int64(maxAge); now > hi {
 			skews[i] = time.Duration(now - hi)
 		}
 	}
 	slices.Sort(skews)
-	n := len(skews)
-	if n%2 == 1 {
-		return skews[n/2]
+	if n := len(skews); n%2 == 0 {
+		return skews[n/2-1]/2 + skews[n/2]/2
 	}
-	return (skews[n/2-1] + skews[n/2]) / 2
+	return skews[len(skews)/2]
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
 func TestMedianSkew(t *testing.T) {
@@ -25,7 +27,11 @@ func TestMedianSkew(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, medianSkew(now, tc.reports, age))
+			var reports []clockReport
+			for _, ms := range tc.reports {
+				reports = append(reports, clockReport{ms: ms})
+			}
+			assert.Equal(t, tc.want, medianSkew(now, reports, age))
 		})
 	}
 }
@@ -47,8 +53,8 @@ func TestMachineOfKey(t *testing.T) {
 // nanoseconds: the skew arithmetic cannot overflow (a report past it, such
 // as 9223372036854775807, is ignored as malformed).
 func TestMaxReportFitsTheSkewArithmetic(t *testing.T) {
-	hi := maxReportMs*int64(time.Millisecond) + int64(MaxTTL) + int64(MaxMaxClockSkew)
+	hi := maxReportMs*int64(time.Millisecond) + int64(leasekit.MaxTTL) + int64(leasekit.MaxMaxClockSkew)
 	assert.Greater(t, hi, maxReportMs*int64(time.Millisecond), "no overflow")
 	now := int64(1_800_000_000) * int64(time.Second)
-	assert.Less(t, medianSkew(now, []int64{maxReportMs}, time.Hour), time.Duration(0), "a report far ahead reads as this clock behind")
+	assert.Less(t, medianSkew(now, []clockReport{{ms: maxReportMs}}, time.Hour), time.Duration(0), "a report far ahead reads as this clock behind")
 }

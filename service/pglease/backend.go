@@ -19,16 +19,15 @@ import (
 // of the table carrying a fencing token.
 type backend Lease
 
+func (b *backend) l() *Lease { return (*Lease)(b) }
+
 func (b *backend) Open(ctx context.Context, now func() int64) error {
 	if b.now, b.pool = now, b.given; b.pool != nil {
 		return nil
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, b.cfg) // connects lazily
-	if err != nil {
-		return (*Lease)(b).dbError(ctx, "connecting", err)
-	}
 	b.pool = pool
-	return nil
+	return b.l().dbError(ctx, "connecting", err)
 }
 
 func (b *backend) Close() {
@@ -37,18 +36,17 @@ func (b *backend) Close() {
 	}
 }
 
-// CheckClock compares this node's clock with the database server's and
-// refuses, with a *ClockSkewError, a skew larger than MaxClockSkew. The
-// server's reading lies between the two readings of ours around the
-// statement; only the distance outside them counts.
+// CheckClock checks the server's replication (a pool given by the caller
+// has no check at connect), then compares this node's clock with the
+// server's: its reading lies between ours around the statement, and only
+// the distance outside them counts.
 func (b *backend) CheckClock(ctx context.Context) error {
-	if err := (*Lease)(b).ensureTable(ctx); err != nil {
+	if err := b.l().ensureTable(ctx); err != nil {
 		return err
 	}
-	cctx, cancel := (*Lease)(b).timeout(ctx)
+	cctx, cancel := leasekit.Timeout(ctx, b.o.DialTimeout)
 	defer cancel()
-	var dbMs int64
-	var sent int64
+	var dbMs, sent int64
 	err := b.pool.AcquireFunc(cctx, func(c *pgxpool.Conn) error {
 		if err := b.repl.Check(cctx, c.Conn()); err != nil {
 			return err
@@ -58,49 +56,43 @@ func (b *backend) CheckClock(ctx context.Context) error {
 	})
 	if re := new(pgrepl.Error); errors.As(err, &re) {
 		return re
+	} else if err != nil {
+		return b.l().dbError(cctx, "reading the server's clock", err)
 	}
-	if err != nil {
-		return (*Lease)(b).dbError(cctx, "reading the server's clock", err)
-	}
-	got, db := b.now(), dbMs*int64(time.Millisecond)
 	var skew time.Duration
-	switch {
+	switch got, db := b.now(), dbMs*int64(time.Millisecond); {
 	case got < db:
 		skew = time.Duration(got - db)
 	case sent > db+int64(time.Millisecond): // the server reads whole ms
 		skew = time.Duration(sent - db - int64(time.Millisecond))
 	}
 	if skew.Abs() > b.o.MaxClockSkew {
-		return &ClockSkewError{Skew: skew, Bound: b.o.MaxClockSkew}
+		return &ClockSkewError{Skew: skew, Bound: b.o.MaxClockSkew, Provider: "pglease", Against: "the PostgreSQL server's"}
 	}
 	return nil
 }
 
-// NewToken makes the tables when missing and draws a random positive
-// fencing token: every claim writes a new one, so a holder whose id was
-// taken over (even after its row was deleted and inserted again) never
-// matches the row.
+// NewToken draws a random positive fencing token: every claim writes a
+// new one, so a holder whose id was taken over (even after its row was
+// deleted and inserted again) never matches the row.
 func (b *backend) NewToken(ctx context.Context) (int64, time.Duration, error) {
-	if err := (*Lease)(b).ensureTable(ctx); err != nil {
-		return 0, 0, err
-	}
 	var r [8]byte
 	_, _ = rand.Read(r[:]) // never fails (crypto/rand)
-	return int64(binary.BigEndian.Uint64(r[:])>>1) | 1, b.o.TTL, nil
+	return int64(binary.BigEndian.Uint64(r[:])>>1) | 1, b.o.TTL, b.l().ensureTable(ctx)
 }
 
 // TryClaim takes id with token when free or lapsed, in one statement that
-// otherwise lists the live ids. A claim row without any mark left is a
-// lost mark (deleted by hand, a restored backup).
+// otherwise lists the live ids. A claim row with no mark left is a lost
+// mark (deleted by hand, a restored backup).
 func (b *backend) TryClaim(ctx context.Context, token, id int64) (leasekit.Claimed, error) {
-	cctx, cancel := (*Lease)(b).timeout(ctx)
+	cctx, cancel := leasekit.Timeout(ctx, b.o.DialTimeout)
 	defer cancel()
 	var existed *bool
 	var rowMark, marksMark *int64
 	var live []int32
 	err := b.pool.QueryRow(cctx, b.sql.claim, b.o.Prefix, id, b.o.NodeName, token, b.o.TTL.Milliseconds()).Scan(&existed, &rowMark, &marksMark, &live)
 	if err != nil {
-		return leasekit.Claimed{}, (*Lease)(b).dbError(cctx, fmt.Sprintf("claiming machine %d", id), err)
+		return leasekit.Claimed{}, b.l().dbError(cctx, fmt.Sprintf("claiming machine %d", id), err)
 	}
 	if existed == nil {
 		c := leasekit.Claimed{Taken: map[int64]bool{id: true}}
@@ -109,16 +101,11 @@ func (b *backend) TryClaim(ctx context.Context, token, id int64) (leasekit.Claim
 		}
 		return c, nil
 	}
-	c := leasekit.Claimed{OK: true, Mark: max(*rowMark, deref(marksMark))}
-	c.MarkLost = *existed && marksMark == nil && *rowMark == 0
-	return c, nil
-}
-
-func deref(p *int64) int64 {
-	if p == nil {
-		return 0
+	c := leasekit.Claimed{OK: true, Mark: *rowMark, MarkLost: *existed && marksMark == nil && *rowMark == 0}
+	if marksMark != nil {
+		c.Mark = max(c.Mark, *marksMark)
 	}
-	return *p
+	return c, nil
 }
 
 // Renew extends the claim to now() + TTL while its row carries the token.
@@ -126,47 +113,33 @@ func (b *backend) Renew(ctx context.Context, c leasekit.Claim) (time.Duration, e
 	return b.o.TTL, b.exec(ctx, "renewing", b.sql.renew, c, b.o.TTL.Milliseconds(), b.o.NodeName)
 }
 
-func (b *backend) Held(ctx context.Context, c leasekit.Claim) (int64, error) {
-	hctx, cancel := (*Lease)(b).timeout(ctx)
+func (b *backend) Held(ctx context.Context, c leasekit.Claim) (mark int64, err error) {
+	hctx, cancel := leasekit.Timeout(ctx, b.o.DialTimeout)
 	defer cancel()
-	var mark int64
-	err := b.pool.QueryRow(hctx, b.sql.held, b.o.Prefix, c.Machine, c.Token).Scan(&mark)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if err = b.pool.QueryRow(hctx, b.sql.held, b.o.Prefix, c.Machine, c.Token).Scan(&mark); errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("the row of machine %d is gone or carries another token: %w", c.Machine, ErrNotHeld)
 	}
-	if err != nil {
-		return 0, (*Lease)(b).dbError(hctx, fmt.Sprintf("checking machine %d", c.Machine), err)
-	}
-	return mark, nil
+	return mark, b.l().dbError(hctx, fmt.Sprintf("checking machine %d", c.Machine), err)
 }
 
 func (b *backend) StoreMark(ctx context.Context, c leasekit.Claim, ms int64) error {
 	return b.exec(ctx, "storing the mark of", b.sql.storeMark, c, ms, b.o.NodeName)
 }
 
-// Release lets the claim lapse at once (expires_at = -infinity); the mark
-// stays.
+// Release lets the claim lapse at once (expires_at = -infinity).
 func (b *backend) Release(ctx context.Context, c leasekit.Claim) error {
-	if c.Machine < 0 {
-		return nil
-	}
-	if _, err := b.pool.Exec(ctx, b.sql.release, b.o.Prefix, c.Machine, c.Token); err != nil {
-		return (*Lease)(b).dbError(ctx, "releasing", err)
-	}
-	return nil
+	_, err := b.pool.Exec(ctx, b.sql.release, b.o.Prefix, c.Machine, c.Token)
+	return b.l().dbError(ctx, "releasing", err)
 }
 
 // exec runs a write of c's holder, naming c's token: no row changed means
 // the id is no longer c's.
 func (b *backend) exec(ctx context.Context, doing, sql string, c leasekit.Claim, args ...any) error {
-	ectx, cancel := (*Lease)(b).timeout(ctx)
+	ectx, cancel := leasekit.Timeout(ctx, b.o.DialTimeout)
 	defer cancel()
 	tag, err := b.pool.Exec(ectx, sql, append([]any{b.o.Prefix, c.Machine, c.Token}, args...)...)
-	if err != nil {
-		return (*Lease)(b).dbError(ectx, fmt.Sprintf("%s machine %d", doing, c.Machine), err)
-	}
-	if tag.RowsAffected() == 0 {
+	if err == nil && tag.RowsAffected() == 0 {
 		return fmt.Errorf("the row of machine %d is gone or carries another token: the id was taken over: %w", c.Machine, ErrNotHeld)
 	}
-	return nil
+	return b.l().dbError(ectx, fmt.Sprintf("%s machine %d", doing, c.Machine), err)
 }

@@ -1,6 +1,8 @@
 package pglease
 
 import (
+	"fmt"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/vesta-go/vesta/service"
@@ -9,21 +11,20 @@ import (
 )
 
 // Lease leases a machine id from a PostgreSQL table. It implements
-// service.MachineLease (Run, StoreMark) with the one lease engine the etcd
-// lease shares; this package is its PostgreSQL backend. One Lease serves
-// one service.
+// service.MachineLease (Run, StoreMark, Stats) with the one lease engine
+// the etcd lease shares; this package is its PostgreSQL backend. One Lease
+// serves one service.
 type Lease struct {
 	*leasekit.Engine
-	o      Options
-	cfg    *pgxpool.Config // nil with a pool given
-	given  *pgxpool.Pool   // the caller's pool (NewWithPool), never closed here
-	pool   *pgxpool.Pool   // set by Run
-	server string          // host:port/database, for logs and errors
-	sql    statements
-	repl   *pgrepl.Policy // the replication check (service/internal/pgrepl)
-	now    func() int64   // the service clock, set by Run
-
-	tableReady bool // under the engine's one claiming goroutine
+	o          Options
+	cfg        *pgxpool.Config
+	given      *pgxpool.Pool // the caller's pool (NewWithPool), never closed here
+	pool       *pgxpool.Pool // set by Run
+	server     string        // host:port/database, for logs and errors (never the password)
+	sql        statements
+	repl       *pgrepl.Policy // the replication check the segment store makes too
+	now        func() int64   // the service clock, set by Run
+	tableReady bool           // under the engine's one claiming goroutine
 }
 
 var _ service.MachineLease = (*Lease)(nil)
@@ -38,7 +39,7 @@ func New(o Options) (*Lease, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = o.DialTimeout
 	}
-	cfg.MaxConns = 4 // a renewal, a check, a mark store and Close's at once at most
+	cfg.MaxConns = 4 // a renewal, a check, a mark store and a release at once at most
 	l := newLease(o, cfg, nil)
 	cfg.AfterConnect = l.repl.Check // a failover to an unsafe primary is refused too
 	return l, nil
@@ -59,19 +60,18 @@ func NewWithPool(pool *pgxpool.Pool, o Options) (*Lease, error) {
 }
 
 func newLease(o Options, cfg *pgxpool.Config, pool *pgxpool.Pool) *Lease {
-	l := &Lease{o: o, cfg: cfg, given: pool, server: server(cfg.ConnConfig), sql: newStatements(o.Table)}
-	l.repl = &pgrepl.Policy{Who: "pglease", DSNKey: "machineDSN", AllowKey: "machineAllowAsyncFailover",
-		Does: "claim machine ids", Lost: "A claim or a mark stored just before a failover", Hosts: len(pgrepl.Servers(&cfg.ConnConfig.Config)),
-		Allow: o.AllowAsyncFailover, Logger: o.Logger}
+	cc := cfg.ConnConfig
+	l := &Lease{o: o, cfg: cfg, given: pool, server: fmt.Sprintf("%s:%d/%s", cc.Host, cc.Port, cc.Database), sql: newStatements(o.Table)}
+	l.repl = &pgrepl.Policy{Who: "pglease", DSNKey: "machineDSN", AllowKey: "machineAllowAsyncFailover", Does: "claim machine ids",
+		Lost: "A claim or a mark stored just before a failover", Hosts: len(pgrepl.Servers(&cc.Config)), Allow: o.AllowAsyncFailover, Logger: o.Logger}
 	r := leasekit.FullRange
 	if o.MachineRange != nil {
 		r = *o.MachineRange
 	}
 	l.Engine = leasekit.NewEngine(leasekit.Config{
 		Provider: "pglease", Coordinator: "PostgreSQL", Marks: "the table " + o.Table + "_marks", Claims: "fleet " + o.Prefix + " in " + o.Table,
-		Endpoints: "postgres://" + l.server + "?table=" + o.Table,
-		Prefix:    o.Prefix, NodeName: o.NodeName, TTL: o.TTL, DialTimeout: o.DialTimeout, Range: r,
-		Logger: o.Logger, LowestFirst: o.lowestFirst,
+		Endpoints: "postgres://" + l.server + "?table=" + o.Table, Prefix: o.Prefix, NodeName: o.NodeName, TTL: o.TTL,
+		DialTimeout: o.DialTimeout, Range: r, Logger: o.Logger, LowestFirst: o.lowestFirst,
 	}, (*backend)(l))
 	return l
 }

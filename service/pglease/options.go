@@ -1,22 +1,19 @@
 package pglease
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
-	"os"
 	"regexp"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
-// Defaults of Options; the timings' (and their limits: TTL 2s..1h in
-// whole seconds, DialTimeout 10ms..1m, MaxClockSkew 1ms..1h) are
-// etcdlease's, as the two providers are configured alike.
+// Defaults of Options; the timings' and their limits are etcdlease's.
 const (
 	DefaultTable        = leasekit.DefaultTable
 	DefaultPrefix       = leasekit.DefaultPrefix
@@ -25,24 +22,35 @@ const (
 	DefaultMaxClockSkew = leasekit.DefaultMaxClockSkew
 )
 
+// The errors and error types are the lease engine's, shared with etcdlease.
+var (
+	ErrAllTaken = leasekit.ErrAllTaken // every id of the range is held (matches intf.ErrUnavailable)
+	ErrNotHeld  = leasekit.ErrNotHeld  // the row carries another token (matches intf.ErrFenced)
+	ErrRunning  = leasekit.ErrRunning  // Run was called on a Lease that runs already
+)
+
+type (
+	OptionError     = leasekit.OptionError     // names the wrong Options field
+	MarksAheadError = leasekit.MarksAheadError // ids given back for marks too far ahead
+	ClockSkewError  = leasekit.ClockSkewError  // this clock is off the server's by more than MaxClockSkew
+	Range           = leasekit.Range           // machine ids First..Last
+)
+
 // Options configures a Lease. Only DSN is required; a zero field takes its
 // default. New validates them.
 type Options struct {
-	// DSN of the database: a URL (postgres://user:password@host:5432/db)
-	// or key=value pairs. It may hold a password: no log line or error of
-	// this package shows it.
+	// DSN of the database: a URL (postgres://user:password@host:5432/db) or
+	// key=value pairs. It may hold a password: nothing here shows it.
 	DSN string
-	// Table holding the claims, optionally schema-qualified
-	// (default vesta_machines); created when missing.
+	// Table of the claims, optionally schema-qualified (default
+	// vesta_machines); the marks are in <Table>_marks. Created when missing.
 	Table string
-	// Prefix names the fleet in the table's prefix column (default
-	// /vesta). Nodes that must not share a machine id share it.
+	// Prefix names the fleet (default /vesta): nodes that must not share a
+	// machine id share it.
 	Prefix string
 	// TTL of a claim, whole seconds from 2s (default 1m): a node renews
 	// every TTL/3 and stops issuing TTL − FenceMargin(TTL) after its last
-	// renewal, so it rides out a database outage of at least 2/3 of TTL;
-	// it is also how long the id of a node that died for good stays
-	// taken.
+	// renewal; it is also how long a dead node's id stays taken.
 	TTL time.Duration
 	// DialTimeout bounds connecting and every statement (default 5s).
 	DialTimeout time.Duration
@@ -53,17 +61,15 @@ type Options struct {
 	MaxClockSkew time.Duration
 	// MachineRange limits the ids this fleet claims (nil: all, 0-1023).
 	MachineRange *Range
-	// AllowAsyncFailover accepts a DSN naming several servers whose
-	// primary does not replicate synchronously: a failover can then lose
-	// claims and marks and hand an id out twice. Without it such a server
-	// is refused at start, and every connection to one after a failover
-	// (service/internal/pgrepl, the segment store's check).
+	// AllowAsyncFailover accepts a DSN naming several servers whose primary
+	// does not replicate synchronously: a failover could lose claims and
+	// marks and hand an id out twice. Without it such a server is refused
+	// at start and at every new connection.
 	AllowAsyncFailover bool
 	// Logger receives the lease's transitions; nil means slog.Default().
 	Logger *slog.Logger
 
-	// lowestFirst makes claims try the lowest free id (tests).
-	lowestFirst bool
+	lowestFirst bool // claim the lowest free id (tests)
 }
 
 // tableName is a table, optionally schema-qualified, of plain identifiers.
@@ -76,29 +82,15 @@ func (o Options) Validate() error {
 	return err
 }
 
-// withDefaults fills zero fields, validates every field and parses the
-// DSN (unless the caller gives a pool: dialing false).
+// withDefaults fills zero fields, validates them and parses the DSN
+// (unless the caller gives a pool: dialing false).
 func (o Options) withDefaults(dialing bool) (Options, *pgxpool.Config, error) {
-	if o.Table == "" {
-		o.Table = DefaultTable
-	}
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
-	}
-	timings := leasekit.Timings{TTL: &o.TTL, DialTimeout: &o.DialTimeout, MaxClockSkew: &o.MaxClockSkew}
-	timings.Fill()
-	o.NodeName = leasekit.NodeName(o.NodeName, os.Getpid())
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o.Table = cmp.Or(o.Table, DefaultTable)
 	var cfg *pgxpool.Config
-	checks := append([]func() *OptionError{
+	err := leasekit.Common("pglease", &o.Prefix, &o.TTL, &o.DialTimeout, &o.MaxClockSkew, &o.NodeName, o.MachineRange, &o.Logger,
 		func() *OptionError {
 			var err error
-			if !dialing {
-				return nil
-			}
-			if cfg, err = ParseDSN(o.DSN); err != nil {
+			if cfg, err = ParseDSN(o.DSN); dialing && err != nil {
 				return &OptionError{Option: "DSN", Value: "(not shown: it may hold a password)", Want: "a PostgreSQL URL or key=value DSN", Err: err}
 			}
 			return nil
@@ -107,16 +99,11 @@ func (o Options) withDefaults(dialing bool) (Options, *pgxpool.Config, error) {
 			return leasekit.Check(tableName.MatchString(o.Table), "Table", o.Table, "a table name, optionally schema.table, of letters, digits and _ (at most 57: its marks are in <table>_marks)")
 		},
 		func() *OptionError {
-			return leasekit.Check(o.Prefix != "" && len(o.Prefix) <= 200, "Prefix", o.Prefix, "a fleet name of 1..200 bytes, such as /vesta")
+			return leasekit.Check(len(o.Prefix) <= 200, "Prefix", o.Prefix, "a fleet name of 1..200 bytes, such as /vesta")
 		},
-	}, timings.Checks()...)
-	err := leasekit.CheckAll("pglease", append(checks,
 		func() *OptionError {
-			return leasekit.Check(o.NodeName != "" && len(o.NodeName) <= 200 && !strings.ContainsAny(o.NodeName, "\n\r\x00"),
-				"NodeName", o.NodeName, "a name of 1..200 bytes on one line")
-		},
-		leasekit.CheckRange(o.MachineRange),
-	)...)
+			return leasekit.Check(len(o.NodeName) <= 200 && !strings.ContainsAny(o.NodeName, "\n\r\x00"), "NodeName", o.NodeName, "a name of 1..200 bytes on one line")
+		})
 	if err != nil {
 		return o, nil, err
 	}
@@ -129,15 +116,5 @@ func ParseDSN(dsn string) (*pgxpool.Config, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, fmt.Errorf("empty DSN")
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		return nil, err
-	}
-	return cfg, nil
-}
-
-// server names the database of cfg for logs, errors and the saved lease
-// state: host:port/database, never the password.
-func server(cfg *pgx.ConnConfig) string {
-	return fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
+	return pgxpool.ParseConfig(dsn)
 }

@@ -21,7 +21,10 @@ func TestAsynchronousFailoverRefused(t *testing.T) {
 	t.Parallel() // its own cluster
 	c := pgtest.NewCluster(t, pgtest.ClusterOptions{Sync: false})
 	start := func(dsn string, allow bool) error {
-		l := newLease(t, dsn, "repl", func(o *pglease.Options) { o.AllowAsyncFailover = allow; o.MachineRange = &pglease.Range{First: 40, Last: 41} })
+		l := newLease(t, dsn, "repl", func(o *pglease.Options) {
+			o.AllowAsyncFailover = allow
+			o.MachineRange = &pglease.Range{First: 40, Last: 41}
+		})
 		svc, err := service.New(bg, service.Settings{Lease: l, NoDataDir: true, Logger: testLog(t)})
 		if err == nil {
 			require.NoError(t, svc.Close())

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
@@ -73,16 +75,16 @@ ON CONFLICT (prefix, machine) DO UPDATE SET mark_ms = excluded.mark_ms`,
 	}
 }
 
-// ensureTable creates the tables unless they exist. Tables that exist
-// (created by a DBA) need no CREATE privilege; nodes creating them at
-// once take turns on an advisory lock, as concurrent CREATE TABLE IF NOT
-// EXISTS statements can fail on each other. A claims table of an earlier
-// version gets its marks table, with its marks copied.
+// ensureTable creates the tables unless they exist. Tables a DBA made
+// need no CREATE privilege; nodes creating them at once take turns on an
+// advisory lock, as concurrent CREATE TABLE IF NOT EXISTS statements can
+// fail on each other. A claims table of an earlier version gets its marks
+// table, with its marks copied.
 func (l *Lease) ensureTable(ctx context.Context) error {
 	if l.tableReady {
 		return nil
 	}
-	cctx, cancel := l.timeout(ctx)
+	cctx, cancel := leasekit.Timeout(ctx, l.o.DialTimeout)
 	defer cancel()
 	err := pgx.BeginFunc(cctx, l.pool, func(tx pgx.Tx) error {
 		var exists bool
@@ -92,37 +94,35 @@ func (l *Lease) ensureTable(ctx context.Context) error {
 		if _, err := tx.Exec(cctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, "vesta-go pglease "+l.sql.table); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(cctx, l.sql.create); err != nil {
-			return err
-		}
-		_, err := tx.Exec(cctx, l.sql.copy)
+		_, err := tx.Exec(cctx, l.sql.create+`; `+l.sql.copy)
 		return err
 	})
-	if err != nil {
-		return l.dbError(cctx, "creating the tables "+l.o.Table+" and "+l.o.Table+"_marks (grant CREATE on their schema, or create them as docs/operations.md shows)", err)
-	}
-	l.tableReady = true
-	return nil
+	l.tableReady = err == nil
+	return l.dbError(cctx, "creating the tables "+l.o.Table+" and "+l.o.Table+"_marks (grant CREATE on their schema, or create them as docs/operations.md shows)", err)
 }
 
-// errTimedOut is the cause of a statement whose own timeout expired.
-var errTimedOut = errors.New("PostgreSQL statement timed out")
-
-// timeout bounds one statement by the dial timeout.
-func (l *Lease) timeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeoutCause(ctx, l.o.DialTimeout, errTimedOut)
-}
-
-// dbError wraps the failure of a statement made with ctx, naming the
-// server (never the password) and what was being done; one that says the
-// server cannot be reached now is a leasekit.UnreachableError.
+// dbError wraps the failure (nil: none) of a statement made with ctx,
+// naming the server (never the password) and what was being done. One
+// that says the server cannot be reached now — a network error, a
+// timeout, a failed connection, a connection exception (SQLSTATE 08) or
+// a shutdown (57P01..03), not a refusal such as a missing table or a
+// permission taken away — is a leasekit.UnreachableError: only then does
+// a restart resume its claim without the database.
 func (l *Lease) dbError(ctx context.Context, doing string, err error) error {
-	hint := ""
-	if errors.Is(context.Cause(ctx), errTimedOut) || errors.Is(err, errTimedOut) {
-		hint = fmt.Sprintf(" (no answer within the dial timeout %s)", l.o.DialTimeout)
+	if err == nil {
+		return nil
 	}
-	err = fmt.Errorf("pglease: PostgreSQL %s: %s%s: %w", l.server, doing, hint, err)
-	if unreachable(err) {
+	err = fmt.Errorf("pglease: PostgreSQL %s: %s%s: %w", l.server, doing, leasekit.TimedOut(ctx, err, l.o.DialTimeout), err)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		if strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" {
+			return leasekit.UnreachableError{Err: err}
+		}
+		return err
+	}
+	var ne net.Error
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ne) || errors.As(err, &ce) || errors.Is(err, context.DeadlineExceeded) || leasekit.TimedOut(ctx, err, 0) != "" {
 		return leasekit.UnreachableError{Err: err}
 	}
 	return err

@@ -10,18 +10,17 @@ import (
 )
 
 // Backend is what a coordinator (etcd, PostgreSQL) does for the Engine:
-// storage and its atomicity, nothing of the rules. Every method that
-// does I/O is bounded by the context it is given; a coordinator that does
-// not answer returns an error wrapped by Unreachable, one that says the
-// claim is gone an error matching ErrNotHeld.
+// storage and its atomicity, none of the rules. Every method bounds its
+// I/O by ctx and DialTimeout; a coordinator that does not answer gives an
+// UnreachableError, a claim found gone an error matching ErrNotHeld.
 type Backend interface {
 	// Open makes what the backend needs (a client, a pool) unless the
 	// caller gave it; Close closes only what Open made. now is the service
-	// clock (nanoseconds) for the clock checks and reports.
+	// clock (nanoseconds), for clock checks and reports.
 	Open(ctx context.Context, now func() int64) error
 	Close()
 	// CheckClock refuses this node's clock when out of line with the
-	// coordinator's, with an error matching intf.ErrClockBehind.
+	// coordinator's (a *ClockSkewError).
 	CheckClock(ctx context.Context) error
 	// NewToken starts a claim: etcd grants a lease, PostgreSQL draws a
 	// fencing token. ttl is what the coordinator granted.
@@ -32,9 +31,9 @@ type Backend interface {
 	Renew(ctx context.Context, c Claim) (ttl time.Duration, err error)
 	// Held reads whether c still holds its id, and the id's mark.
 	Held(ctx context.Context, c Claim) (markMs int64, err error)
-	// StoreMark stores ms as c's mark, only while c holds its id.
+	// StoreMark stores ms as the id's mark, only while c holds it.
 	StoreMark(ctx context.Context, c Claim, ms int64) error
-	// Release gives c up (its mark stays).
+	// Release gives c up; its mark stays.
 	Release(ctx context.Context, c Claim) error
 }
 
@@ -49,9 +48,9 @@ type Claim struct {
 type Claimed struct {
 	OK   bool
 	Mark int64 // the id's mark, Unix ms; 0 when none
-	// MarkLost: the id was held before, but its mark is gone (deleted by
-	// hand, a restored backup): its last holder may have issued up to its
-	// validity, so the claim starts above now + TTL + lead.
+	// MarkLost: the id was held before, but no mark of it is left (deleted
+	// by hand, a restored backup): its last holder may have issued up to
+	// its validity, so the claim starts above now + TTL + lead.
 	MarkLost bool
 	Taken    map[int64]bool // not OK: the ids held now
 	Cluster  uint64
@@ -73,12 +72,8 @@ type Config struct {
 	LowestFirst bool // claim the lowest free id (tests)
 }
 
-// ErrRunning: Run was called on a lease that runs already; a lease
-// serves one service.
-var ErrRunning = errors.New("the lease is already running")
-
 // UnreachableError is the error of a coordinator that cannot be reached
-// now (as opposed to refusing us): only then does a restart resume its
+// now (not one that refuses us): only then does a restart resume its
 // claim without it. It matches intf.ErrUnavailable.
 type UnreachableError struct{ Err error }
 
@@ -87,3 +82,20 @@ func (e UnreachableError) Unwrap() []error { return []error{e.Err, intf.ErrUnava
 
 // IsUnreachable tells whether err says the coordinator cannot be reached.
 func IsUnreachable(err error) bool { return errors.As(err, new(UnreachableError)) }
+
+// errTimedOut is the cause of a request whose own timeout expired.
+var errTimedOut = errors.New("request timed out")
+
+// Timeout bounds one request to the coordinator by d (the dial timeout).
+func Timeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, errTimedOut)
+}
+
+// TimedOut is a hint for the error of a request made with ctx: that it
+// found no answer within d, or "".
+func TimedOut(ctx context.Context, err error, d time.Duration) string {
+	if errors.Is(context.Cause(ctx), errTimedOut) || errors.Is(err, errTimedOut) {
+		return " (no answer within the dial timeout " + d.String() + ")"
+	}
+	return ""
+}

@@ -14,10 +14,8 @@ import (
 	"github.com/vesta-go/vesta/service"
 )
 
-// Engine is the one machine-id lease: it claims, holds, renews, fences,
-// resumes and releases a machine id, and stores its marks, over a
-// Backend. It implements service.MachineLease; one Engine serves one
-// service.
+// Engine is the one machine-id lease over a Backend: it implements
+// service.MachineLease for one service.
 type Engine struct {
 	c       Config
 	b       Backend
@@ -27,28 +25,29 @@ type Engine struct {
 	cur *hold               // the hold whose id the service holds or is taking
 	h   service.LeaseHolder // set by Run
 
-	counters Counters
+	claims, claimTxns, markRefusals, resumes atomic.Uint64
 }
 
 // NewEngine makes the lease of c over b.
 func NewEngine(c Config, b Backend) *Engine { return &Engine{c: c, b: b} }
 
-// Stats returns the lease's counters, with the backend's own when it
-// keeps some.
+// Stats returns the lease's counters, with the backend's own.
 func (e *Engine) Stats() service.LeaseStats {
-	st := e.counters.Stats()
+	st := service.LeaseStats{MarkRefusals: e.markRefusals.Load(), Claims: e.claims.Load(),
+		ClaimTxns: e.claimTxns.Load(), Resumes: e.resumes.Load()}
 	if s, ok := e.b.(interface{ AddStats(*service.LeaseStats) }); ok {
 		s.AddStats(&st)
 	}
 	return st
 }
 
-// Run connects, holds a machine id (resuming the one the data dir's
-// state names, else claiming one) and keeps it until ctx is done, telling
-// h of every change. A failure to hold the first id is returned, unless a
-// claim saved in the data dir waits for its coordinator; later failures
-// are retried every RetryInterval while the service answers ErrFenced.
-// After ctx is done it releases the id and returns ctx.Err().
+// Run holds a machine id (resuming the claim saved in the data dir, else
+// claiming one) until ctx is done, telling h of every change, then
+// releases it and returns ctx.Err(). A failure to hold the first id is
+// returned, unless a saved claim waits for its coordinator; later ones are
+// retried every RetryInterval while the service answers ErrFenced. A lost
+// id is claimed again, the same one preferred; ids refused for their marks
+// are skipped until every free id was tried.
 func (e *Engine) Run(ctx context.Context, h service.LeaseHolder) error {
 	if !e.running.CompareAndSwap(false, true) {
 		return fmt.Errorf("%s: %w", e.c.Provider, ErrRunning)
@@ -60,15 +59,7 @@ func (e *Engine) Run(ctx context.Context, h service.LeaseHolder) error {
 	e.mu.Lock()
 	e.h = h
 	e.mu.Unlock()
-	return e.loop(ctx, h)
-}
-
-// loop holds an id until it is lost, and claims again, the same id
-// preferred. Ids refused for their marks are skipped by the next attempts
-// until every free id was tried, so that ids far ahead cannot starve a
-// free one beyond them.
-func (e *Engine) loop(ctx context.Context, h service.LeaseHolder) error {
-	st := LoadState(h, e.c.Logger, e.c.Provider, e.c.Endpoints, e.c.Prefix, e.c.Range)
+	st := e.loadState(h)
 	prefer := int64(-1)
 	if st != nil {
 		prefer = st.Machine
@@ -91,8 +82,6 @@ func (e *Engine) loop(ctx context.Context, h service.LeaseHolder) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			// A claim saved in the data dir waits for its coordinator
-			// rather than exit: its id is this node's.
 			if first && (st == nil || !IsUnreachable(err)) {
 				return err
 			}
@@ -123,10 +112,8 @@ func (e *Engine) loop(ctx context.Context, h service.LeaseHolder) error {
 	}
 }
 
-// take claims an id and has the service hold it. An id whose mark the
-// service refuses as too far ahead (intf.ErrClockBehind) is given back
-// and another claimed, up to MaxMarkRefusals times. On error nothing is
-// held.
+// take claims an id and has the service hold it; an id whose mark the
+// service refuses as too far ahead is given back and another claimed.
 func (e *Engine) take(ctx context.Context, h service.LeaseHolder, prefer int64, skip map[int64]bool, own *hold) (*hold, error) {
 	if err := e.b.CheckClock(ctx); err != nil {
 		return nil, err
@@ -147,20 +134,18 @@ func (e *Engine) take(ctx context.Context, h service.LeaseHolder, prefer int64, 
 		}
 		prefer = -1
 		now, lead := h.Now(), h.Lead()
-		hd.prevMark = c.Mark
-		switch {
+		switch hd.prevMark = c.Mark; {
 		case c.MarkLost:
 			hd.prevMark = max(c.Mark, (now+int64(e.c.TTL+lead))/int64(time.Millisecond))
-			e.c.Logger.Warn(e.c.Provider+": the mark of the machine id claimed is gone though the id was held; starting above the longest lead its last holder may have had",
-				"machine", hd.machine, "startAbove", time.UnixMilli(hd.prevMark).UTC())
+			e.c.Logger.Warn(e.c.Provider+": the id claimed was held but has no mark left; starting above the furthest its last holder may have issued",
+				"machine", hd.machine, "above", time.UnixMilli(hd.prevMark).UTC())
 		case own != nil && own.machine == hd.machine && c.Mark <= own.storedMark.Load():
-			// Nobody stored a mark since we lost it: every ID above our
-			// claim's floor was ours, and ours lie below now + lead.
+			// Nobody stored a mark since we lost it: the IDs above our
+			// floor were ours, below now + lead.
 			hd.prevMark = max(own.prevMark, min(c.Mark, (now+int64(lead))/int64(time.Millisecond)))
 		}
-		err = e.hold(ctx, h, hd)
-		if err == nil {
-			e.counters.Claims.Add(1)
+		if err = e.hold(ctx, h, hd); err == nil {
+			e.claims.Add(1)
 			e.c.Logger.Info(e.c.Provider+": machine id held", "machine", hd.machine, "node", e.c.NodeName,
 				"lease", fmt.Sprintf("%x", hd.token), "prevMark", hd.prevMark)
 			return hd, nil
@@ -168,8 +153,8 @@ func (e *Engine) take(ctx context.Context, h service.LeaseHolder, prefer int64, 
 		if !errors.Is(err, intf.ErrClockBehind) || ctx.Err() != nil {
 			return nil, fmt.Errorf("machine %d: %w", hd.machine, err)
 		}
-		e.counters.MarkRefusals.Add(1)
-		r, full := ahead.Refuse(hd.machine, hd.prevMark, h.Now(), err, skip)
+		e.markRefusals.Add(1)
+		r, full := ahead.refuse(hd.machine, hd.prevMark, h.Now(), err, skip)
 		e.c.Logger.Warn(e.c.Provider+": the mark of the machine id claimed is too far ahead; trying another id",
 			"machine", hd.machine, "ahead", r.Ahead.Round(time.Millisecond), "err", err)
 		if full {
@@ -178,15 +163,9 @@ func (e *Engine) take(ctx context.Context, h service.LeaseHolder, prefer int64, 
 	}
 }
 
-// maxClaims bounds the attempts of one claim: each failed one lists the
-// ids held at that moment, so only ids taken by others at the same time
-// make the next fail again.
-const maxClaims = 64
-
-// claim takes a free id of the range under a new token and starts
-// renewing it: prefer first when it may be free, else a random id the
-// latest listing shows free (never one in skip). Random picks spread N
-// nodes starting at once over the range.
+// claim takes a free id under a new token (prefer first, else a random
+// one the latest listing shows free) and starts renewing it. A failed
+// attempt lists the ids held, so only races make the next fail.
 func (e *Engine) claim(ctx context.Context, h service.LeaseHolder, prefer int64, skip map[int64]bool) (*hold, Claimed, error) {
 	t0 := h.Now()
 	token, ttl, err := e.b.NewToken(ctx)
@@ -197,7 +176,8 @@ func (e *Engine) claim(ctx context.Context, h service.LeaseHolder, prefer int64,
 	hd.validUntil.Store(t0 + int64(Validity(min(ttl, e.c.TTL))))
 	r := e.c.Range
 	var taken map[int64]bool // nil until an attempt lists the ids held
-	for range maxClaims {
+	err = fmt.Errorf("%s: 64 claims in a row lost the race for a free id of %s: %w", e.c.Provider, r, ErrAllTaken)
+	for range 64 {
 		id, ok := Pick(r, prefer, skip, taken, e.c.LowestFirst)
 		if !ok {
 			err = fmt.Errorf("%s: all %d machine ids of %s under %s are held by live nodes: %w", e.c.Provider, r.Size(), r, e.c.Claims, ErrAllTaken)
@@ -207,33 +187,30 @@ func (e *Engine) claim(ctx context.Context, h service.LeaseHolder, prefer int64,
 			break
 		}
 		prefer = -1
-		e.counters.ClaimTxns.Add(1)
+		e.claimTxns.Add(1)
 		c, cerr := e.b.TryClaim(ctx, token, id)
-		if cerr != nil || c.OK {
-			hd.machine, hd.cluster = id, c.Cluster
-			hd.storedMark.Store(c.Mark)
-			if cerr == nil {
-				e.startRenewing(ctx, h, hd)
-				return hd, c, nil
-			}
-			err = cerr
-			break
+		if cerr == nil && !c.OK {
+			taken = c.Taken
+			continue
 		}
-		taken = c.Taken
-		err = fmt.Errorf("%s: %d claims in a row lost the race for a free id of %s: %w", e.c.Provider, maxClaims, r, ErrAllTaken)
+		hd.machine, hd.cluster, err = id, c.Cluster, cerr
+		if cerr == nil {
+			hd.storedMark.Store(c.Mark)
+			e.startRenewing(ctx, h, hd)
+			return hd, c, nil
+		}
+		break
 	}
 	e.giveUp(hd)
 	return nil, Claimed{}, err
 }
 
-// hold has the service hold hd above hd.prevMark. A mark ahead by no more
-// than a live holder's lead (its validity) is waited out here, as a
-// holder's own mark or a lost claim's may be; the service refuses a mark
-// further ahead than its MaxClockBackwardWait. On error hd is released.
+// hold has the service hold hd above hd.prevMark, first waiting out a
+// mark ahead by no more than a holder may run (its validity): the service
+// refuses one further than MaxClockBackwardWait. On error hd is released.
 func (e *Engine) hold(ctx context.Context, h service.LeaseHolder, hd *hold) error {
 	lead := h.Lead()
-	ahead := time.Duration(hd.prevMark*int64(time.Millisecond) - h.Now())
-	if ahead > lead && ahead <= e.c.TTL+2*lead {
+	if ahead := time.Duration(hd.prevMark*int64(time.Millisecond) - h.Now()); ahead > lead && ahead <= e.c.TTL+2*lead {
 		e.c.Logger.Info(e.c.Provider+": waiting for the clock to near the mark of the machine id claimed",
 			"machine", hd.machine, "wait", (ahead - lead).Round(time.Millisecond))
 		if err := ctxtime.Sleep(ctx, ahead-lead); err != nil {
@@ -252,20 +229,16 @@ func (e *Engine) hold(ctx context.Context, h service.LeaseHolder, hd *hold) erro
 	return nil
 }
 
-// resume takes up the claim of the previous run on this data dir (st):
-// the same id and token, without a new claim. Online, the claim is renewed
-// and checked, and the hold starts above the coordinator's mark for the
-// id — capped at now + lead, since every ID above the claim's floor was
-// that run's, and it stopped before now — so a data dir restored from a
-// backup cannot make it issue again below what it issued. Offline (a
-// coordinator that does not answer, not one that refuses), it resumes on
-// the validity and the mark it saved, while the clock shows them
-// running. It returns nil, nil when st cannot be resumed.
+// resume takes up the previous run's claim (st). Online it is renewed and
+// checked, and the hold starts above the coordinator's mark capped at now
+// + lead — the IDs above the claim's floor were that run's, which stopped
+// before now — so a data dir restored from a backup cannot repeat IDs.
+// Offline (no answer, not a refusal) it resumes within the saved validity
+// above the data dir's mark. nil, nil: claim anew.
 func (e *Engine) resume(ctx context.Context, h service.LeaseHolder, st *State) (*hold, error) {
 	hd := newHold(st.Machine, st.Lease)
-	hd.cluster = st.Cluster
+	hd.cluster, hd.prevMark = st.Cluster, st.ClaimMarkMs
 	hd.storedMark.Store(st.StoredMarkMs)
-	hd.prevMark = st.ClaimMarkMs
 	t0, lead := h.Now(), max(h.Lead(), time.Duration(st.LeadNs))
 	ttl, err := e.b.Renew(ctx, hd.claim())
 	var mark int64
@@ -274,8 +247,7 @@ func (e *Engine) resume(ctx context.Context, h service.LeaseHolder, st *State) (
 	}
 	switch {
 	case errors.Is(err, ErrNotHeld):
-		e.c.Logger.Info(e.c.Provider+": the claim saved in the data dir is gone; claiming anew (the same id preferred)",
-			"machine", st.Machine, "why", err)
+		e.c.Logger.Info(e.c.Provider+": the claim saved in the data dir is gone; claiming anew (the same id preferred)", "machine", st.Machine, "why", err)
 		e.giveUp(hd)
 		return nil, nil
 	case err == nil:
@@ -298,15 +270,14 @@ func (e *Engine) resume(ctx context.Context, h service.LeaseHolder, st *State) (
 	if err := e.hold(ctx, h, hd); err != nil {
 		return nil, fmt.Errorf("resuming machine %d: %w", hd.machine, err)
 	}
-	e.counters.Resumes.Add(1)
+	e.resumes.Add(1)
 	e.c.Logger.Info(e.c.Provider+": machine id resumed from the data dir", "machine", hd.machine, "node", e.c.NodeName,
 		"lease", fmt.Sprintf("%x", st.Lease), "offline", hd.offline.Load(), "prevMark", hd.prevMark)
 	return hd, nil
 }
 
 // release stops renewing and gives the id up, its mark kept. A held id is
-// first saved as released, so that no restart can resume it; when that
-// cannot be saved, the claim is left to lapse instead.
+// first saved as released (no restart may resume it), else left to lapse.
 func (e *Engine) release(h service.LeaseHolder, hd *hold) {
 	e.mu.Lock()
 	if e.cur == hd {
@@ -333,8 +304,7 @@ func (e *Engine) giveUp(hd *hold) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.c.DialTimeout)
 	defer cancel()
 	if err := e.b.Release(ctx, hd.claim()); err != nil {
-		e.c.Logger.Warn(e.c.Provider+": cannot release the machine id; it is free once its claim lapses",
-			"machine", hd.machine, "ttl", e.c.TTL, "err", err)
+		e.c.Logger.Warn(e.c.Provider+": cannot release the machine id; it is free once its claim lapses", "machine", hd.machine, "ttl", e.c.TTL, "err", err)
 	}
 }
 
@@ -344,22 +314,13 @@ func (e *Engine) setCurrent(hd *hold) {
 	e.mu.Unlock()
 }
 
-func (e *Engine) current() (*hold, service.LeaseHolder) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.cur, e.h
-}
-
-// StoreMark stores ms as machine's time high-water mark, never below the
-// mark the hold started from, only while this hold's claim holds machine:
-// a node that lost the id can never lower its new holder's mark. A claim
-// found gone is ErrNotHeld and makes the node claim again.
-//
-// A store that cannot reach the coordinator still succeeds when a mark of
-// at least ms is known to be stored (by this hold, or by the run a resumed
-// hold continues): lowering one is only a courtesy to the next holder.
+// StoreMark stores machine's mark, never below the hold's floor and only
+// while the claim holds machine (a claim found gone fences at once). A
+// store that fails still succeeds when a mark >= ms is known stored.
 func (e *Engine) StoreMark(ctx context.Context, machine int64, ms int64) error {
-	hd, h := e.current()
+	e.mu.Lock()
+	hd, h := e.cur, e.h
+	e.mu.Unlock()
 	if hd == nil || hd.machine != machine {
 		return fmt.Errorf("storing the mark of machine %d: %w", machine, ErrNotHeld)
 	}
@@ -367,16 +328,17 @@ func (e *Engine) StoreMark(ctx context.Context, machine int64, ms int64) error {
 	if hd.offline.Load() && ms <= hd.storedMark.Load() {
 		return nil // covered; the coordinator has not answered since the resume
 	}
-	sctx, cancel := context.WithTimeout(ctx, e.c.DialTimeout)
-	defer cancel()
-	err := e.b.StoreMark(sctx, hd.claim(), ms)
+	err := context.DeadlineExceeded
+	for errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil { // attempts that hung: again, another member
+		sctx, cancel := context.WithTimeout(ctx, e.attempt())
+		err = e.b.StoreMark(sctx, hd.claim(), ms)
+		cancel()
+	}
 	switch {
 	case errors.Is(err, ErrNotHeld):
 		hd.lose(err.Error())
 		return fmt.Errorf("storing the mark of machine %d: %w", machine, err)
 	case err != nil && ms <= hd.storedMark.Load():
-		// Applied or not, the coordinator now holds ms or the mark
-		// before: a lower bound of it is the lower of the two.
 		hd.storedMark.Store(ms)
 		return nil
 	case err != nil:
@@ -387,19 +349,4 @@ func (e *Engine) StoreMark(ctx context.Context, machine int64, ms int64) error {
 		_ = e.saveState(h, hd) // logged
 	}
 	return nil
-}
-
-// saveState stores what resumes hd after a restart.
-func (e *Engine) saveState(h service.LeaseHolder, hd *hold) error {
-	hd.stateMu.Lock()
-	defer hd.stateMu.Unlock()
-	st := State{
-		Cluster: hd.cluster, Endpoints: e.c.Endpoints, Prefix: e.c.Prefix, Node: e.c.NodeName, Host: Hostname(),
-		Lease: hd.token, Machine: hd.machine, ClaimMarkMs: hd.prevMark, StoredMarkMs: hd.storedMark.Load(),
-		ValidUntil: hd.validUntil.Load(), Saved: h.Now(), LeadNs: int64(h.Lead()),
-	}
-	if hd.released {
-		st = st.Released()
-	}
-	return SaveState(h, e.c.Logger, e.c.Provider, st)
 }

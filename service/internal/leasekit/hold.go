@@ -19,15 +19,11 @@ const VerifyInterval = time.Second
 type hold struct {
 	machine, token int64
 	cluster        uint64
-	prevMark       int64 // the floor the hold started above: every stored mark is at least it
-	// validUntil is when the claim is surely still ours (service clock).
-	validUntil atomic.Int64
-	// storedMark is a mark known to be stored for machine.
-	storedMark atomic.Int64
-	// offline: resumed without reaching the coordinator; no renewal since.
-	offline atomic.Bool
-	// held: the service holds machine (Hold returned); its state is saved.
-	held atomic.Bool
+	prevMark       int64        // the floor the hold started above: every stored mark is at least it
+	validUntil     atomic.Int64 // when the claim is surely still ours (service clock)
+	storedMark     atomic.Int64 // a mark known stored for machine
+	offline        atomic.Bool  // resumed without reaching the coordinator; no renewal since
+	held           atomic.Bool  // the service holds machine (Hold returned)
 
 	lost     chan struct{} // closed once the claim is known gone
 	loseOnce sync.Once
@@ -36,8 +32,7 @@ type hold struct {
 	stateMu  sync.Mutex // orders saveState calls
 	released bool       // given up (under stateMu)
 
-	stop func()
-	done sync.WaitGroup // the renewer and the verifier
+	stop func() // stops the renewer and the verifier, and waits for them
 }
 
 func newHold(machine, token int64) *hold {
@@ -55,49 +50,44 @@ func (hd *hold) lose(why string) {
 	})
 }
 
-func (hd *hold) isLost() bool {
-	select {
-	case <-hd.lost:
-		return true
-	default:
-		return false
-	}
-}
-
-// startRenewing keeps hd alive and checks it in the background until
-// release.
+// startRenewing renews and verifies hd in the background until release.
 func (e *Engine) startRenewing(ctx context.Context, h service.LeaseHolder, hd *hold) {
 	rctx, cancel := context.WithCancel(ctx)
-	hd.stop = sync.OnceFunc(func() { cancel(); hd.done.Wait() })
-	hd.done.Add(2)
-	go e.renew(rctx, h, hd)
-	go e.verify(rctx, hd)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	hd.stop = sync.OnceFunc(func() { cancel(); wg.Wait() })
+	go func() { defer wg.Done(); e.renew(rctx, h, hd) }()
+	go func() { defer wg.Done(); e.verify(rctx, hd) }()
+}
+
+// attempt bounds one request of a holder (a renewal, a check, a mark
+// store): one member that hangs must not eat the fence's slack, so it is
+// a small part of the TTL, and the retry goes to another member.
+func (e *Engine) attempt() time.Duration {
+	return min(e.c.DialTimeout, max(e.c.TTL/20, 100*time.Millisecond))
 }
 
 // renew renews hd every RenewInterval (every RetryInterval while failing,
-// or offline). Each success extends the fence to t0 + Validity, t0 being
-// the service clock read before the request was sent: the coordinator
-// cannot let the claim lapse before its own receipt + TTL. A renewal that
-// fails leaves the fence to take effect by itself; a claim known gone
-// closes hd.lost.
+// or offline). Each success extends the fence to t0 + Validity, t0 read
+// before the request was sent: the coordinator cannot let the claim lapse
+// before its receipt + TTL. A renewal that fails leaves the fence to take
+// effect by itself, logged when failures begin, when the fence takes
+// effect and when a renewal succeeds again; a claim found gone closes
+// hd.lost.
 func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
-	defer hd.done.Done()
 	interval := RenewInterval(e.c.TTL)
 	wait := interval
 	if hd.offline.Load() {
 		wait = RetryInterval
 	}
-	rl := RenewLog{Log: e.c.Logger, Provider: e.c.Provider}
-	for {
-		if ctxtime.Sleep(ctx, wait) != nil {
-			return
-		}
+	var failedAt int64 // service clock of the first failure; 0 while renewing
+	fenced := false
+	for ctxtime.Sleep(ctx, wait) == nil {
 		t0 := h.Now()
-		// One member that hangs must not eat the slack: a short bound,
-		// then the retry goes to another.
-		rctx, cancel := context.WithTimeout(ctx, min(e.c.DialTimeout, max(e.c.TTL/10, RetryInterval)))
+		rctx, cancel := context.WithTimeout(ctx, e.attempt())
 		ttl, err := e.b.Renew(rctx, hd.claim())
 		cancel()
+		now := h.Now()
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -105,18 +95,34 @@ func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 			hd.lose(err.Error())
 			return
 		case err != nil:
-			rl.Failed(h.Now(), hd.validUntil.Load(), hd.machine, err)
-			wait = RetryInterval
+			// A hang that took its whole attempt is retried at once (the
+			// next request goes to another member), a refusal later.
+			if wait = max(RetryInterval-time.Duration(now-t0), 0); failedAt == 0 {
+				failedAt = now
+				e.c.Logger.Warn(e.c.Provider+": cannot renew the machine id lease; retrying", "machine", hd.machine,
+					"fencedIn", time.Duration(hd.validUntil.Load()-now).Round(time.Millisecond), "err", err)
+			}
+			if !fenced && now >= hd.validUntil.Load() {
+				fenced = true
+				e.c.Logger.Error(e.c.Provider+": machine id fenced: the lease was not renewed in time; no IDs until it is",
+					"machine", hd.machine, "failingFor", time.Duration(now-failedAt).Round(time.Millisecond))
+			}
 			continue
 		}
 		v := t0 + int64(Validity(min(ttl, e.c.TTL)))
 		hd.validUntil.Store(max(v, hd.validUntil.Load()))
 		hd.offline.Store(false)
-		if hd.isLost() {
+		select {
+		case <-hd.lost:
 			return
+		default:
 		}
 		h.Renewed(v)
-		rl.Renewed(h.Now(), hd.machine)
+		if failedAt != 0 {
+			e.c.Logger.Info(e.c.Provider+": machine id lease renewed again", "machine", hd.machine,
+				"failedFor", time.Duration(now-failedAt).Round(time.Millisecond), "wasFenced", fenced)
+			failedAt, fenced = 0, false
+		}
 		wait = interval
 		if hd.held.Load() {
 			_ = e.saveState(h, hd) // logged
@@ -132,12 +138,11 @@ func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 // not at the next renewal. A coordinator that does not answer is the
 // renewals' and the fence's business.
 func (e *Engine) verify(ctx context.Context, hd *hold) {
-	defer hd.done.Done()
 	for ctxtime.Sleep(ctx, VerifyInterval) == nil {
 		if !hd.held.Load() {
 			continue
 		}
-		vctx, cancel := context.WithTimeout(ctx, min(e.c.DialTimeout, VerifyInterval))
+		vctx, cancel := context.WithTimeout(ctx, e.attempt())
 		_, err := e.b.Held(vctx, hd.claim())
 		cancel()
 		if errors.Is(err, ErrNotHeld) && ctx.Err() == nil {

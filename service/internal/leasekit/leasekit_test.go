@@ -27,7 +27,7 @@ func TestRefuseStopsAtTheBound(t *testing.T) {
 	skip := map[int64]bool{}
 	now := time.Now().UnixNano()
 	for i := range int64(MaxMarkRefusals) {
-		r, full := e.Refuse(i, now/int64(time.Millisecond)+10_000, now, intf.ErrClockBehind, skip)
+		r, full := e.refuse(i, now/int64(time.Millisecond)+10_000, now, intf.ErrClockBehind, skip)
 		assert.Equal(t, i == MaxMarkRefusals-1, full)
 		assert.InDelta(t, float64(10*time.Second), float64(r.Ahead), float64(time.Millisecond))
 	}
@@ -46,20 +46,25 @@ func TestOfflineValidity(t *testing.T) {
 	assert.Equal(t, 5000*ms, st.OfflineValidity(2000*ms, lead, log, "p", "db", nil), "no later than the saved validity")
 	assert.Zero(t, st.OfflineValidity(5000*ms, lead, log, "p", "db", nil), "the validity has run out")
 	assert.Zero(t, st.OfflineValidity(500*ms, lead, log, "p", "db", nil), "a clock before the save stepped back: nothing is trusted")
-	assert.Equal(t, State{Saved: 1000 * ms, StoredMarkMs: 0}, st.Released(), "a released state resumes nothing")
 }
 
-func TestTimings(t *testing.T) {
+func TestCommonOptions(t *testing.T) {
+	var prefix, node string
 	var ttl, dial, skew time.Duration
-	tm := Timings{TTL: &ttl, DialTimeout: &dial, MaxClockSkew: &skew}
-	tm.Fill()
+	var log *slog.Logger
+	require.Nil(t, Common("p", &prefix, &ttl, &dial, &skew, &node, nil, &log))
 	assert.Equal(t, []time.Duration{DefaultTTL, DefaultDialTimeout, DefaultMaxClockSkew}, []time.Duration{ttl, dial, skew})
-	assert.Nil(t, CheckAll("p", tm.Checks()...))
-	ttl = 2500 * time.Millisecond
-	err := CheckAll("p", tm.Checks()...)
-	assert.Equal(t, "TTL", err.Option)
-	assert.Equal(t, `p: option TTL "2.5s": want whole seconds 2s..1h0m0s`, err.Error())
-	assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+	assert.Equal(t, DefaultPrefix, prefix)
+	assert.NotEmpty(t, node)
+	assert.NotNil(t, log)
+	ttl = 1500 * time.Millisecond
+	var oe *OptionError
+	require.ErrorAs(t, Common("p", &prefix, &ttl, &dial, &skew, &node, nil, &log), &oe)
+	assert.Equal(t, "TTL", oe.Option)
+	assert.Equal(t, "p", oe.Provider)
+	ttl = DefaultTTL
+	require.ErrorAs(t, Common("p", &prefix, &ttl, &dial, &skew, &node, &Range{5, 4}, &log), &oe)
+	assert.Equal(t, "MachineRange", oe.Option)
 }
 
 func TestPick(t *testing.T) {

@@ -1,0 +1,97 @@
+package leasekit
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hangingBackend holds every id at once; its renewals hang (until their
+// context ends) as often as hang says, as on a member that stopped.
+type hangingBackend struct {
+	mu      sync.Mutex
+	hang    int             // renewals still to hang
+	renews  []time.Duration // how long each renewal took
+	started []time.Time
+}
+
+func (b *hangingBackend) Open(context.Context, func() int64) error { return nil }
+func (b *hangingBackend) Close()                                   {}
+func (b *hangingBackend) CheckClock(context.Context) error         { return nil }
+func (b *hangingBackend) NewToken(context.Context) (int64, time.Duration, error) {
+	return 1, 10 * time.Second, nil
+}
+func (b *hangingBackend) TryClaim(context.Context, int64, int64) (Claimed, error) {
+	return Claimed{OK: true}, nil
+}
+func (b *hangingBackend) Held(context.Context, Claim) (int64, error)    { return 0, nil }
+func (b *hangingBackend) StoreMark(context.Context, Claim, int64) error { return nil }
+func (b *hangingBackend) Release(context.Context, Claim) error          { return nil }
+func (b *hangingBackend) Renew(ctx context.Context, _ Claim) (time.Duration, error) {
+	start := time.Now()
+	b.mu.Lock()
+	hang := b.hang > 0
+	b.hang--
+	b.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+	}
+	b.mu.Lock()
+	b.renews, b.started = append(b.renews, time.Since(start)), append(b.started, start)
+	b.mu.Unlock()
+	if hang {
+		return 0, UnreachableError{ctx.Err()}
+	}
+	return 10 * time.Second, nil
+}
+
+// holder is a LeaseHolder that accepts every hold and keeps the fence.
+type holder struct {
+	mu    sync.Mutex
+	valid int64
+	held  chan struct{}
+}
+
+func (h *holder) Now() int64          { return time.Now().UnixNano() }
+func (h *holder) Lead() time.Duration { return 3 * time.Second }
+func (h *holder) Hold(context.Context, int64, int64, int64) error {
+	close(h.held)
+	return nil
+}
+func (h *holder) Renewed(v int64)             { h.mu.Lock(); h.valid = max(h.valid, v); h.mu.Unlock() }
+func (h *holder) Lost()                       {}
+func (h *holder) LeaseState() []byte          { return nil }
+func (h *holder) SaveLeaseState([]byte) error { return nil }
+
+// A renewal sent to a member that hangs gives up after a small part of
+// the TTL (attempt: TTL/20, at most the dial timeout) and is retried at
+// once, so that two hung renewals in a row still leave the fence far off.
+func TestRenewalNeverWaitsLongOnAHungMember(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &hangingBackend{hang: 2}
+		e := NewEngine(Config{Provider: "test", TTL: 10 * time.Second, DialTimeout: 5 * time.Second, Range: Range{1, 1},
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, b)
+		h := &holder{held: make(chan struct{})}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() { done <- e.Run(ctx, h) }()
+		<-h.held
+		time.Sleep(RenewInterval(10*time.Second) + 2*time.Second)
+		synctest.Wait()
+		cancel()
+		<-done
+		require.GreaterOrEqual(t, len(b.renews), 3)
+		assert.Equal(t, []time.Duration{500 * time.Millisecond, 500 * time.Millisecond, 0}, b.renews[:3], "each hung renewal gives up after TTL/20")
+		assert.Equal(t, b.started[0].Add(500*time.Millisecond), b.started[1], "retried at once, not after a pause")
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		assert.Equal(t, b.started[2].Add(Validity(10*time.Second)).UnixNano(), h.valid, "the fence moves from the retry that succeeded")
+	})
+}
