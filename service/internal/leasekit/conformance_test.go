@@ -155,3 +155,62 @@ func TestRestartWhileTheCoordinatorIsDownWaits(t *testing.T) {
 		assert.Equal(t, int64(30), b.issuing(t, 30*time.Second))
 	})
 }
+
+// A maxBorrow longer than a leased node may issue ahead of its clock is
+// refused at start, naming both keys (a burst would otherwise borrow
+// units the fence refuses: 503s while /readyz says ready).
+func TestBorrowBeyondTheLeaseRefusedAtStart(t *testing.T) {
+	each(t, func(t *testing.T, c coordinator, prefix string) {
+		n := start(t, append(c.args(prefix, c.addr()), "--etcd-lease-ttl", "6s", "--max-borrow", "30s", "--no-data-dir=true")...)
+		select {
+		case <-n.waited:
+		case <-time.After(30 * time.Second):
+			t.Fatal("server-rest started")
+		}
+		require.Error(t, n.err)
+		for _, key := range []string{"maxBorrow", "etcdLeaseTTL", "at most 2.84s"} {
+			assert.Contains(t, n.logs.String(), key)
+		}
+	})
+}
+
+// A node restarted while its coordinator does not answer, with time left
+// on its saved claim, resumes offline and logs the time it truly has, from
+// after its dial timeout: it stops (503) about when it said, not a dial
+// timeout earlier.
+func TestOfflineResumeStatesTheTimeLeft(t *testing.T) {
+	each(t, func(t *testing.T, c coordinator, prefix string) {
+		dir := t.TempDir()
+		px := proxy(t, c)
+		args := append(c.args(prefix, px.Addr()), "--etcd-lease-ttl", "12s", "--machine-range", "40-40", "--data-dir", dir, "--etcd-dial-timeout", "3s")
+		a := start(t, append(args, "--etcd-node-name", "a")...)
+		a.issuing(t, 30*time.Second)
+		time.Sleep(4500 * time.Millisecond) // a renewal (every 4 s) and its mark saved
+		a.signal(t, syscall.SIGKILL)
+		px.Freeze() // a silent coordinator: the restart's first request waits its whole dial timeout
+		b := start(t, append(args, "--etcd-node-name", "b")...)
+		require.Equal(t, int64(40), b.issuing(t, 30*time.Second))
+		resumed := time.Now()
+		line := ""
+		leasetest.Eventually(t, 10*time.Second, "the offline resume logged", func() bool {
+			for _, l := range strings.Split(b.logs.String(), "\n") {
+				if strings.Contains(l, "is unreachable; resuming the machine id on the") {
+					line = l
+				}
+			}
+			return line != ""
+		})
+		_, rest, _ := strings.Cut(line, "validFor=")
+		said, err := time.ParseDuration(strings.Fields(rest)[0])
+		require.NoError(t, err, line)
+		leasetest.Eventually(t, 30*time.Second, "b stops issuing", func() bool {
+			code, _ := b.get("/genid")
+			return code != http.StatusOK
+		})
+		issued := time.Since(resumed)
+		t.Logf("logged validFor=%s, issued for %s", said, issued.Round(time.Millisecond))
+		// It stops at the last whole unit (a second, max-peak) before the
+		// time it logged.
+		assert.InDelta(t, said.Seconds()-0.5, issued.Seconds(), 1, "the log says how long it will issue")
+	})
+}

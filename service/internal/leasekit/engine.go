@@ -103,9 +103,9 @@ func (e *Engine) Run(ctx context.Context, h service.LeaseHolder) error {
 		case <-ctx.Done():
 			e.release(h, hd)
 			return ctx.Err()
-		case <-hd.lost:
+		case <-hd.lost.Done():
 		}
-		e.c.Logger.Warn(e.c.Provider+": machine id lost; claiming one again", "machine", hd.machine, "why", hd.reason)
+		e.c.Logger.Warn(e.c.Provider+": machine id lost; claiming one again", "machine", hd.machine, "why", context.Cause(hd.lost))
 		h.Lost()
 		e.release(h, hd)
 		prefer, own = hd.machine, hd
@@ -218,7 +218,9 @@ func (e *Engine) hold(ctx context.Context, h service.LeaseHolder, hd *hold) erro
 			return err
 		}
 	}
-	e.setCurrent(hd) // Hold stores a mark through StoreMark
+	e.mu.Lock()
+	e.cur = hd // Hold stores a mark through StoreMark
+	e.mu.Unlock()
 	if err := h.Hold(ctx, hd.machine, hd.validUntil.Load(), hd.prevMark); err != nil {
 		e.release(h, hd)
 		return err
@@ -258,7 +260,7 @@ func (e *Engine) resume(ctx context.Context, h service.LeaseHolder, st *State) (
 		e.c.Logger.Warn(e.c.Provider+": cannot check the claim saved in the data dir; claiming anew", "machine", st.Machine, "err", err)
 		return nil, nil
 	default:
-		valid := st.OfflineValidity(t0, lead, e.c.Logger, e.c.Provider, e.c.Coordinator, err)
+		valid := st.OfflineValidity(h.Now(), e.c.Logger, e.c.Provider, e.c.Coordinator, err)
 		if valid == 0 { // the loop waits for the coordinator
 			return nil, fmt.Errorf("%s: the claim of machine %d saved in the data dir is no longer surely valid, and %s does not answer: %w",
 				e.c.Provider, st.Machine, e.c.Coordinator, err)
@@ -267,7 +269,10 @@ func (e *Engine) resume(ctx context.Context, h service.LeaseHolder, st *State) (
 		hd.offline.Store(true)
 	}
 	e.startRenewing(ctx, h, hd)
-	if err := e.hold(ctx, h, hd); err != nil {
+	if err := e.hold(ctx, h, hd); errors.Is(err, ErrNotHeld) {
+		e.c.Logger.Info(e.c.Provider+": the claim saved in the data dir is gone; claiming anew (the same id preferred)", "machine", st.Machine, "why", err)
+		return nil, nil
+	} else if err != nil {
 		return nil, fmt.Errorf("resuming machine %d: %w", hd.machine, err)
 	}
 	e.resumes.Add(1)
@@ -308,12 +313,6 @@ func (e *Engine) giveUp(hd *hold) {
 	}
 }
 
-func (e *Engine) setCurrent(hd *hold) {
-	e.mu.Lock()
-	e.cur = hd
-	e.mu.Unlock()
-}
-
 // StoreMark stores machine's mark, never below the hold's floor and only
 // while the claim holds machine (a claim found gone fences at once). A
 // store that fails still succeeds when a mark >= ms is known stored.
@@ -329,14 +328,14 @@ func (e *Engine) StoreMark(ctx context.Context, machine int64, ms int64) error {
 		return nil // covered; the coordinator has not answered since the resume
 	}
 	err := context.DeadlineExceeded
-	for errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil { // attempts that hung: again, another member
+	for i := 0; i < 3 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil; i++ { // a hung attempt: again, to another member
 		sctx, cancel := context.WithTimeout(ctx, e.attempt())
 		err = e.b.StoreMark(sctx, hd.claim(), ms)
 		cancel()
 	}
 	switch {
 	case errors.Is(err, ErrNotHeld):
-		hd.lose(err.Error())
+		hd.lose(err)
 		return fmt.Errorf("storing the mark of machine %d: %w", machine, err)
 	case err != nil && ms <= hd.storedMark.Load():
 		hd.storedMark.Store(ms)

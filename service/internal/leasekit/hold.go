@@ -25,9 +25,8 @@ type hold struct {
 	offline        atomic.Bool  // resumed without reaching the coordinator; no renewal since
 	held           atomic.Bool  // the service holds machine (Hold returned)
 
-	lost     chan struct{} // closed once the claim is known gone
-	loseOnce sync.Once
-	reason   string // why it was lost; read after lost is closed
+	lost context.Context         // done once the claim is known gone; its cause says why
+	lose context.CancelCauseFunc // (the first cause stays)
 
 	stateMu  sync.Mutex // orders saveState calls
 	released bool       // given up (under stateMu)
@@ -36,18 +35,13 @@ type hold struct {
 }
 
 func newHold(machine, token int64) *hold {
-	return &hold{machine: machine, token: token, lost: make(chan struct{}), stop: func() {}}
+	hd := &hold{machine: machine, token: token, stop: func() {}}
+	hd.lost, hd.lose = context.WithCancelCause(context.Background())
+	return hd
 }
 
 func (hd *hold) claim() Claim {
 	return Claim{Machine: hd.machine, Token: hd.token, Cluster: hd.cluster}
-}
-
-func (hd *hold) lose(why string) {
-	hd.loseOnce.Do(func() {
-		hd.reason = why
-		close(hd.lost)
-	})
 }
 
 // startRenewing renews and verifies hd in the background until release.
@@ -92,7 +86,7 @@ func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, ErrNotHeld):
-			hd.lose(err.Error())
+			hd.lose(err)
 			return
 		case err != nil:
 			// A hang that took its whole attempt is retried at once (the
@@ -112,10 +106,8 @@ func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 		v := t0 + int64(Validity(min(ttl, e.c.TTL)))
 		hd.validUntil.Store(max(v, hd.validUntil.Load()))
 		hd.offline.Store(false)
-		select {
-		case <-hd.lost:
+		if hd.lost.Err() != nil {
 			return
-		default:
 		}
 		h.Renewed(v)
 		if failedAt != 0 {
@@ -146,7 +138,7 @@ func (e *Engine) verify(ctx context.Context, hd *hold) {
 		_, err := e.b.Held(vctx, hd.claim())
 		cancel()
 		if errors.Is(err, ErrNotHeld) && ctx.Err() == nil {
-			hd.lose(err.Error())
+			hd.lose(err)
 			return
 		}
 	}

@@ -38,14 +38,12 @@ func TestRefuseStopsAtTheBound(t *testing.T) {
 func TestOfflineValidity(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	const ms = int64(time.Millisecond)
-	lead := 500 * time.Millisecond
 	st := State{Saved: 1000 * ms, ValidUntil: 5000 * ms, StoredMarkMs: 4000}
-	assert.Equal(t, 3500*ms, st.OfflineValidity(2000*ms, lead, log, "p", "db", nil),
-		"no later than the mark known stored less the lead: past it the service cannot store the mark it needs")
+	assert.Equal(t, 4000*ms, st.OfflineValidity(2000*ms, log, "p", "db", nil), "no later than the mark known stored")
 	st.StoredMarkMs = 9000
-	assert.Equal(t, 5000*ms, st.OfflineValidity(2000*ms, lead, log, "p", "db", nil), "no later than the saved validity")
-	assert.Zero(t, st.OfflineValidity(5000*ms, lead, log, "p", "db", nil), "the validity has run out")
-	assert.Zero(t, st.OfflineValidity(500*ms, lead, log, "p", "db", nil), "a clock before the save stepped back: nothing is trusted")
+	assert.Equal(t, 5000*ms, st.OfflineValidity(2000*ms, log, "p", "db", nil), "no later than the saved validity")
+	assert.Zero(t, st.OfflineValidity(5000*ms, log, "p", "db", nil), "the validity has run out")
+	assert.Zero(t, st.OfflineValidity(500*ms, log, "p", "db", nil), "a clock before the save stepped back: nothing is trusted")
 }
 
 func TestCommonOptions(t *testing.T) {

@@ -87,11 +87,12 @@ func (e *Engine) saveState(h service.LeaseHolder, hd *hold) error {
 
 // OfflineValidity is until when a hold resumed from st without reaching
 // the coordinator is surely valid (service clock), or 0: the saved
-// validity, and no later than the stored mark less the lead (past it the
-// service could not store the mark it needs). A clock found before the
-// save has stepped back. A resume is logged with the time truly left.
-func (st *State) OfflineValidity(now int64, lead time.Duration, log *slog.Logger, provider, coordinator string, err error) int64 {
-	valid := min(st.ValidUntil, st.StoredMarkMs*int64(time.Millisecond)-int64(lead))
+// validity, and no later than the mark known stored, which then covers
+// every ID. A clock found before the save has stepped back. A resume is
+// logged with the time left from now, after the coordinator failed to
+// answer (the service stops at the last whole time unit before it).
+func (st *State) OfflineValidity(now int64, log *slog.Logger, provider, coordinator string, err error) int64 {
+	valid := min(st.ValidUntil, st.StoredMarkMs*int64(time.Millisecond))
 	if now < st.Saved || now >= valid {
 		return 0
 	}
