@@ -279,3 +279,29 @@ func TestLeaseHeldFollowsTheFence(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, svc.Stats().LeaseHeld, "renewed: issuing again")
 }
+
+// A hold whose floor is within the lead ahead of the clock (a resumed
+// claim starts above now + lead) is served at once, its first IDs a little
+// ahead of the clock, when that unit ends within the validity; with a
+// validity that ends sooner, Hold waits for the clock instead (the fence
+// would refuse the unit).
+func TestHoldWithinTheLeadServesAtOnceInsideTheValidity(t *testing.T) {
+	clock := newFakeClock(testStart)
+	lease := newFakeLease()
+	svc, h := startLeased(t, clock, lease, 5)
+	l := layoutOf(t, intf.MaxPeak)
+	h.Lost()
+	waits := clock.waits.Load()
+	floor := clock.Now().Add(2 * time.Second).UnixMilli()
+	require.NoError(t, h.Hold(bg, 5, h.Now()+int64(time.Minute), floor))
+	assert.Equal(t, waits, clock.waits.Load(), "no wait for the clock")
+	id, err := svc.GenId(bg)
+	require.NoError(t, err)
+	assert.Greater(t, l.Time.Get(uint64(id)), (floor-intf.DefaultEpochMillis)/1000, "above the floor, ahead of the clock")
+
+	h.Lost()
+	floor = clock.Now().Add(2 * time.Second).UnixMilli()
+	require.NoError(t, h.Hold(bg, 5, h.Now()+int64(2*time.Second), floor))
+	assert.Equal(t, waits+1, clock.waits.Load(), "a validity ending sooner: waited for the clock to pass the floor")
+	assert.Greater(t, clock.Now().UnixMilli(), floor)
+}

@@ -60,17 +60,21 @@ func collect(svc *service.Service, stop <-chan struct{}) (ids func() ([]int64, i
 func TestTakeoverStartsAboveTheOldMarkAndNeverDuplicates(t *testing.T) {
 	t.Parallel()
 	dsn := newDSN(t)
-	a, la := startNode(t, dsn, "a", withRange(3, 3))
+	p := nettest.NewProxy(t, hostOf(t, dsn))
+	a, la := startNode(t, viaProxy(t, dsn, p.Addr()), "a", withRange(3, 3))
 	stop := make(chan struct{})
 	fromA := collect(a, stop)
 	time.Sleep(100 * time.Millisecond)
 	c := db(t, dsn)
 	old, ok := rowOf(t, c, 3)
 	require.True(t, ok)
+	// a's statements are held meanwhile: a renewal of its lapsed row (still
+	// its token: legitimate) must not beat b's claim.
+	p.Freeze()
 	_, err := c.Exec(bg, `UPDATE vesta_machines SET expires_at = now() - interval '1 second' WHERE machine = 3`)
 	require.NoError(t, err)
-
 	b, _ := startNode(t, dsn, "b", withRange(3, 3))
+	p.Thaw()
 	fromB := collect(b, stop)
 	eventually(t, 3*testTTL, "a finds its id taken over and stops issuing", func() bool {
 		_, err := a.GenId(bg)

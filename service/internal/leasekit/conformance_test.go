@@ -214,3 +214,45 @@ func TestOfflineResumeStatesTheTimeLeft(t *testing.T) {
 		assert.InDelta(t, said.Seconds()-0.5, issued.Seconds(), 1, "the log says how long it will issue")
 	})
 }
+
+// A holder cut off from its coordinator under load stops issuing before
+// its claim can lapse, and the node that takes the id over once it has
+// lapsed starts above every ID the holder issued: fencing and takeover.
+func TestCutOffHolderIsFencedBeforeTheTakeover(t *testing.T) {
+	each(t, func(t *testing.T, c coordinator, prefix string) {
+		px := proxy(t, c)
+		common := []string{"--etcd-lease-ttl", "3s", "--machine-range", "50-50", "--no-data-dir=true"}
+		a := start(t, append(append(c.args(prefix, px.Addr()), common...), "--etcd-node-name", "a")...)
+		require.Equal(t, int64(50), a.issuing(t, 30*time.Second))
+		stopA := make(chan struct{})
+		fromA := a.load(stopA)
+		time.Sleep(500 * time.Millisecond)
+		px.Cut()
+		// b refuses to start while a's claim is live: start it until the
+		// claim has lapsed.
+		var b *node
+		for deadline := time.Now().Add(30 * time.Second); b == nil; time.Sleep(200 * time.Millisecond) {
+			require.True(t, time.Now().Before(deadline), "b never took the id")
+			n := start(t, append(append(c.args(prefix, c.addr()), common...), "--etcd-node-name", "b")...)
+			leasetest.Eventually(t, 30*time.Second, "b issues or exits", func() bool {
+				code, _ := n.get("/genid")
+				return code == http.StatusOK || n.exited()
+			})
+			if !n.exited() {
+				b = n
+			}
+		}
+		bFirst := time.Now()
+		stopB := make(chan struct{})
+		fromB := b.load(stopB)
+		time.Sleep(time.Second)
+		close(stopA)
+		close(stopB)
+		idsA, lastA := fromA()
+		idsB, _ := fromB()
+		require.NotEmpty(t, idsA)
+		require.NotEmpty(t, idsB)
+		assert.True(t, lastA.Before(bFirst), "a stopped (last batch %s) before b issued (%s)", lastA.Format(time.RFC3339Nano), bFirst.Format(time.RFC3339Nano))
+		t.Logf("%d IDs, none twice; a's last batch %s before b's first", noDuplicate(t, idsA, idsB), bFirst.Sub(lastA).Round(time.Millisecond))
+	})
+}

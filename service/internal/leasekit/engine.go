@@ -33,21 +33,17 @@ func NewEngine(c Config, b Backend) *Engine { return &Engine{c: c, b: b} }
 
 // Stats returns the lease's counters, with the backend's own.
 func (e *Engine) Stats() service.LeaseStats {
-	st := service.LeaseStats{MarkRefusals: e.markRefusals.Load(), Claims: e.claims.Load(),
-		ClaimTxns: e.claimTxns.Load(), Resumes: e.resumes.Load()}
+	st := service.LeaseStats{MarkRefusals: e.markRefusals.Load(), Claims: e.claims.Load(), ClaimTxns: e.claimTxns.Load(), Resumes: e.resumes.Load()}
 	if s, ok := e.b.(interface{ AddStats(*service.LeaseStats) }); ok {
 		s.AddStats(&st)
 	}
 	return st
 }
 
-// Run holds a machine id (resuming the claim saved in the data dir, else
-// claiming one) until ctx is done, telling h of every change, then
-// releases it and returns ctx.Err(). A failure to hold the first id is
-// returned, unless a saved claim waits for its coordinator; later ones are
-// retried every RetryInterval while the service answers ErrFenced. A lost
-// id is claimed again, the same one preferred; ids refused for their marks
-// are skipped until every free id was tried.
+// Run holds a machine id (the saved claim resumed, else one claimed) until
+// ctx is done, then releases it. A failure to hold the first id is
+// returned unless a saved claim waits for its coordinator; later ones are
+// retried while the service is fenced, the lost id preferred.
 func (e *Engine) Run(ctx context.Context, h service.LeaseHolder) error {
 	if !e.running.CompareAndSwap(false, true) {
 		return fmt.Errorf("%s: %w", e.c.Provider, ErrRunning)
@@ -249,9 +245,8 @@ func (e *Engine) resume(ctx context.Context, h service.LeaseHolder, st *State) (
 	}
 	switch {
 	case errors.Is(err, ErrNotHeld):
-		e.c.Logger.Info(e.c.Provider+": the claim saved in the data dir is gone; claiming anew (the same id preferred)", "machine", st.Machine, "why", err)
 		e.giveUp(hd)
-		return nil, nil
+		return e.gone(st, err)
 	case err == nil:
 		hd.validUntil.Store(t0 + int64(Validity(min(ttl, e.c.TTL))))
 		hd.storedMark.Store(max(st.StoredMarkMs, mark))
@@ -270,8 +265,7 @@ func (e *Engine) resume(ctx context.Context, h service.LeaseHolder, st *State) (
 	}
 	e.startRenewing(ctx, h, hd)
 	if err := e.hold(ctx, h, hd); errors.Is(err, ErrNotHeld) {
-		e.c.Logger.Info(e.c.Provider+": the claim saved in the data dir is gone; claiming anew (the same id preferred)", "machine", st.Machine, "why", err)
-		return nil, nil
+		return e.gone(st, err)
 	} else if err != nil {
 		return nil, fmt.Errorf("resuming machine %d: %w", hd.machine, err)
 	}
@@ -279,6 +273,11 @@ func (e *Engine) resume(ctx context.Context, h service.LeaseHolder, st *State) (
 	e.c.Logger.Info(e.c.Provider+": machine id resumed from the data dir", "machine", hd.machine, "node", e.c.NodeName,
 		"lease", fmt.Sprintf("%x", st.Lease), "offline", hd.offline.Load(), "prevMark", hd.prevMark)
 	return hd, nil
+}
+
+func (e *Engine) gone(st *State, why error) (*hold, error) {
+	e.c.Logger.Info(e.c.Provider+": the claim saved in the data dir is gone; claiming anew (the same id preferred)", "machine", st.Machine, "why", why)
+	return nil, nil
 }
 
 // release stops renewing and gives the id up, its mark kept. A held id is
@@ -327,10 +326,12 @@ func (e *Engine) StoreMark(ctx context.Context, machine int64, ms int64) error {
 	if hd.offline.Load() && ms <= hd.storedMark.Load() {
 		return nil // covered; the coordinator has not answered since the resume
 	}
+	sctx, cancel := context.WithTimeout(ctx, e.c.DialTimeout)
+	defer cancel()
 	err := context.DeadlineExceeded
-	for i := 0; i < 3 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil; i++ { // a hung attempt: again, to another member
-		sctx, cancel := context.WithTimeout(ctx, e.attempt())
-		err = e.b.StoreMark(sctx, hd.claim(), ms)
+	for errors.Is(err, context.DeadlineExceeded) && sctx.Err() == nil { // a hung attempt: again, to another member
+		actx, cancel := context.WithTimeout(sctx, e.attempt())
+		err = e.b.StoreMark(actx, hd.claim(), ms)
 		cancel()
 	}
 	switch {

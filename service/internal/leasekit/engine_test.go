@@ -71,7 +71,7 @@ func (h *holder) LeaseState() []byte          { return nil }
 func (h *holder) SaveLeaseState([]byte) error { return nil }
 
 // A renewal sent to a member that hangs gives up after a small part of
-// the TTL (attempt: TTL/20, at most the dial timeout) and is retried at
+// the TTL (attempt: max(TTL/20, 500 ms), at most the dial timeout) and is retried at
 // once, so that two hung renewals in a row still leave the fence far off.
 func TestRenewalNeverWaitsLongOnAHungMember(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -88,7 +88,7 @@ func TestRenewalNeverWaitsLongOnAHungMember(t *testing.T) {
 		cancel()
 		<-done
 		require.GreaterOrEqual(t, len(b.renews), 3)
-		assert.Equal(t, []time.Duration{500 * time.Millisecond, 500 * time.Millisecond, 0}, b.renews[:3], "each hung renewal gives up after TTL/20")
+		assert.Equal(t, []time.Duration{500 * time.Millisecond, 500 * time.Millisecond, 0}, b.renews[:3], "each hung renewal gives up after max(TTL/20, 500 ms)")
 		assert.Equal(t, b.started[0].Add(500*time.Millisecond), b.started[1], "retried at once, not after a pause")
 		h.mu.Lock()
 		defer h.mu.Unlock()

@@ -11,8 +11,7 @@ import (
 	"github.com/vesta-go/vesta/service"
 )
 
-// VerifyInterval is how often a holder reads that its claim is still its
-// own: a claim deleted by hand or taken over stops issuing within it.
+// VerifyInterval is how often a holder reads that its claim is its own.
 const VerifyInterval = time.Second
 
 // hold is one claim and what the engine knows of it.
@@ -54,20 +53,17 @@ func (e *Engine) startRenewing(ctx context.Context, h service.LeaseHolder, hd *h
 	go func() { defer wg.Done(); e.verify(rctx, hd) }()
 }
 
-// attempt bounds one request of a holder (a renewal, a check, a mark
-// store): one member that hangs must not eat the fence's slack, so it is
-// a small part of the TTL, and the retry goes to another member.
+// attempt bounds one request of a holder: a small part of the TTL, so
+// that a member that hangs cannot eat the fence's slack (the retry goes to
+// another).
 func (e *Engine) attempt() time.Duration {
-	return min(e.c.DialTimeout, max(e.c.TTL/20, 100*time.Millisecond))
+	return min(e.c.DialTimeout, max(e.c.TTL/20, RetryInterval))
 }
 
-// renew renews hd every RenewInterval (every RetryInterval while failing,
-// or offline). Each success extends the fence to t0 + Validity, t0 read
-// before the request was sent: the coordinator cannot let the claim lapse
-// before its receipt + TTL. A renewal that fails leaves the fence to take
-// effect by itself, logged when failures begin, when the fence takes
-// effect and when a renewal succeeds again; a claim found gone closes
-// hd.lost.
+// renew renews hd every RenewInterval (RetryInterval while failing, or
+// offline), each success extending the fence to t0 + Validity, t0 read
+// before the request was sent. A failure leaves the fence to take effect
+// by itself (logged as failures begin, at the fence, and when over).
 func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 	interval := RenewInterval(e.c.TTL)
 	wait := interval
@@ -89,8 +85,7 @@ func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 			hd.lose(err)
 			return
 		case err != nil:
-			// A hang that took its whole attempt is retried at once (the
-			// next request goes to another member), a refusal later.
+			// A hang is retried at once (another member), a refusal later.
 			if wait = max(RetryInterval-time.Duration(now-t0), 0); failedAt == 0 {
 				failedAt = now
 				e.c.Logger.Warn(e.c.Provider+": cannot renew the machine id lease; retrying", "machine", hd.machine,
@@ -125,10 +120,9 @@ func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 	}
 }
 
-// verify reads every VerifyInterval whether hd's claim is still its own,
-// so that a claim deleted or taken over stops issuing within a second,
-// not at the next renewal. A coordinator that does not answer is the
-// renewals' and the fence's business.
+// verify reads every VerifyInterval whether hd's claim is still its own:
+// a claim deleted or taken over stops issuing within a second, not at the
+// next renewal. No answer is the fence's business.
 func (e *Engine) verify(ctx context.Context, hd *hold) {
 	for ctxtime.Sleep(ctx, VerifyInterval) == nil {
 		if !hd.held.Load() {

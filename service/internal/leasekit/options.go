@@ -13,8 +13,7 @@ import (
 	"github.com/vesta-go/vesta/intf"
 )
 
-// Defaults and limits of the options both leases take (also the lease
-// keys', in service/config, which links no coordinator's client).
+// Defaults and limits of both leases' options (and of the lease keys).
 const (
 	DefaultPrefix       = "/vesta" // etcd's key prefix, pglease's fleet name
 	DefaultTable        = "vesta_machines"
@@ -27,21 +26,14 @@ const (
 	DefaultMaxClockSkew = time.Second
 	MinMaxClockSkew     = time.Millisecond
 	MaxMaxClockSkew     = time.Hour
-	// RetryInterval is the pause between attempts while the coordinator
-	// fails, so an outage shorter than the fencing slack goes unnoticed.
-	RetryInterval = 500 * time.Millisecond
-	// MaxMarkRefusals bounds the claimed ids one attempt gives back because
-	// the service refused their marks as too far ahead of its clock.
-	MaxMarkRefusals = 16
+	RetryInterval       = 500 * time.Millisecond // between attempts while the coordinator fails
+	MaxMarkRefusals     = 16                     // ids one attempt gives back for their marks
 )
 
 // FenceMargin is how long before the coordinator could expire a claim its
-// holder stops issuing: 1% of ttl plus 100 ms. The coordinator expires it
-// no earlier than TTL after it received the last renewal, by its clock;
-// the holder counts from t0, read before it sent that renewal, by its own
-// monotonic clock. What is left is the clocks' rates: quartz drifts well
-// under 0.01%, NTP slews at most 0.05%; the 100 ms floor keeps short TTLs
-// clear of scheduler hiccups between reading the clock and stamping an ID.
+// holder stops issuing: 1% of ttl (the clocks' rates: quartz drifts under
+// 0.01%, NTP slews at most 0.05%) plus 100 ms (scheduler hiccups). The
+// holder counts from t0, read before it sent the renewal.
 func FenceMargin(ttl time.Duration) time.Duration { return ttl/100 + 100*time.Millisecond }
 
 // RenewInterval is TTL/3: two renewals may fail before the fence.
@@ -51,18 +43,12 @@ func RenewInterval(ttl time.Duration) time.Duration { return ttl / 3 }
 func Validity(ttl time.Duration) time.Duration { return ttl - FenceMargin(ttl) }
 
 var (
-	// ErrAllTaken: every machine id of the range is held by a live node.
-	// It matches intf.ErrUnavailable.
 	ErrAllTaken = fmt.Errorf("every machine id is held by a live node: %w", intf.ErrUnavailable)
-	// ErrNotHeld: this node does not hold the machine id (any more). It
-	// matches intf.ErrFenced.
-	ErrNotHeld = fmt.Errorf("machine id not held by this node: %w", intf.ErrFenced)
-	// ErrRunning: Run was called on a lease that runs already.
-	ErrRunning = errors.New("the lease is already running")
+	ErrNotHeld  = fmt.Errorf("machine id not held by this node: %w", intf.ErrFenced)
+	ErrRunning  = errors.New("the lease is already running")
 )
 
-// OptionError names the Options field of a lease that is wrong. It
-// matches intf.ErrInvalidArgument.
+// OptionError names the wrong Options field (intf.ErrInvalidArgument).
 type OptionError struct {
 	Provider, Option, Value, Want string // Provider: "etcdlease"; Option: the field, e.g. "TTL"
 	Err                           error  // the cause, e.g. reading a TLS file; may be nil
@@ -132,8 +118,7 @@ func Common(provider string, prefix *string, ttl, dial, skew *time.Duration, nod
 	return nil
 }
 
-// MarkRefusal is one claimed id given back because its mark was too far
-// ahead of this node's clock.
+// MarkRefusal is an id given back because its mark was too far ahead.
 type MarkRefusal struct {
 	Machine    int64
 	MarkMillis int64         // the mark, Unix ms
@@ -141,8 +126,7 @@ type MarkRefusal struct {
 }
 
 // MarksAheadError: one attempt gave back every id it claimed (up to
-// MaxMarkRefusals) because the service refused their marks as too far
-// ahead of its clock. It matches intf.ErrClockBehind (through Err).
+// MaxMarkRefusals) for their marks (intf.ErrClockBehind, through Err).
 type MarksAheadError struct {
 	Refused   []MarkRefusal // in the order claimed
 	Exhausted bool          // no other free id was left to try
@@ -167,17 +151,15 @@ func (e *MarksAheadError) Error() string {
 
 func (e *MarksAheadError) Unwrap() error { return e.Err }
 
-// refuse records that the service refused machine's mark at service
-// clock now, and adds machine to skip; full: the attempt must stop.
+// refuse records a refused mark and skips its id; full: stop the attempt.
 func (e *MarksAheadError) refuse(machine, markMs, now int64, err error, skip map[int64]bool) (r MarkRefusal, full bool) {
 	r = MarkRefusal{Machine: machine, MarkMillis: markMs, Ahead: time.Duration(markMs*int64(time.Millisecond) - now)}
 	e.Refused, e.Err, skip[machine] = append(e.Refused, r), err, true
 	return r, len(e.Refused) >= MaxMarkRefusals
 }
 
-// NextSkip is the skip set of the attempt after one that failed with err:
-// the ids refused for their marks so far, unless every free id was tried
-// — then nil, starting over, as the marks may be passed by now.
+// NextSkip is the skip set after an attempt that failed with err: the ids
+// refused so far, unless every free id was tried (then none: start over).
 func NextSkip(skip map[int64]bool, err error) map[int64]bool {
 	var ahead *MarksAheadError
 	if !errors.As(err, &ahead) || ahead.Exhausted {
@@ -193,10 +175,8 @@ func NextSkip(skip map[int64]bool, err error) map[int64]bool {
 	return next
 }
 
-// ClockSkewError: this node's clock differs from the coordinator's (the
-// live nodes' reports, the database server's) by more than MaxClockSkew,
-// so it refuses to claim a machine id. It matches intf.ErrClockBehind
-// (also when the clock is ahead).
+// ClockSkewError: this node's clock is off the coordinator's by more than
+// MaxClockSkew, so it claims nothing (intf.ErrClockBehind, also ahead).
 type ClockSkewError struct {
 	Skew     time.Duration // this clock minus the other's: negative when behind
 	Bound    time.Duration // MaxClockSkew

@@ -9,10 +9,8 @@ import (
 	"github.com/vesta-go/vesta/service"
 )
 
-// State is what a node keeps in its data dir
-// (service.LeaseHolder.SaveLeaseState) to resume its claim after a
-// restart. Times are service clock nanoseconds (Unix time): SystemClock
-// starts from the wall clock, so they carry across a restart.
+// State is what a node keeps in its data dir to resume its claim after a
+// restart. Times are service clock (Unix) nanoseconds.
 type State struct {
 	Cluster uint64 `json:"cluster,omitempty"` // etcd cluster id, when known
 	// Endpoints names the coordinator (etcd's endpoints, PostgreSQL's
@@ -64,11 +62,9 @@ func (e *Engine) loadState(h service.LeaseHolder) *State {
 	return &st
 }
 
-// saveState stores what resumes hd after a restart; a released hold
-// resumes nothing (its id may be someone else's by then). A failure is
-// logged: the next start then claims anew, or resumes an older state —
-// safe, as validity and mark only shrink from one save to the next but
-// for renewals.
+// saveState stores what resumes hd after a restart (a released hold:
+// nothing). A failure is logged: the next start claims anew, or resumes
+// an older state, whose validity and mark are only shorter.
 func (e *Engine) saveState(h service.LeaseHolder, hd *hold) error {
 	hd.stateMu.Lock()
 	defer hd.stateMu.Unlock()
