@@ -87,8 +87,8 @@ func TestCutHolderIsFencedBeforeItsLeaseExpires(t *testing.T) {
 	first, err := a.GenId(bg)
 	require.NoError(t, err)
 
-	cut := time.Now()
 	p.Cut()
+	cut := time.Now() // after the cut: a renewal sent before it may still have succeeded
 	lastA, lastOK, stopErr := untilStopped(t, a, 3*ttl)
 	stopped := time.Since(cut)
 	require.True(t, errors.Is(stopErr, intf.ErrFenced) || errors.Is(stopErr, intf.ErrNotPersisted), "stopped by the fence (or the lease mark): %v", stopErr)

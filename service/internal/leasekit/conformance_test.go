@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/leasetest"
+	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/service/internal/leasekit"
 )
 
@@ -22,6 +23,7 @@ import (
 // above the holder's mark, which survives the claim, and the holder, once
 // it runs again, stops within the verify interval. No ID twice.
 func TestDeletedClaimOfAPausedHolder(t *testing.T) {
+	stresstest.Only(t, "two real server-rest under load and a lease TTL waited out, on each coordinator (fast cover: TestLostClaimReclaimsItsOwnId, TestResumeStartsAboveTheCoordinatorsMark)")
 	each(t, func(t *testing.T, c coordinator, prefix string) {
 		common := append(c.args(prefix, c.addr()), "--etcd-lease-ttl", "6s", "--machine-range", "5-5", "--no-data-dir=true")
 		a := start(t, append(common, "--etcd-node-name", "a")...)
@@ -55,6 +57,7 @@ func TestDeletedClaimOfAPausedHolder(t *testing.T) {
 // volume), restarted at once: it resumes its claim, above the
 // coordinator's mark capped at now + lead, not above the data dir's.
 func TestRestoredDataDirResumesAboveTheCoordinatorsMark(t *testing.T) {
+	stresstest.Only(t, "two real server-rest under load with a kill -9, on each coordinator (fast cover: TestResumeStartsAboveTheCoordinatorsMark)")
 	each(t, func(t *testing.T, c coordinator, prefix string) {
 		dir := t.TempDir()
 		args := append(c.args(prefix, c.addr()), "--etcd-lease-ttl", "6s", "--machine-range", "7-7", "--data-dir", dir, "--max-borrow", "2s")
@@ -179,6 +182,7 @@ func TestBorrowBeyondTheLeaseRefusedAtStart(t *testing.T) {
 // after its dial timeout: it stops (503) about when it said, not a dial
 // timeout earlier.
 func TestOfflineResumeStatesTheTimeLeft(t *testing.T) {
+	stresstest.Only(t, "a real server-rest issuing out its offline validity, on each coordinator (fast cover: TestOfflineValidity)")
 	each(t, func(t *testing.T, c coordinator, prefix string) {
 		dir := t.TempDir()
 		px := proxy(t, c)
@@ -219,6 +223,7 @@ func TestOfflineResumeStatesTheTimeLeft(t *testing.T) {
 // its claim can lapse, and the node that takes the id over once it has
 // lapsed starts above every ID the holder issued: fencing and takeover.
 func TestCutOffHolderIsFencedBeforeTheTakeover(t *testing.T) {
+	stresstest.Only(t, "two real server-rest under load around a lease expiry, on each coordinator (fast cover: etcdlease's TestCutHolderIsFencedBeforeItsLeaseExpires, pglease's TestCutHolderIsFencedBeforeItsClaimLapsesAndRecovers)")
 	each(t, func(t *testing.T, c coordinator, prefix string) {
 		px := proxy(t, c)
 		common := []string{"--etcd-lease-ttl", "3s", "--machine-range", "50-50", "--no-data-dir=true"}

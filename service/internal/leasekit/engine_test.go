@@ -2,6 +2,7 @@ package leasekit
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"sync"
@@ -94,4 +95,58 @@ func TestRenewalNeverWaitsLongOnAHungMember(t *testing.T) {
 		defer h.mu.Unlock()
 		assert.Equal(t, b.started[2].Add(Validity(10*time.Second)).UnixNano(), h.valid, "the fence moves from the retry that succeeded")
 	})
+}
+
+// stateHolder is a holder whose data dir holds st, recording the hold.
+type stateHolder struct {
+	holder
+	st    []byte
+	floor chan int64
+}
+
+func (h *stateHolder) LeaseState() []byte { return h.st }
+func (h *stateHolder) Hold(_ context.Context, _, _, prevMarkMs int64) error {
+	h.floor <- prevMarkMs
+	return nil
+}
+
+// markBackend holds every id, its mark at mark (Unix ms).
+type markBackend struct {
+	hangingBackend
+	mark int64
+}
+
+func (b *markBackend) Held(context.Context, Claim) (int64, error) { return b.mark, nil }
+
+// A resumed claim starts above the coordinator's mark for its id, capped
+// at now + lead — not above the data dir's mark alone (a restored backup)
+// and not a whole validity ahead (the previous run stopped before now).
+func TestResumeStartsAboveTheCoordinatorsMark(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		mark, wantFloor time.Duration // from now
+	}{
+		{"a mark behind the clock: its own floor", -time.Second, -time.Second},
+		{"a mark a validity ahead: capped at now + lead", 50 * time.Second, 3 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				now := time.Now()
+				c := Config{Provider: "test", Prefix: "/p", TTL: time.Minute, DialTimeout: 5 * time.Second, Range: Range{1, 1},
+					Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+				st, _ := json.Marshal(State{Prefix: "/p", Host: hostname(), Lease: 9, Machine: 1, ClaimMarkMs: now.Add(-time.Hour).UnixMilli(),
+					StoredMarkMs: now.Add(tc.mark).UnixMilli(), ValidUntil: now.Add(time.Minute).UnixNano(), Saved: now.UnixNano()})
+				h := &stateHolder{holder: holder{held: make(chan struct{})}, st: st, floor: make(chan int64, 1)}
+				e := NewEngine(c, &markBackend{mark: now.Add(tc.mark).UnixMilli()})
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error)
+				go func() { done <- e.Run(ctx, h) }()
+				assert.Equal(t, now.Add(tc.wantFloor).UnixMilli(), <-h.floor)
+				synctest.Wait()
+				cancel()
+				<-done
+				assert.Equal(t, uint64(1), e.Stats().Resumes, "resumed, not claimed")
+			})
+		})
+	}
 }
