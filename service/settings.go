@@ -62,7 +62,10 @@ type Settings struct {
 	// sequence is used up, the next unit is handed out at once if it
 	// starts at most MaxBorrow after now (IDs then carry a future time;
 	// the marks are stored ahead of the furthest unit). 0, the default,
-	// waits for the clock. At most MaxMaxBorrow.
+	// waits for the clock. At most MaxMaxBorrow. With a Lease, keep it
+	// within what the lease lets a node run ahead (etcdlease and pglease:
+	// 2/3 of the TTL less its fence margin and one unit), or a burst
+	// borrows units the fence refuses; the servers refuse a longer one.
 	MaxBorrow time.Duration
 	// Clock is the time source; nil means NewSystemClock().
 	Clock Clock

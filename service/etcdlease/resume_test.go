@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -21,7 +18,6 @@ import (
 
 	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/internal/stresstest"
-	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/service/etcdlease"
 )
 
@@ -29,115 +25,9 @@ import (
 // revoked, nothing released) and restart it on the same data dir, where
 // the lease saved its state (lease.state).
 
-// restProc is one run of server-rest: its log is kept for assertions.
-type restProc struct {
-	cmd    *exec.Cmd
-	base   string // http://host:port
-	logs   *syncbuf.Buffer
-	exited chan error    // receives the exit once
-	waited chan struct{} // closed on exit
-}
-
-// startRest starts server-rest with args on a new port, logging to the
-// test's log and to p.logs. At the end of the test it is stopped with
-// SIGTERM (so that its lease is revoked: ranges registered by a killed
-// run would outlive the test), and killed if that takes too long.
-func startRest(t *testing.T, args ...string) *restProc {
-	t.Helper()
-	listen := freeURL().Host
-	p := &restProc{base: "http://" + listen, logs: &syncbuf.Buffer{}, exited: make(chan error, 1), waited: make(chan struct{})}
-	p.cmd = exec.Command(buildServerRest(t), append(args, "--listen", listen)...)
-	p.cmd.Stdout, p.cmd.Stderr = io.Discard, io.MultiWriter(leasetest.Writer(t), p.logs)
-	require.NoError(t, p.cmd.Start())
-	go func() {
-		p.exited <- p.cmd.Wait()
-		close(p.waited)
-	}()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.waited:
-		case <-time.After(20 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.waited
-		}
-	})
-	return p
-}
-
-// kill crashes p: SIGKILL, nothing runs after it.
-func (p *restProc) kill(t *testing.T) {
-	t.Helper()
-	require.NoError(t, p.cmd.Process.Kill())
-	<-p.waited
-}
-
-// stop stops p with SIGTERM and requires a clean exit.
-func (p *restProc) stop(t *testing.T) {
-	t.Helper()
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-p.exited:
-		require.NoError(t, err, "a clean exit")
-	case <-time.After(30 * time.Second):
-		t.Fatal("server-rest did not stop on SIGTERM")
-	}
-}
-
-// genid asks for one ID: the status code and the ID (0 unless 200).
-func (p *restProc) genid() (int, int64) {
-	code, body := httpStatus(p.base + "/genid")
-	if code != http.StatusOK {
-		return code, 0
-	}
-	id, err := strconv.ParseInt(strings.TrimSpace(body), 10, 64)
-	if err != nil {
-		return 0, 0
-	}
-	return code, id
-}
-
-// firstIssued waits until p answers /genid with an ID and returns it,
-// failing if p exits first.
-func (p *restProc) firstIssued(t *testing.T, limit time.Duration) int64 {
-	t.Helper()
-	var id int64
-	eventually(t, limit, "/genid answers 200", func() bool {
-		select {
-		case err := <-p.exited:
-			t.Fatalf("server-rest exited: %v\n%s", err, p.logs.String())
-		default:
-		}
-		var code int
-		code, id = p.genid()
-		return code == http.StatusOK
-	})
-	return id
-}
-
-// issue takes n IDs from p, which must be issuing.
-func (p *restProc) issue(t *testing.T, n int) []int64 {
-	t.Helper()
-	ids := make([]int64, n)
-	for i := range ids {
-		code, id := p.genid()
-		require.Equal(t, http.StatusOK, code, "/genid")
-		ids[i] = id
-	}
-	return ids
-}
-
-// logged waits until p's log holds line (the lease logs after the service
-// is up, so a log line may follow the first ID).
-func (p *restProc) logged(t *testing.T, line string) {
-	t.Helper()
-	eventually(t, 10*time.Second, "logged: "+line, func() bool { return strings.Contains(p.logs.String(), line) })
-}
-
-// metric is the value of an unlabelled metric of p ("" when missing).
-func (p *restProc) metric(name string) string {
-	_, page := httpStatus(p.base + "/metrics")
-	return metricValue(page, name)
+// startRest starts server-rest with args (leasetest.Rest).
+func startRest(t *testing.T, args ...string) *leasetest.Rest {
+	return leasetest.StartRest(t, nil, args...)
 }
 
 // etcdArgs are the flags of a server-rest with provider etcd on the data
@@ -209,26 +99,26 @@ func TestKilledNodeResumesItsIdAndLease(t *testing.T) {
 	keys := etcdlease.Keys{Prefix: prefixOf(t)}
 	dir := t.TempDir()
 	a := startRest(t, etcdArgs(etcdEndpoint, keys.Prefix, "10s", "r1", dir)...)
-	a.firstIssued(t, 30*time.Second)
-	before := a.issue(t, 20)
+	a.FirstID(t, 30*time.Second)
+	before := a.Issue(t, 20)
 	m := machineOf(before[0])
 	lease := leaseOf(t, c, keys, m)
-	leasetest.MetricReaches(t, a.metric, "vesta_machine_lease_claims_total", "1")
-	assert.Equal(t, "0", a.metric("vesta_machine_lease_resumes_total"))
+	leasetest.MetricReaches(t, a.Metric, "vesta_machine_lease_claims_total", "1")
+	assert.Equal(t, "0", a.Metric("vesta_machine_lease_resumes_total"))
 	awaitSaved(t, dir, lease)
 
-	a.kill(t)
+	a.Signal(t, syscall.SIGKILL)
 	// Another node name, as the default hostname-pid would give.
 	restarted := time.Now()
 	b := startRest(t, etcdArgs(etcdEndpoint, keys.Prefix, "10s", "r2", dir)...)
-	first := b.firstIssued(t, 30*time.Second)
+	first := b.FirstID(t, 30*time.Second)
 	t.Logf("killed and restarted on its data dir: issuing again %s after the restart (TTL 10s)", time.Since(restarted).Round(time.Millisecond))
-	after := append([]int64{first}, b.issue(t, 20)...)
+	after := append([]int64{first}, b.Issue(t, 20)...)
 	assert.Equal(t, m, machineOf(first), "the same machine id")
 	assert.Equal(t, lease, leaseOf(t, c, keys, m), "the same etcd lease: resumed, not claimed anew after it expired")
-	leasetest.MetricReaches(t, b.metric, "vesta_machine_lease_resumes_total", "1")
-	assert.Equal(t, "0", b.metric("vesta_machine_lease_claims_total"), "a resume is no claim")
-	b.logged(t, `msg="etcdlease: machine id resumed from the data dir" machine=`+strconv.FormatInt(m, 10)+` node=r2 lease=`+
+	leasetest.MetricReaches(t, b.Metric, "vesta_machine_lease_resumes_total", "1")
+	assert.Equal(t, "0", b.Metric("vesta_machine_lease_claims_total"), "a resume is no claim")
+	b.Logged(t, `msg="etcdlease: machine id resumed from the data dir" machine=`+strconv.FormatInt(m, 10)+` node=r2 lease=`+
 		strconv.FormatInt(int64(lease), 16)+` offline=false`)
 	idsAbove(t, before, after)
 	eventually(t, 10*time.Second, "the machine key names the new node", func() bool {
@@ -251,36 +141,36 @@ func TestKilledNodeResumesOfflineAndRenewsOnceEtcdIsBack(t *testing.T) {
 	dir := t.TempDir()
 	args := etcdArgs(px.Addr(), keys.Prefix, "10s", "off", dir)
 	a := startRest(t, args...)
-	a.firstIssued(t, 30*time.Second)
-	before := a.issue(t, 20)
+	a.FirstID(t, 30*time.Second)
+	before := a.Issue(t, 20)
 	m := machineOf(before[0])
 	lease := leaseOf(t, c, keys, m)
 	awaitSaved(t, dir, lease)
 
-	a.kill(t)
+	a.Signal(t, syscall.SIGKILL)
 	px.Cut()
 	saved := readSavedLease(t, dir) // as the crash left it
 	b := startRest(t, args...)
-	first := b.firstIssued(t, 30*time.Second)
+	first := b.FirstID(t, 30*time.Second)
 	require.Less(t, time.Now().UnixNano(), saved.ValidUntil, "issuing within the saved validity, etcd unreachable")
 	assert.Equal(t, m, machineOf(first), "resumed the same machine id with etcd unreachable")
-	b.logged(t, "etcd is unreachable; resuming the machine id on the claim saved in the data dir")
-	b.logged(t, `msg="etcdlease: machine id resumed from the data dir" machine=`+strconv.FormatInt(m, 10)+` node=off lease=`+
+	b.Logged(t, "etcd is unreachable; resuming the machine id on the claim saved in the data dir")
+	b.Logged(t, `msg="etcdlease: machine id resumed from the data dir" machine=`+strconv.FormatInt(m, 10)+` node=off lease=`+
 		strconv.FormatInt(int64(lease), 16)+` offline=true`)
-	leasetest.MetricReaches(t, b.metric, "vesta_machine_lease_resumes_total", "1")
-	after := append([]int64{first}, b.issue(t, 20)...)
+	leasetest.MetricReaches(t, b.Metric, "vesta_machine_lease_resumes_total", "1")
+	after := append([]int64{first}, b.Issue(t, 20)...)
 	idsAbove(t, before, after)
 
 	// etcd comes back before the saved validity ends: the node renews
 	// the same lease and issues past that validity.
 	px.Restore()
 	eventually(t, 30*time.Second, "issuing past the validity saved before the crash", func() bool {
-		code, _ := b.genid()
+		code, _ := b.GenID()
 		return time.Now().UnixNano() > saved.ValidUntil+int64(time.Second) && code == http.StatusOK
 	})
 	assert.Equal(t, lease, leaseOf(t, c, keys, m), "the same lease, renewed")
-	assert.Equal(t, "0", b.metric("vesta_machine_lease_claims_total"))
-	assert.Equal(t, "0", b.metric("vesta_machine_lease_fences_total"), "never fenced")
+	assert.Equal(t, "0", b.Metric("vesta_machine_lease_claims_total"))
+	assert.Equal(t, "0", b.Metric("vesta_machine_lease_fences_total"), "never fenced")
 }
 
 // TestRestartAfterTheSavedValidityDoesNotResume is stress only: three
@@ -298,13 +188,13 @@ func TestRestartAfterTheSavedValidityDoesNotResume(t *testing.T) {
 	dir := t.TempDir()
 	args := etcdArgs(px.Addr(), keys.Prefix, "2s", "gone", dir)
 	a := startRest(t, append(args, "--machine-range", "640-640")...)
-	a.firstIssued(t, 30*time.Second)
-	before := a.issue(t, 20)
+	a.FirstID(t, 30*time.Second)
+	before := a.Issue(t, 20)
 	require.Equal(t, int64(640), machineOf(before[0]))
 	lease := leaseOf(t, c, keys, 640)
 	awaitSaved(t, dir, lease)
 
-	a.kill(t)
+	a.Signal(t, syscall.SIGKILL)
 	px.Cut()
 	saved := readSavedLease(t, dir) // as the crash left it
 	require.Equal(t, int64(lease), saved.Lease)
@@ -317,18 +207,14 @@ func TestRestartAfterTheSavedValidityDoesNotResume(t *testing.T) {
 	b := startRest(t, append(args, "--machine-range", "640-640")...)
 	deadline := time.Now().Add(4 * time.Second)
 	for time.Now().Before(deadline) {
-		select {
-		case err := <-b.exited:
-			t.Fatalf("the restart must wait for etcd, not exit: %v", err)
-		default:
-		}
-		code, _ := b.genid()
+		require.False(t, b.Exited(), "the restart waits for etcd, not exit")
+		code, _ := b.GenID()
 		require.NotEqual(t, http.StatusOK, code, "no ID past the saved validity without etcd")
 		time.Sleep(100 * time.Millisecond)
 	}
-	assert.Contains(t, b.logs.String(), "saved in the data dir is no longer surely valid, and etcd does not answer")
-	assert.NotContains(t, b.logs.String(), "resumed from the data dir")
-	b.kill(t)
+	assert.Contains(t, b.Logs(), "saved in the data dir is no longer surely valid, and etcd does not answer")
+	assert.NotContains(t, b.Logs(), "resumed from the data dir")
+	b.Signal(t, syscall.SIGKILL)
 
 	// etcd expires the lease; another node takes machine 640 and issues
 	// above every ID of the first run.
@@ -349,11 +235,11 @@ func TestRestartAfterTheSavedValidityDoesNotResume(t *testing.T) {
 	// gets the other id of its range.
 	px.Restore()
 	d := startRest(t, append(args, "--machine-range", "640-641")...)
-	id := d.firstIssued(t, 30*time.Second)
+	id := d.FirstID(t, 30*time.Second)
 	assert.Equal(t, int64(641), machineOf(id), "not the id another node holds now")
-	assert.Equal(t, "0", d.metric("vesta_machine_lease_resumes_total"))
-	leasetest.MetricReaches(t, d.metric, "vesta_machine_lease_claims_total", "1")
-	d.logged(t, "the claim saved in the data dir is gone; claiming anew")
+	assert.Equal(t, "0", d.Metric("vesta_machine_lease_resumes_total"))
+	leasetest.MetricReaches(t, d.Metric, "vesta_machine_lease_claims_total", "1")
+	d.Logged(t, "the claim saved in the data dir is gone; claiming anew")
 }
 
 func TestGracefulStopReleasesAndTheRestartPrefersItsId(t *testing.T) {
@@ -363,12 +249,12 @@ func TestGracefulStopReleasesAndTheRestartPrefersItsId(t *testing.T) {
 	dir := t.TempDir()
 	args := etcdArgs(etcdEndpoint, keys.Prefix, "10s", "calm", dir)
 	a := startRest(t, args...)
-	a.firstIssued(t, 30*time.Second)
-	before := a.issue(t, 20)
+	a.FirstID(t, 30*time.Second)
+	before := a.Issue(t, 20)
 	m := machineOf(before[0])
 	lease := leaseOf(t, c, keys, m)
 
-	a.stop(t)
+	a.Stop(t)
 	_, _, held := get(t, c, keys.Machine(m))
 	assert.False(t, held, "a graceful stop releases the id")
 	ttl, err := c.TimeToLive(bg, lease)
@@ -379,10 +265,10 @@ func TestGracefulStopReleasesAndTheRestartPrefersItsId(t *testing.T) {
 	assert.Equal(t, m, saved.Machine, "and keeps the id as a preference")
 
 	b := startRest(t, args...)
-	first := b.firstIssued(t, 30*time.Second)
+	first := b.FirstID(t, 30*time.Second)
 	assert.Equal(t, m, machineOf(first), "the restart claims its old id, free (random claims otherwise)")
 	assert.NotEqual(t, lease, leaseOf(t, c, keys, m), "under a new lease")
-	assert.Equal(t, "0", b.metric("vesta_machine_lease_resumes_total"))
-	leasetest.MetricReaches(t, b.metric, "vesta_machine_lease_claims_total", "1")
-	idsAbove(t, before, append([]int64{first}, b.issue(t, 20)...))
+	assert.Equal(t, "0", b.Metric("vesta_machine_lease_resumes_total"))
+	leasetest.MetricReaches(t, b.Metric, "vesta_machine_lease_claims_total", "1")
+	idsAbove(t, before, append([]int64{first}, b.Issue(t, 20)...))
 }

@@ -1,12 +1,6 @@
 package pglease_test
 
 import (
-	"io"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,80 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/leasetest"
-	"github.com/vesta-go/vesta/internal/syncbuf"
-	"github.com/vesta-go/vesta/internal/testbin"
 	"github.com/vesta-go/vesta/intf"
 )
 
-// rest is one run of the real server-rest, its stderr kept.
-type rest struct {
-	cmd    *exec.Cmd
-	base   string
-	logs   *syncbuf.Buffer
-	waited chan struct{}
-	err    error // the exit, once waited is closed
-}
-
-// startRest runs server-rest with args and env (added to the test's) on
-// a free port; the test's end kills it.
-func startRest(t *testing.T, env []string, args ...string) *rest {
-	t.Helper()
-	bin, err := testbin.Build("github.com/vesta-go/vesta/server-rest")
-	if err != nil {
-		t.Fatalf("building server-rest: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	listen := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	r := &rest{base: "http://" + listen, logs: &syncbuf.Buffer{}, waited: make(chan struct{})}
-	r.cmd = exec.Command(bin, append(args, "--listen", listen)...)
-	r.cmd.Env = append(os.Environ(), env...)
-	r.cmd.Stdout, r.cmd.Stderr = io.Discard, io.MultiWriter(leasetest.Writer(t), r.logs)
-	require.NoError(t, r.cmd.Start())
-	go func() {
-		r.err = r.cmd.Wait()
-		close(r.waited)
-	}()
-	t.Cleanup(func() {
-		_ = r.cmd.Process.Kill()
-		<-r.waited
-	})
-	return r
-}
-
-// get is the status and body of GET path (0 when the request failed).
-func (r *rest) get(path string) (int, string) {
-	resp, err := http.Get(r.base + path)
-	if err != nil {
-		return 0, ""
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, strings.TrimSpace(string(b))
-}
-
-// firstID waits for r to issue an ID, failing if it exits first.
-func (r *rest) firstID(t *testing.T, limit time.Duration) int64 {
-	t.Helper()
-	var id int64
-	eventually(t, limit, "/genid answers 200", func() bool {
-		select {
-		case <-r.waited:
-			t.Fatalf("server-rest exited: %v\n%s", r.err, r.logs.String())
-		default:
-		}
-		code, body := r.get("/genid")
-		id, _ = strconv.ParseInt(body, 10, 64)
-		return code == http.StatusOK
-	})
-	return id
-}
-
-// metric is an unlabelled metric's value ("" when missing).
-func (r *rest) metric(name string) string {
-	_, page := r.get("/metrics")
-	return leasetest.MetricValue(page, name)
+// startRest runs the real server-rest with args and env (leasetest.Rest).
+func startRest(t *testing.T, env []string, args ...string) *leasetest.Rest {
+	return leasetest.StartRest(t, env, args...)
 }
 
 // The real server-rest with --machine-provider postgres: it claims its id
@@ -106,43 +32,43 @@ func TestServerRestWithPostgres(t *testing.T) {
 		"--etcd-node-name", "rest-pg", "--data-dir", t.TempDir(), "--log-level", "info"}
 
 	first := startRest(t, env, args...)
-	id := first.firstID(t, 30*time.Second)
+	id := first.FirstID(t, 30*time.Second)
 	assert.Equal(t, int64(300), machineOf(id))
 	c := db(t, dsn)
 	held, ok := rowOf(t, c, 300)
 	require.True(t, ok)
 	assert.True(t, held.live)
 	assert.Equal(t, "rest-pg", held.holder)
-	leasetest.MetricReaches(t, first.metric, "vesta_machine_lease_claims_total", "1")
-	leasetest.MetricReaches(t, first.metric, "vesta_machine_lease_held", "1")
+	leasetest.MetricReaches(t, first.Metric, "vesta_machine_lease_claims_total", "1")
+	leasetest.MetricReaches(t, first.Metric, "vesta_machine_lease_held", "1")
 
-	require.NoError(t, first.cmd.Process.Kill()) // a crash: nothing released
-	<-first.waited
+	require.NoError(t, first.Cmd.Process.Kill()) // a crash: nothing released
+	<-first.Done()
 	start := time.Now()
 	second := startRest(t, env, args...)
-	id2 := second.firstID(t, 30*time.Second)
+	id2 := second.FirstID(t, 30*time.Second)
 	took := time.Since(start)
 	assert.Equal(t, int64(300), machineOf(id2), "its own id back")
 	assert.Greater(t, id2, id)
-	leasetest.MetricReaches(t, second.metric, "vesta_machine_lease_resumes_total", "1")
-	assert.Equal(t, "0", second.metric("vesta_machine_lease_claims_total"), "no new claim")
+	leasetest.MetricReaches(t, second.Metric, "vesta_machine_lease_resumes_total", "1")
+	assert.Equal(t, "0", second.Metric("vesta_machine_lease_claims_total"), "no new claim")
 	after, _ := rowOf(t, c, 300)
 	assert.Equal(t, held.token, after.token, "the same claim")
 	t.Logf("kill -9 and restart: issuing again, with its own id, %s after the restart", took.Round(time.Millisecond))
 
-	require.NoError(t, second.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, second.Cmd.Process.Signal(syscall.SIGTERM))
 	select {
-	case <-second.waited:
-		require.NoError(t, second.err, "a clean exit")
+	case <-second.Done():
+		require.NoError(t, second.Err(), "a clean exit")
 	case <-time.After(30 * time.Second):
 		t.Fatal("server-rest did not stop on SIGTERM")
 	}
 	released, _ := rowOf(t, c, 300)
 	assert.False(t, released.live, "a graceful stop releases the id")
-	_, last := second.get("/genid") // nothing listens: last is ""
+	_, last := second.Get("/genid") // nothing listens: last is ""
 	assert.Empty(t, last)
 	assert.GreaterOrEqual(t, released.markMs, intf.DefaultEpochMillis+timeUnit(id2)*1000, "the mark covers the IDs issued")
-	for _, r := range []*rest{first, second} {
-		assert.NotContains(t, r.logs.String(), password, "the DSN's password is never logged")
+	for _, r := range []*leasetest.Rest{first, second} {
+		assert.NotContains(t, r.Logs(), password, "the DSN's password is never logged")
 	}
 }

@@ -42,10 +42,10 @@ func TestAsynchronousFailoverRefused(t *testing.T) {
 	// Through the real server-rest: it exits, naming the key.
 	r := startRest(t, nil, "--machine-provider", "postgres", "--machine-dsn", c.DSN("postgres"), "--no-data-dir=true", "--segment-store", "off")
 	select {
-	case <-r.waited:
+	case <-r.Done():
 	case <-time.After(30 * time.Second):
 		t.Fatal("server-rest did not refuse the DSN")
 	}
-	require.Error(t, r.err)
-	assert.Contains(t, r.logs.String(), "machineAllowAsyncFailover: true")
+	require.Error(t, r.Err())
+	assert.Contains(t, r.Logs(), "machineAllowAsyncFailover: true")
 }

@@ -27,20 +27,20 @@ func TestDeletedClaimOfAPausedHolder(t *testing.T) {
 	each(t, func(t *testing.T, c coordinator, prefix string) {
 		common := append(c.args(prefix, c.addr()), "--etcd-lease-ttl", "6s", "--machine-range", "5-5", "--no-data-dir=true")
 		a := start(t, append(common, "--etcd-node-name", "a")...)
-		require.Equal(t, int64(5), a.issuing(t, 30*time.Second))
+		require.Equal(t, int64(5), issuing(t, a, 30*time.Second))
 		stop := make(chan struct{})
-		fromA := a.load(stop)
+		fromA := a.Load(stop)
 		time.Sleep(500 * time.Millisecond)
-		a.signal(t, syscall.SIGSTOP)
+		a.Signal(t, syscall.SIGSTOP)
 		c.deleteClaim(t, prefix, 5)
 		b := start(t, append(common, "--etcd-node-name", "b")...)
 		leasetest.Eventually(t, 30*time.Second, "b claims machine 5", func() bool {
-			return strings.Contains(b.logs.String(), "machine id held") || strings.Contains(b.logs.String(), "waiting for the clock to near")
+			return strings.Contains(b.Logs(), "machine id held") || strings.Contains(b.Logs(), "waiting for the clock to near")
 		})
-		a.signal(t, syscall.SIGCONT)
+		a.Signal(t, syscall.SIGCONT)
 		resumed := time.Now()
-		require.Equal(t, int64(5), b.issuing(t, 30*time.Second))
-		fromB := b.load(stop)
+		require.Equal(t, int64(5), issuing(t, b, 30*time.Second))
+		fromB := b.Load(stop)
 		time.Sleep(time.Second)
 		close(stop)
 		idsA, lastA := fromA()
@@ -62,24 +62,24 @@ func TestRestoredDataDirResumesAboveTheCoordinatorsMark(t *testing.T) {
 		dir := t.TempDir()
 		args := append(c.args(prefix, c.addr()), "--etcd-lease-ttl", "6s", "--machine-range", "7-7", "--data-dir", dir, "--max-borrow", "2s")
 		a := start(t, append(args, "--etcd-node-name", "a")...)
-		a.issuing(t, 30*time.Second)
+		issuing(t, a, 30*time.Second)
 		stopA := make(chan struct{})
-		fromA := a.load(stopA)
+		fromA := a.Load(stopA)
 		leasetest.Eventually(t, 10*time.Second, "the claim saved in the data dir", func() bool {
 			_, err := os.Stat(filepath.Join(dir, "lease.state"))
 			return err == nil
 		})
 		time.Sleep(1500 * time.Millisecond)
-		a.signal(t, syscall.SIGKILL)
+		a.Signal(t, syscall.SIGKILL)
 		close(stopA)
 		old := strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10) + "\n"
 		for _, f := range []string{"highwater", "highwater.prev"} {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte(old), 0o644))
 		}
 		b := start(t, append(args, "--etcd-node-name", "b")...)
-		require.Equal(t, int64(7), b.issuing(t, 30*time.Second))
+		require.Equal(t, int64(7), issuing(t, b, 30*time.Second))
 		stopB := make(chan struct{})
-		fromB := b.load(stopB)
+		fromB := b.Load(stopB)
 		time.Sleep(time.Second)
 		close(stopB)
 		idsA, _ := fromA()
@@ -87,21 +87,21 @@ func TestRestoredDataDirResumesAboveTheCoordinatorsMark(t *testing.T) {
 		require.NotEmpty(t, idsA)
 		require.NotEmpty(t, idsB)
 		t.Logf("%d IDs, none twice", noDuplicate(t, idsA, idsB))
-		assert.Contains(t, b.logs.String(), "machine id resumed from the data dir", "the same claim, resumed")
+		assert.Contains(t, b.Logs(), "machine id resumed from the data dir", "the same claim, resumed")
 	})
 }
 
 // Nodes starting at once on one fleet hold distinct ids.
 func TestConcurrentClaimsHoldDistinctIds(t *testing.T) {
 	each(t, func(t *testing.T, c coordinator, prefix string) {
-		var nodes []*node
+		var nodes []*leasetest.Rest
 		for i := range 5 {
 			nodes = append(nodes, start(t, append(c.args(prefix, c.addr()), "--etcd-lease-ttl", "6s", "--machine-range", "10-14",
 				"--no-data-dir=true", "--etcd-node-name", "n"+strconv.Itoa(i))...))
 		}
 		seen := map[int64]bool{}
 		for _, n := range nodes {
-			m := n.issuing(t, 30*time.Second)
+			m := issuing(t, n, 30*time.Second)
 			assert.False(t, seen[m], "machine %d held twice", m)
 			seen[m] = true
 		}
@@ -116,16 +116,16 @@ func TestLostClaimReclaimsItsOwnId(t *testing.T) {
 	each(t, func(t *testing.T, c coordinator, prefix string) {
 		a := start(t, append(c.args(prefix, c.addr()), "--etcd-lease-ttl", "15s", "--machine-range", "20-21",
 			"--no-data-dir=true", "--etcd-node-name", "a", "--max-clock-backward-wait", "1s")...)
-		m := a.issuing(t, 30*time.Second)
+		m := issuing(t, a, 30*time.Second)
 		stop := make(chan struct{})
-		fromA := a.load(stop)
+		fromA := a.Load(stop)
 		time.Sleep(300 * time.Millisecond)
 		c.deleteClaim(t, prefix, m)
 		leasetest.Eventually(t, 10*time.Second, "a loses its claim", func() bool {
-			return strings.Contains(a.logs.String(), "machine id lost")
+			return strings.Contains(a.Logs(), "machine id lost")
 		})
 		again := time.Now()
-		assert.Equal(t, m, a.issuing(t, 30*time.Second), "the same id, claimed again")
+		assert.Equal(t, m, issuing(t, a, 30*time.Second), "the same id, claimed again")
 		t.Logf("issuing again %s after the loss", time.Since(again).Round(time.Millisecond))
 		close(stop)
 		ids, _ := fromA()
@@ -142,20 +142,20 @@ func TestRestartWhileTheCoordinatorIsDownWaits(t *testing.T) {
 		px := proxy(t, c)
 		args := append(c.args(prefix, px.Addr()), "--etcd-lease-ttl", "2s", "--machine-range", "30-30", "--data-dir", dir)
 		a := start(t, append(args, "--etcd-node-name", "a")...)
-		a.issuing(t, 30*time.Second)
+		issuing(t, a, 30*time.Second)
 		leasetest.Eventually(t, 10*time.Second, "the claim saved in the data dir", func() bool {
 			_, err := os.Stat(filepath.Join(dir, "lease.state"))
 			return err == nil
 		})
-		a.signal(t, syscall.SIGKILL)
+		a.Signal(t, syscall.SIGKILL)
 		px.Cut()
 		b := start(t, append(args, "--etcd-node-name", "b")...)
 		time.Sleep(6 * time.Second)
-		require.False(t, b.exited(), "b waits for the coordinator: %v\n%s", b.err, b.logs.String())
-		code, _ := b.get("/readyz")
+		require.False(t, b.Exited(), "b waits for the coordinator:\n%s", b.Logs())
+		code, _ := b.Get("/readyz")
 		assert.Equal(t, http.StatusServiceUnavailable, code, "not ready while it holds no id")
 		px.Restore()
-		assert.Equal(t, int64(30), b.issuing(t, 30*time.Second))
+		assert.Equal(t, int64(30), issuing(t, b, 30*time.Second))
 	})
 }
 
@@ -166,13 +166,13 @@ func TestBorrowBeyondTheLeaseRefusedAtStart(t *testing.T) {
 	each(t, func(t *testing.T, c coordinator, prefix string) {
 		n := start(t, append(c.args(prefix, c.addr()), "--etcd-lease-ttl", "6s", "--max-borrow", "30s", "--no-data-dir=true")...)
 		select {
-		case <-n.waited:
+		case <-n.Done():
 		case <-time.After(30 * time.Second):
 			t.Fatal("server-rest started")
 		}
-		require.Error(t, n.err)
+		require.Error(t, n.Err())
 		for _, key := range []string{"maxBorrow", "etcdLeaseTTL", "at most 2.84s"} {
-			assert.Contains(t, n.logs.String(), key)
+			assert.Contains(t, n.Logs(), key)
 		}
 	})
 }
@@ -188,16 +188,16 @@ func TestOfflineResumeStatesTheTimeLeft(t *testing.T) {
 		px := proxy(t, c)
 		args := append(c.args(prefix, px.Addr()), "--etcd-lease-ttl", "12s", "--machine-range", "40-40", "--data-dir", dir, "--etcd-dial-timeout", "3s")
 		a := start(t, append(args, "--etcd-node-name", "a")...)
-		a.issuing(t, 30*time.Second)
+		issuing(t, a, 30*time.Second)
 		time.Sleep(4500 * time.Millisecond) // a renewal (every 4 s) and its mark saved
-		a.signal(t, syscall.SIGKILL)
+		a.Signal(t, syscall.SIGKILL)
 		px.Freeze() // a silent coordinator: the restart's first request waits its whole dial timeout
 		b := start(t, append(args, "--etcd-node-name", "b")...)
-		require.Equal(t, int64(40), b.issuing(t, 30*time.Second))
+		require.Equal(t, int64(40), issuing(t, b, 30*time.Second))
 		resumed := time.Now()
 		line := ""
 		leasetest.Eventually(t, 10*time.Second, "the offline resume logged", func() bool {
-			for _, l := range strings.Split(b.logs.String(), "\n") {
+			for _, l := range strings.Split(b.Logs(), "\n") {
 				if strings.Contains(l, "is unreachable; resuming the machine id on the") {
 					line = l
 				}
@@ -208,7 +208,7 @@ func TestOfflineResumeStatesTheTimeLeft(t *testing.T) {
 		said, err := time.ParseDuration(strings.Fields(rest)[0])
 		require.NoError(t, err, line)
 		leasetest.Eventually(t, 30*time.Second, "b stops issuing", func() bool {
-			code, _ := b.get("/genid")
+			code, _ := b.Get("/genid")
 			return code != http.StatusOK
 		})
 		issued := time.Since(resumed)
@@ -228,28 +228,28 @@ func TestCutOffHolderIsFencedBeforeTheTakeover(t *testing.T) {
 		px := proxy(t, c)
 		common := []string{"--etcd-lease-ttl", "3s", "--machine-range", "50-50", "--no-data-dir=true"}
 		a := start(t, append(append(c.args(prefix, px.Addr()), common...), "--etcd-node-name", "a")...)
-		require.Equal(t, int64(50), a.issuing(t, 30*time.Second))
+		require.Equal(t, int64(50), issuing(t, a, 30*time.Second))
 		stopA := make(chan struct{})
-		fromA := a.load(stopA)
+		fromA := a.Load(stopA)
 		time.Sleep(500 * time.Millisecond)
 		px.Cut()
 		// b refuses to start while a's claim is live: start it until the
 		// claim has lapsed.
-		var b *node
+		var b *leasetest.Rest
 		for deadline := time.Now().Add(30 * time.Second); b == nil; time.Sleep(200 * time.Millisecond) {
 			require.True(t, time.Now().Before(deadline), "b never took the id")
 			n := start(t, append(append(c.args(prefix, c.addr()), common...), "--etcd-node-name", "b")...)
 			leasetest.Eventually(t, 30*time.Second, "b issues or exits", func() bool {
-				code, _ := n.get("/genid")
-				return code == http.StatusOK || n.exited()
+				code, _ := n.Get("/genid")
+				return code == http.StatusOK || n.Exited()
 			})
-			if !n.exited() {
+			if !n.Exited() {
 				b = n
 			}
 		}
 		bFirst := time.Now()
 		stopB := make(chan struct{})
-		fromB := b.load(stopB)
+		fromB := b.Load(stopB)
 		time.Sleep(time.Second)
 		close(stopA)
 		close(stopB)

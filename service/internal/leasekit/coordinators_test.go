@@ -3,16 +3,11 @@ package leasekit_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,7 +20,6 @@ import (
 	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/internal/nettest"
 	"github.com/vesta-go/vesta/internal/pgtest"
-	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/internal/testbin"
 	"github.com/vesta-go/vesta/intf"
 )
@@ -140,121 +134,17 @@ func (p pgCoord) deleteClaim(t *testing.T, prefix string, machine int64) {
 	require.Equal(t, int64(1), tag.RowsAffected(), "the row was there")
 }
 
-// node is one run of server-rest.
-type node struct {
-	cmd    *exec.Cmd
-	base   string
-	logs   *syncbuf.Buffer
-	waited chan struct{}
-	err    error // the exit, once waited is closed
-}
-
-// start runs server-rest with args on a new port; the test's end stops it.
-func start(t *testing.T, args ...string) *node {
+// start runs server-rest with the suite's defaults and args.
+func start(t *testing.T, args ...string) *leasetest.Rest {
 	t.Helper()
-	listen := etcdtest.FreeURL().Host
-	n := &node{base: "http://" + listen, logs: &syncbuf.Buffer{}, waited: make(chan struct{})}
-	n.cmd = exec.Command(testbin.Must(t, "github.com/vesta-go/vesta/server-rest"),
-		append([]string{"--listen", listen, "--segment-store", "off", "--log-level", "info", "--etcd-dial-timeout", "1s"}, args...)...)
-	n.cmd.Stdout, n.cmd.Stderr = io.Discard, io.MultiWriter(leasetest.Writer(t), n.logs)
-	require.NoError(t, n.cmd.Start())
-	go func() {
-		n.err = n.cmd.Wait()
-		close(n.waited)
-	}()
-	t.Cleanup(func() {
-		_ = n.cmd.Process.Signal(syscall.SIGCONT)
-		_ = n.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-n.waited:
-		case <-time.After(20 * time.Second):
-			_ = n.cmd.Process.Kill()
-			<-n.waited
-		}
-	})
-	return n
+	return leasetest.StartRest(t, nil, append([]string{"--segment-store", "off", "--log-level", "info", "--etcd-dial-timeout", "1s"}, args...)...)
 }
 
-func (n *node) signal(t *testing.T, s syscall.Signal) {
+// issuing waits until r answers /genid, and returns the ID's machine.
+func issuing(t *testing.T, r *leasetest.Rest, limit time.Duration) int64 {
 	t.Helper()
-	require.NoError(t, n.cmd.Process.Signal(s))
-	if s == syscall.SIGKILL {
-		<-n.waited
-	}
-}
-
-func (n *node) exited() bool {
-	select {
-	case <-n.waited:
-		return true
-	default:
-		return false
-	}
-}
-
-// get is GET path's status and body (status 0 when the request failed).
-func (n *node) get(path string) (int, string) {
-	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(n.base + path)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
-// issuing waits until n answers /genid, and returns the ID's machine.
-func (n *node) issuing(t *testing.T, limit time.Duration) int64 {
-	t.Helper()
-	var id int64
-	leasetest.Eventually(t, limit, "/genid answers 200", func() bool {
-		require.False(t, n.exited(), "server-rest exited: %v\n%s", n.err, n.logs.String())
-		code, body := n.get("/genid")
-		id, _ = strconv.ParseInt(strings.TrimSpace(body), 10, 64)
-		return code == http.StatusOK
-	})
-	f, _ := intf.Decode(id)
+	f, _ := intf.Decode(r.FirstID(t, limit))
 	return f.Machine
-}
-
-// load asks n for batches of IDs until stop is closed; done returns them
-// with the time of the last batch.
-func (n *node) load(stop chan struct{}) (done func() ([]int64, time.Time)) {
-	var mu sync.Mutex
-	var ids []int64
-	var last time.Time
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			code, body := n.get("/genid?count=10000")
-			if code != http.StatusOK {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
-			batch := make([]int64, 0, 10000)
-			for _, f := range strings.Fields(strings.ReplaceAll(body, ",", " ")) {
-				if id, err := strconv.ParseInt(f, 10, 64); err == nil {
-					batch = append(batch, id)
-				}
-			}
-			mu.Lock()
-			ids, last = append(ids, batch...), time.Now()
-			mu.Unlock()
-		}
-	}()
-	return func() ([]int64, time.Time) {
-		<-finished
-		mu.Lock()
-		defer mu.Unlock()
-		return ids, last
-	}
 }
 
 // noDuplicate fails t if an ID appears twice among the lists.
