@@ -49,15 +49,16 @@ func (b *backend) NewToken(ctx context.Context) (int64, time.Duration, error) {
 }
 
 // TryClaim creates id's key under the lease if absent — two nodes can
-// never both succeed — reading id's mark and reporting this node's clock
-// (and its range) in the same transaction; when the key exists it lists
-// the ids held instead: one round trip either way.
+// never both succeed — reading id's mark and noting that the id was held,
+// reporting this node's clock (and its range) in the same transaction;
+// when the key exists it lists the ids held instead: one round trip.
 func (b *backend) TryClaim(ctx context.Context, token, id int64) (leasekit.Claimed, error) {
 	tctx, cancel := b.l().timeout(ctx)
 	defer cancel()
 	lease, key := clientv3.LeaseID(token), b.keys.Machine(id)
 	resp, err := b.cli.Txn(tctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(append([]clientv3.Op{clientv3.OpPut(key, b.o.NodeName, clientv3.WithLease(lease)), clientv3.OpGet(b.keys.Mark(id)), b.l().clockOp(lease)},
+		Then(append([]clientv3.Op{clientv3.OpPut(key, b.o.NodeName, clientv3.WithLease(lease)), clientv3.OpGet(b.keys.Mark(id)),
+			clientv3.OpGet(b.keys.Claimed(id)), clientv3.OpPut(b.keys.Claimed(id), b.o.NodeName), b.l().clockOp(lease)},
 			b.l().rangeOp(lease)...)...).
 		Else(clientv3.OpGet(b.keys.Machines(), clientv3.WithPrefix(), clientv3.WithKeysOnly())).Commit()
 	if err != nil {
@@ -73,9 +74,13 @@ func (b *backend) TryClaim(ctx context.Context, token, id int64) (leasekit.Claim
 		}
 		return c, nil
 	}
-	if c.Mark, err = b.l().parseMark(id, resp.Responses[1].GetResponseRange().GetKvs()); err != nil {
+	marks := resp.Responses[1].GetResponseRange().GetKvs()
+	if c.Mark, err = b.l().parseMark(id, marks); err != nil {
 		return c, err
 	}
+	// claimed/<id> (no lease, never deleted by us) says the id was held:
+	// without a mark it was deleted, or restored from an old backup.
+	c.MarkLost = len(marks) == 0 && len(resp.Responses[2].GetResponseRange().GetKvs()) > 0
 	return c, b.l().checkRanges(ctx, lease)
 }
 

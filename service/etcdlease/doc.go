@@ -15,6 +15,7 @@
 //
 //	machines/<id>   the holder's node name, attached to its lease
 //	marks/<id>      Unix ms no ID of <id> was issued above (no lease: it outlives holders)
+//	claimed/<id>    the last node that claimed <id> (no lease): a claim finding it but no mark knows the mark was lost
 //	clocks/<node>   the node's clock in Unix ms, attached to its lease
 //
 // and /vesta-ranges/<lease> (RangesKey), each fleet's prefix and range.

@@ -16,12 +16,13 @@ import (
 // Keys is the layout of the keys under a prefix (see the package comment).
 type Keys struct{ Prefix string }
 
-func (k Keys) Machines() string              { return k.Prefix + "/machines/" }                  // the machine keys
-func (k Keys) Machine(id int64) string       { return k.Machines() + strconv.FormatInt(id, 10) } // id's key, under its holder's lease
-func (k Keys) Marks() string                 { return k.Prefix + "/marks/" }                     // the time high-water marks
-func (k Keys) Mark(id int64) string          { return k.Marks() + strconv.FormatInt(id, 10) }    // id's mark (Unix ms), no lease
-func (k Keys) Clocks() string                { return k.Prefix + "/clocks/" }                    // the nodes' clock reports
-func (k Keys) Clock(node string) string      { return k.Clocks() + node }                        // node's clock (Unix ms)
+func (k Keys) Machines() string              { return k.Prefix + "/machines/" }                            // the machine keys
+func (k Keys) Machine(id int64) string       { return k.Machines() + strconv.FormatInt(id, 10) }           // id's key, under its holder's lease
+func (k Keys) Marks() string                 { return k.Prefix + "/marks/" }                               // the time high-water marks
+func (k Keys) Mark(id int64) string          { return k.Marks() + strconv.FormatInt(id, 10) }              // id's mark (Unix ms), no lease
+func (k Keys) Claimed(id int64) string       { return k.Prefix + "/claimed/" + strconv.FormatInt(id, 10) } // id was held (no lease)
+func (k Keys) Clocks() string                { return k.Prefix + "/clocks/" }                              // the nodes' clock reports
+func (k Keys) Clock(node string) string      { return k.Clocks() + node }                                  // node's clock (Unix ms)
 func rangeKey(lease clientv3.LeaseID) string { return RangesKey + strconv.FormatInt(int64(lease), 16) }
 
 // machineOf parses a key under Machines; ok is false for anything else.

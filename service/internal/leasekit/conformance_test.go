@@ -261,3 +261,36 @@ func TestCutOffHolderIsFencedBeforeTheTakeover(t *testing.T) {
 		t.Logf("%d IDs, none twice; a's last batch %s before b's first", noDuplicate(t, idsA, idsB), bFirst.Sub(lastA).Round(time.Millisecond))
 	})
 }
+
+// A claim that finds its id was held but has no mark left (deleted by
+// hand, restored from an old backup) starts above now + TTL + lead, the
+// furthest its last holder may have issued, rather than at the clock:
+// here the holder, paused while its marks were deleted and its claim
+// ended, runs again and issues until it notices.
+func TestLostMarkStartsAboveTheLongestLead(t *testing.T) {
+	stresstest.Only(t, "two real server-rest under load and a lease TTL waited out, on each coordinator (fast cover: TestLostMarkFloor)")
+	each(t, func(t *testing.T, c coordinator, prefix string) {
+		common := append(c.args(prefix, c.addr()), "--etcd-lease-ttl", "3s", "--machine-range", "60-60", "--no-data-dir=true")
+		a := start(t, append(common, "--etcd-node-name", "a")...)
+		require.Equal(t, int64(60), issuing(t, a, 30*time.Second))
+		stop := make(chan struct{})
+		fromA := a.Load(stop)
+		time.Sleep(500 * time.Millisecond)
+		a.Signal(t, syscall.SIGSTOP)
+		c.deleteMark(t, prefix, 60)
+		c.lapseClaim(t, prefix, 60)
+		b := start(t, append(common, "--etcd-node-name", "b")...)
+		leasetest.Eventually(t, 30*time.Second, "b claims the id and finds its mark lost", func() bool {
+			return strings.Contains(b.Logs(), "has no mark left") || strings.Contains(b.Logs(), "machine id held")
+		})
+		a.Signal(t, syscall.SIGCONT)
+		require.Equal(t, int64(60), issuing(t, b, 30*time.Second))
+		fromB := b.Load(stop)
+		time.Sleep(time.Second)
+		close(stop)
+		idsA, _ := fromA()
+		idsB, _ := fromB()
+		require.NotEmpty(t, idsB)
+		t.Logf("%d IDs, none twice", noDuplicate(t, idsA, idsB))
+	})
+}

@@ -65,6 +65,11 @@ type coordinator interface {
 	addr() string
 	// deleteClaim deletes machine's claim (a key, a row) as an operator would.
 	deleteClaim(t *testing.T, prefix string, machine int64)
+	// lapseClaim ends machine's claim behind its holder's back, leaving
+	// the trace that it was held (etcd: claimed/<id>; PostgreSQL: the row).
+	lapseClaim(t *testing.T, prefix string, machine int64)
+	// deleteMark deletes every mark of machine.
+	deleteMark(t *testing.T, prefix string, machine int64)
 }
 
 // each runs f against a fresh fleet of each coordinator, in parallel.
@@ -103,6 +108,15 @@ func (e etcdCoord) deleteClaim(t *testing.T, prefix string, machine int64) {
 	require.Equal(t, int64(1), resp.Deleted, "the key was there")
 }
 
+func (e etcdCoord) lapseClaim(t *testing.T, prefix string, machine int64) {
+	e.deleteClaim(t, prefix, machine)
+}
+
+func (e etcdCoord) deleteMark(t *testing.T, prefix string, machine int64) {
+	_, err := e.c.Delete(bg, prefix+"/marks/"+strconv.FormatInt(machine, 10))
+	require.NoError(t, err)
+}
+
 type pgCoord struct {
 	dsn  string
 	conn *pgx.Conn
@@ -132,6 +146,18 @@ func (p pgCoord) deleteClaim(t *testing.T, prefix string, machine int64) {
 	tag, err := p.conn.Exec(bg, `DELETE FROM vesta_machines WHERE prefix = $1 AND machine = $2`, prefix, machine)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), tag.RowsAffected(), "the row was there")
+}
+
+func (p pgCoord) lapseClaim(t *testing.T, prefix string, machine int64) {
+	_, err := p.conn.Exec(bg, `UPDATE vesta_machines SET expires_at = now() - interval '1 second' WHERE prefix = $1 AND machine = $2`, prefix, machine)
+	require.NoError(t, err)
+}
+
+func (p pgCoord) deleteMark(t *testing.T, prefix string, machine int64) {
+	_, err := p.conn.Exec(bg, `DELETE FROM vesta_machines_marks WHERE prefix = $1 AND machine = $2`, prefix, machine)
+	require.NoError(t, err)
+	_, err = p.conn.Exec(bg, `UPDATE vesta_machines SET mark_ms = 0 WHERE prefix = $1 AND machine = $2`, prefix, machine)
+	require.NoError(t, err)
 }
 
 // start runs server-rest with the suite's defaults and args.

@@ -150,3 +150,30 @@ func TestResumeStartsAboveTheCoordinatorsMark(t *testing.T) {
 		})
 	}
 }
+
+// lostMarkBackend's claims find their id held before but no mark left.
+type lostMarkBackend struct{ hangingBackend }
+
+func (b *lostMarkBackend) TryClaim(context.Context, int64, int64) (Claimed, error) {
+	return Claimed{OK: true, MarkLost: true}, nil
+}
+
+// A claim whose mark was lost starts above now + TTL + lead (the furthest
+// its last holder may have issued), waiting until that is within the lead.
+func TestLostMarkFloor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		c := Config{Provider: "test", Prefix: "/p", TTL: 10 * time.Second, DialTimeout: 5 * time.Second, Range: Range{1, 1},
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		h := &stateHolder{holder: holder{held: make(chan struct{})}, floor: make(chan int64, 1)}
+		e := NewEngine(c, &lostMarkBackend{})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() { done <- e.Run(ctx, h) }()
+		floor := <-h.floor
+		assert.Equal(t, start.Add(13*time.Second).UnixMilli(), floor, "now + TTL + lead")
+		assert.Equal(t, start.Add(10*time.Second), time.Now(), "held once the floor was within the lead")
+		cancel()
+		<-done
+	})
+}
