@@ -12,6 +12,7 @@
 //
 //	--plugin               serve as a go-plugin plugin (also implied when the plugin handshake cookie is set)
 //	--max-conns N          the most TCP connections served at once (default 1024); a newcomer evicts the longest-idle one
+//	--max-calls-per-conn N the most calls of one connection in flight (default 256)
 //	--max-message-bytes N  the largest message read (default 65536)
 //	--first-byte-timeout D how long a new connection may send nothing (default 10s)
 //	--idle-timeout D       how long a connection may wait between calls (default 5m)

@@ -33,6 +33,12 @@ const (
 // configuration's rpc group).
 const (
 	MaxConns = 1024
+	// MaxCallsPerConn bounds the calls of one connection being served or
+	// waiting to be answered: net/rpc starts a goroutine for every call it
+	// reads, so without it a client that pipelines calls and never reads
+	// the replies grows the server without limit. A pooled client sends
+	// far fewer at once.
+	MaxCallsPerConn = 256
 	// MaxMessageBytes bounds one gob message the server reads. Real
 	// requests are a few hundred bytes (a type definition, a header, the
 	// arguments); replies, the big messages, are written, not read.

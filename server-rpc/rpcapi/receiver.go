@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/vesta-go/vesta/internal/ctxtime"
@@ -33,6 +34,9 @@ type Receiver struct {
 	// peer is the caller's address (ForPeer), for the quota per address
 	// and the log; "" on a receiver shared by every connection.
 	peer string
+	// authed is set once a call of this peer's connection authenticated
+	// (ForPeer; nil on a shared receiver).
+	authed *atomic.Bool
 	// obs is told of every call (WithObserver); nil: none.
 	obs CallObserver
 }
@@ -82,8 +86,25 @@ func (r *Receiver) Guarded() bool { return r.guard != nil }
 // its calls are counted against remote's quota and logged with it.
 func (r *Receiver) ForPeer(remote string) *Receiver {
 	c := *r
-	c.peer = remote
+	c.peer, c.authed = remote, new(atomic.Bool)
 	return &c
+}
+
+// Authenticated says whether a call on this peer's receiver (ForPeer) has
+// presented a valid token, or no guard checks tokens: a connection that
+// has not may be given less (rpcserver: one call at a time).
+func (r *Receiver) Authenticated() bool {
+	return r.guard == nil || (r.authed != nil && r.authed.Load())
+}
+
+// authenticate checks token with the guard, noting a success for the
+// connection.
+func (r *Receiver) authenticate(token string) (access.Caller, error) {
+	c, err := r.guard.Authenticate(token, r.peer)
+	if err == nil && r.authed != nil {
+		r.authed.Store(true)
+	}
+	return c, err
 }
 
 // NewReceiver returns the receiver of svc. maxBatch caps GenIds and
@@ -165,7 +186,7 @@ func (r *Receiver) allow(token string, scope access.Scope) (access.Caller, error
 	if r.guard == nil {
 		return access.Caller{}, nil
 	}
-	c, err := r.guard.Authenticate(token, r.peer)
+	c, err := r.authenticate(token)
 	if err != nil {
 		return c, err
 	}
@@ -357,7 +378,7 @@ func (r *Receiver) admitSegment(args SegmentArgs) (access.Grant, error) {
 	var c access.Caller
 	if r.guard != nil {
 		var err error
-		if c, err = r.guard.Authenticate(args.Token, r.peer); err != nil {
+		if c, err = r.authenticate(args.Token); err != nil {
 			return access.Grant{}, err
 		}
 	}

@@ -7,12 +7,19 @@ import (
 	"net"
 	"net/rpc"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // serverCodec is net/rpc's gob server codec with the limits: reads go
-// through a frameReader, and each reply must be written within
-// WriteTimeout or the connection is closed.
+// through a frameReader, each reply must be written within WriteTimeout
+// or the connection is closed, and the calls in flight are bounded.
+//
+// net/rpc starts a goroutine for every call it reads and queues every
+// reply behind a slow reader, so the codec does not read the next call
+// while the connection has MaxCallsPerConn calls unanswered — nor, until
+// a call of it presented a valid token (authed), while it has one: a
+// stranger gets one call's worth of work, whatever it pipelines.
 type serverCodec struct {
 	c            *conn
 	r            *frameReader
@@ -23,17 +30,48 @@ type serverCodec struct {
 	ctr          *counters
 	closeOnce    sync.Once
 	closeErr     error
+
+	slots  chan struct{} // a token per call in flight
+	authed func() bool
+	// whole: the call in flight took every slot (read before authed);
+	// wholeSeq is its sequence number. Read by the reading goroutine and
+	// by the writing one after the call was read.
+	whole    atomic.Bool
+	wholeSeq atomic.Uint64
 }
 
-func newServerCodec(c *conn, r *frameReader, writeTimeout time.Duration, ctr *counters) *serverCodec {
+func newServerCodec(c *conn, r *frameReader, o *Options, authed func() bool, ctr *counters) *serverCodec {
 	w := bufio.NewWriter(c.Conn)
 	return &serverCodec{c: c, r: r, dec: gob.NewDecoder(r), w: w, enc: gob.NewEncoder(w),
-		writeTimeout: writeTimeout, ctr: ctr}
+		writeTimeout: o.WriteTimeout, ctr: ctr, slots: make(chan struct{}, o.MaxCallsPerConn), authed: authed}
 }
 
 func (s *serverCodec) ReadRequestHeader(req *rpc.Request) error {
+	n := 1
+	if !s.authed() {
+		n = cap(s.slots) // one call at a time
+	}
+	for range n {
+		s.slots <- struct{}{} // waits for replies when full
+	}
 	s.r.startCall()
-	return s.dec.Decode(req)
+	err := s.dec.Decode(req)
+	if err != nil {
+		s.release(n)
+		return err
+	}
+	if n > 1 {
+		s.wholeSeq.Store(req.Seq)
+		s.whole.Store(true)
+	}
+	return nil
+}
+
+// release frees n slots.
+func (s *serverCodec) release(n int) {
+	for range n {
+		<-s.slots
+	}
 }
 
 func (s *serverCodec) ReadRequestBody(body any) error {
@@ -44,6 +82,12 @@ func (s *serverCodec) ReadRequestBody(body any) error {
 // replies). Any error leaves a partial message on the wire, so the
 // connection is closed.
 func (s *serverCodec) WriteResponse(resp *rpc.Response, body any) error {
+	n := 1
+	if s.whole.Load() && s.wholeSeq.Load() == resp.Seq {
+		s.whole.Store(false)
+		n = cap(s.slots)
+	}
+	defer s.release(n)
 	err := s.c.SetWriteDeadline(time.Now().Add(s.writeTimeout))
 	if err == nil {
 		err = s.enc.Encode(resp)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/rpc"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -225,4 +226,50 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		_, err := rpcserver.New(rpcapi.NewReceiver(&gate{}, 1), o)
 		assert.Error(t, err, "%+v", o)
 	}
+}
+
+// counting is an IdService whose GenIds counts the calls in it and waits
+// for release.
+type counting struct {
+	intf.IdService
+	mu      sync.Mutex
+	in, max int
+	release chan struct{}
+}
+
+func (c *counting) GenIds(ctx context.Context, n int) ([]int64, error) {
+	c.mu.Lock()
+	c.in++
+	c.max = max(c.max, c.in)
+	c.mu.Unlock()
+	<-c.release
+	c.mu.Lock()
+	c.in--
+	c.mu.Unlock()
+	return make([]int64, n), nil
+}
+
+// A connection has at most MaxCallsPerConn calls in flight: net/rpc
+// would start a goroutine for every call a client pipelines.
+func TestMaxCallsPerConn(t *testing.T) {
+	svc := &counting{release: make(chan struct{})}
+	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, 10), rpcserver.Options{MaxCallsPerConn: 3, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	c := dial(t, ln.Addr().String())
+	calls := make([]*rpc.Call, 10)
+	for i := range calls {
+		calls[i] = c.Go("IdService.GenIds", rpcapi.GenIdsArgs{Count: 1}, &rpcapi.GenIdsReply{}, nil)
+	}
+	require.Eventually(t, func() bool { svc.mu.Lock(); defer svc.mu.Unlock(); return svc.in == 3 }, 10*time.Second, time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // a fourth call would have entered by now
+	close(svc.release)
+	for _, call := range calls {
+		<-call.Done
+		require.NoError(t, call.Error)
+	}
+	assert.Equal(t, 3, svc.max, "never more than MaxCallsPerConn calls of the connection in the service")
 }

@@ -14,6 +14,8 @@ import (
 const (
 	DefaultMaxConns      = serverdefaults.MaxConns
 	DefaultMaxConnsPerIP = serverdefaults.MaxConnsPerIP
+	// DefaultMaxCallsPerConn bounds one connection's calls in flight.
+	DefaultMaxCallsPerConn = serverdefaults.MaxCallsPerConn
 	// DefaultMaxMessageBytes bounds one gob message the server reads.
 	// Real requests are a few hundred bytes (a type definition, a header,
 	// the arguments); replies, the big messages, are written, not read.
@@ -44,6 +46,12 @@ type Options struct {
 	// more are closed at once with a warning. Clients behind one NAT
 	// share it.
 	MaxConnsPerIP int
+	// MaxCallsPerConn is the most calls of one connection in flight (being
+	// served or waiting for their reply to be written): at it the
+	// connection is not read until a reply is written. Until a call of it
+	// presents a valid token (with an auth file), a connection has one call
+	// in flight at most, whatever it pipelines.
+	MaxCallsPerConn int
 	// MaxMessageBytes is the largest gob message read; a connection
 	// sending a bigger one is closed before the message is read (gob alone
 	// would accept 8 GB). At least MinMessageBytes.
@@ -75,6 +83,7 @@ func (o Options) withDefaults() (Options, error) {
 	}{
 		{"MaxConns", &o.MaxConns, DefaultMaxConns},
 		{"MaxConnsPerIP", &o.MaxConnsPerIP, DefaultMaxConnsPerIP},
+		{"MaxCallsPerConn", &o.MaxCallsPerConn, DefaultMaxCallsPerConn},
 		{"MaxMessageBytes", &o.MaxMessageBytes, DefaultMaxMessageBytes},
 	} {
 		if *f.v < 0 {

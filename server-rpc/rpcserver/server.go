@@ -111,7 +111,8 @@ func (s *Server) serve(c *conn) {
 		defer s.served.Done()
 		r := newFrameReader(c, &s.opts, &s.ctr, func() uint64 { return s.idleSeq.Add(1) })
 		// ServeCodec returns after answering the calls it read, and closes c.
-		s.rpcFor(c).ServeCodec(newServerCodec(c, r, s.opts.WriteTimeout, &s.ctr))
+		rs, authed := s.rpcFor(c)
+		rs.ServeCodec(newServerCodec(c, r, &s.opts, authed, &s.ctr))
 		s.mu.Lock()
 		s.releaseLocked(c)
 		delete(s.conns, c)
@@ -134,16 +135,16 @@ func (s *Server) serve(c *conn) {
 // receiver, whose quotas and logs need the caller's address — one
 // serving the receiver of c's peer (registering it costs a few
 // microseconds per connection, not per call).
-func (s *Server) rpcFor(c *conn) *rpc.Server {
+func (s *Server) rpcFor(c *conn) (*rpc.Server, func() bool) {
 	if !s.recv.Guarded() {
-		return s.rpc
+		return s.rpc, s.recv.Authenticated
 	}
-	rs := rpc.NewServer()
-	if err := rs.RegisterName(rpcapi.ServiceName, s.recv.ForPeer(c.RemoteAddr().String())); err != nil {
+	rs, peer := rpc.NewServer(), s.recv.ForPeer(c.RemoteAddr().String())
+	if err := rs.RegisterName(rpcapi.ServiceName, peer); err != nil {
 		s.log.Error("vesta rpc: registering the receiver", "err", err) // cannot happen: New registered its type
-		return s.rpc
+		return s.rpc, peer.Authenticated
 	}
-	return rs
+	return rs, peer.Authenticated
 }
 
 func (s *Server) isClosing() bool {
