@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -110,4 +111,24 @@ func StartCluster(dir string, n int) ([]*embed.Etcd, error) {
 		}
 	}
 	return members, nil
+}
+
+// Run runs a test package's tests (TestMain's m) with one etcd started for
+// them in a temp dir, handing its client address to endpoint first, and
+// returns the exit code.
+func Run(m interface{ Run() int }, endpoint *string) int {
+	dir, err := os.MkdirTemp("", "vesta-etcd-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	e, err := Start(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "embedded etcd:", err)
+		return 1
+	}
+	defer e.Close()
+	*endpoint = e.Clients[0].Addr().String()
+	return m.Run()
 }

@@ -1,7 +1,6 @@
 package etcdlease_test
 
 import (
-	"fmt"
 	"net/url"
 	"os"
 	"strconv"
@@ -27,24 +26,7 @@ var etcdEndpoint string
 // the CPU.
 func TestMain(m *testing.M) {
 	testbin.RaiseParallel(8)
-	os.Exit(runWithEtcd(m))
-}
-
-func runWithEtcd(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "vesta-etcd-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	e, err := etcdtest.Start(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "embedded etcd:", err)
-		return 1
-	}
-	defer e.Close()
-	etcdEndpoint = e.Clients[0].Addr().String()
-	return m.Run()
+	os.Exit(etcdtest.Run(m, &etcdEndpoint))
 }
 
 // freeURL is a loopback URL free a moment ago.

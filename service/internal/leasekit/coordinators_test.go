@@ -2,7 +2,6 @@ package leasekit_test
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"os"
 	"slices"
@@ -35,25 +34,9 @@ var etcdEndpoint string
 
 func TestMain(m *testing.M) {
 	testbin.RaiseParallel(8)
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	defer pgtest.StopShared()
-	dir, err := os.MkdirTemp("", "vesta-etcd-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	e, err := etcdtest.Start(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "embedded etcd:", err)
-		return 1
-	}
-	defer e.Close()
-	etcdEndpoint = e.Clients[0].Addr().String()
-	return m.Run()
+	code := etcdtest.Run(m, &etcdEndpoint)
+	pgtest.StopShared()
+	os.Exit(code)
 }
 
 // coordinator is one backend of the lease as a test sees it: the flags
