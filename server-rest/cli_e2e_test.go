@@ -84,6 +84,13 @@ func TestConfigErrorsThroughTheBinary(t *testing.T) {
 			`server-rest: invalid argument: config key segmentDSN: "(not shown: it may hold a password)" from flag --segment-dsn: ` +
 				`want no password on the command line, which every user of this host can read (ps): give it in the environment variable VESTA_SEGMENT_DSN ` +
 				`or the config file's key segmentDSN (or a DSN without the password, with PGPASSWORD or a .pgpass file)` + "\n"},
+		{nil, []string{"--segment-store", "postgres", "--segment-dsn", "host=127.0.0.1 sslkey=k.pem sslpassword=s3cret-on-argv"},
+			`server-rest: invalid argument: config key segmentDSN: "(not shown: it may hold a password)" from flag --segment-dsn: ` +
+				`want no password on the command line, which every user of this host can read (ps): give it in the environment variable VESTA_SEGMENT_DSN ` +
+				`or the config file's key segmentDSN (or a DSN without the password, with PGPASSWORD or a .pgpass file)` + "\n"},
+		{nil, []string{"--machine-provider", "etcd", "--etcd-endpoints", "https://ids:s3cret-on-argv@127.0.0.1:2379"},
+			`server-rest: invalid argument: config key etcdEndpoints: "https://ids:xxxxx@127.0.0.1:2379" from flag --etcd-endpoints: ` +
+				`want an endpoint without user info: give the credentials as Username and Password (etcdUsername, etcdPassword)` + "\n"},
 	} {
 		code, out, errOut := runBinary(t, append(tc.env, "VESTA_DATA_DIR="+data), tc.args...)
 		assert.Equal(t, 2, code, "%v %v: %s", tc.env, tc.args, errOut)

@@ -46,6 +46,9 @@ type Pair struct {
 // for a day).
 type Options struct {
 	NotBefore, NotAfter time.Time
+	// NoExtKeyUsage leaves the extended key usage out (Go then takes the
+	// certificate as valid for any usage).
+	NoExtKeyUsage bool
 }
 
 func newKey(tb TB) *ecdsa.PrivateKey {
@@ -127,6 +130,9 @@ func (ca *CA) issue(tb TB, tmpl *x509.Certificate, o []Options) Pair {
 		}
 		if !o[0].NotAfter.IsZero() {
 			tmpl.NotAfter = o[0].NotAfter
+		}
+		if o[0].NoExtKeyUsage {
+			tmpl.ExtKeyUsage = nil
 		}
 	}
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature

@@ -34,8 +34,9 @@ func (r *reader) secret(key string, hasPassword func(string) bool) string {
 // always is hasPassword for a key that is a password.
 func always(string) bool { return true }
 
-// passwordKV finds a password key in a key=value DSN.
-var passwordKV = regexp.MustCompile(`(?:^|\s)password\s*=`)
+// passwordKV finds a password key in a key=value DSN: password, or
+// sslpassword (the client key's passphrase).
+var passwordKV = regexp.MustCompile(`(?:^|\s)(?:ssl)?password\s*=`)
 
 // dsnHasPassword says whether a PostgreSQL DSN, URL or key=value, carries
 // a password: in the URL's user info or query, or as a password key.
@@ -46,7 +47,7 @@ func dsnHasPassword(dsn string) bool {
 			return true // unreadable: assume the worst; the DSN's own check names the fault
 		}
 		_, set := u.User.Password()
-		return set || u.Query().Has("password")
+		return set || u.Query().Has("password") || u.Query().Has("sslpassword")
 	}
 	return passwordKV.MatchString(dsn)
 }

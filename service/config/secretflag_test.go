@@ -30,6 +30,8 @@ func TestPasswordFlagsRefused(t *testing.T) {
 		{"machine DSN key=value", append(pg, "--machine-dsn", "host=db user=ids password="+pw), KeyMachineDSN, "VESTA_MACHINE_DSN"},
 		{"machine DSN key = value", append(pg, "--machine-dsn", "password = "+pw+" host=db"), KeyMachineDSN, "VESTA_MACHINE_DSN"},
 		{"segment DSN", append(segPg, "--segment-dsn", "postgres://ids:"+pw+"@db/ids"), KeySegmentDSN, "VESTA_SEGMENT_DSN"},
+		{"segment DSN sslpassword", append(segPg, "--segment-dsn", "host=db sslkey=k.pem sslpassword="+pw), KeySegmentDSN, "VESTA_SEGMENT_DSN"},
+		{"machine DSN URL sslpassword", append(pg, "--machine-dsn", "postgres://ids@db/ids?sslpassword="+pw), KeyMachineDSN, "VESTA_MACHINE_DSN"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := load(t, tc.args...)

@@ -100,7 +100,10 @@ func (o Options) checkEndpoints(dialing bool) *OptionError {
 		if strings.Contains(ep, "://") {
 			u, err := url.Parse(ep)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || (u.Path != "" && u.Path != "/") {
-				return &OptionError{Option: "Endpoints", Value: ep, Want: want}
+				return &OptionError{Option: "Endpoints", Value: "(not shown: it may hold a password)", Want: want}
+			}
+			if u.User != nil { // the client ignores it, and it would be logged with the endpoint
+				return &OptionError{Option: "Endpoints", Value: u.Redacted(), Want: "an endpoint without user info: give the credentials as Username and Password (etcdUsername, etcdPassword)"}
 			}
 			hostPort = u.Host
 		}

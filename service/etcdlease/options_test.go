@@ -53,6 +53,7 @@ func TestOptionsInvalid(t *testing.T) {
 		{"Endpoints", etcdlease.Options{Endpoints: []string{"etcd"}}},
 		{"Endpoints", etcdlease.Options{Endpoints: []string{"ftp://etcd:2379"}}},
 		{"Endpoints", etcdlease.Options{Endpoints: []string{"127.0.0.1:2379", ""}}},
+		{"Endpoints", etcdlease.Options{Endpoints: []string{"https://ids:s3cret@etcd-0:2379"}}},
 		{"Prefix", etcdlease.Options{Endpoints: ep, Prefix: "/"}},
 		{"Prefix", etcdlease.Options{Endpoints: ep, Prefix: "/my ids"}},
 		{"TTL", etcdlease.Options{Endpoints: ep, TTL: time.Second}},
@@ -73,6 +74,7 @@ func TestOptionsInvalid(t *testing.T) {
 			assert.Equal(t, tc.option, oe.Option)
 			assert.ErrorIs(t, err, intf.ErrInvalidArgument)
 			assert.Contains(t, err.Error(), "option "+tc.option)
+			assert.NotContains(t, err.Error(), "s3cret", "no password in an error")
 		})
 	}
 }

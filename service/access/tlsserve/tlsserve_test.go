@@ -199,6 +199,12 @@ func TestMutualTLS(t *testing.T) {
 	serverCert := ca.Server(t) // signed by a trusted CA but not for client authentication
 	_, err = roundTrip(addr, tlstest.ClientConfig(ca, &serverCert))
 	require.Error(t, err)
+	require.Eventually(t, func() bool { return l.Stats().Failures[tlsserve.ReasonBadClientCert] == 3 }, 10*time.Second, time.Millisecond)
+
+	noEKU := clientCA.Client(t, "no-eku", tlstest.Options{NoExtKeyUsage: true}) // Go would take it for any usage
+	_, err = roundTrip(addr, tlstest.ClientConfig(ca, &noEKU))
+	require.Error(t, err, "a client certificate without clientAuth")
+	require.Eventually(t, func() bool { return l.Stats().Failures[tlsserve.ReasonBadClientCert] == 4 }, 10*time.Second, time.Millisecond)
 
 	assert.Equal(t, 1, strings.Count(logs.String(), "handshake failed"), "one warning per interval: %s", logs.String())
 	assert.Contains(t, logs.String(), "reason=no_client_cert")

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ErrNoClientCert is the handshake error of a client that presented no
@@ -46,6 +47,11 @@ func (c *Certs) verifyClient(cs tls.ConnectionState) error {
 	}
 	if _, err := leaf.Verify(opts); err != nil {
 		return &ClientCertError{Subject: leaf.Subject.String(), Err: err}
+	}
+	// Verify takes a certificate without extended key usage as good for
+	// any: a client certificate must say clientAuth itself.
+	if !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
+		return &ClientCertError{Subject: leaf.Subject.String(), Err: errors.New("its extended key usage does not name clientAuth")}
 	}
 	return nil
 }
