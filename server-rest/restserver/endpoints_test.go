@@ -77,6 +77,7 @@ func TestEndpoints(t *testing.T) {
 		{name: "expid below -2^63", path: "/expid?id=-9223372036854775809", status: 400, param: "id", contains: []string{"overflows"}},
 		{name: "expid not a number", path: "/expid?id=0x10", status: 400, param: "id", contains: []string{"not a decimal integer"}},
 		{name: "expid duplicate id", path: "/expid?id=1&id=2", status: 400, param: "id", contains: []string{"given 2 times"}},
+		{name: "makeid unknown parameter repeated is ignored", path: "/makeid?" + workedQuery + "&a=1&a=1", status: 200, ctype: text, want: workedId},
 
 		// /transtime
 		{name: "transtime server type", path: "/transtime?time=371861805", status: 200, ctype: text, want: workedTime},

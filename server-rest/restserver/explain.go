@@ -26,7 +26,10 @@ func (s *Server) expId(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	raw, given := p.get("id")
+	raw, given, err := p.get("id")
+	if err != nil {
+		return err
+	}
 	if !given {
 		return badParam("id", "missing: want %s", idWant)
 	}

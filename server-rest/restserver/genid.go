@@ -34,8 +34,8 @@ func (s *Server) batchSize(rawQuery string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, batch := p.get("count"); !batch {
-		return 0, nil
+	if _, batch, err := p.get("count"); !batch || err != nil {
+		return 0, err
 	}
 	n, err := p.required("count", s.countWant)
 	if err != nil {

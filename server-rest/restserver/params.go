@@ -2,17 +2,16 @@ package restserver
 
 import (
 	"errors"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 
 	"github.com/vesta-go/vesta/intf"
 )
 
 // params is a request's query string, parsed strictly: malformed escapes
-// and repeated parameters are errors. Unknown parameters are ignored.
+// and a parameter the endpoint reads given more than once are errors.
+// Unknown parameters are ignored, repeated or not.
 type params url.Values
 
 func parseParams(rawQuery string) (params, error) {
@@ -23,29 +22,28 @@ func parseParams(rawQuery string) (params, error) {
 	if err != nil {
 		return nil, &apiError{Status: http.StatusBadRequest, Msg: "malformed query string: " + err.Error(), Err: intf.ErrInvalidArgument}
 	}
-	for _, k := range slices.Sorted(maps.Keys(v)) {
-		if n := len(v[k]); n > 1 {
-			return nil, badParam(k, "given %d times: give it once", n)
-		}
-	}
 	return params(v), nil
 }
 
-// get returns the parameter's value and whether it was given.
-func (p params) get(name string) (string, bool) {
+// get returns the parameter's value and whether it was given; given more
+// than once, it is an error.
+func (p params) get(name string) (string, bool, error) {
 	vs, ok := p[name]
 	if !ok {
-		return "", false
+		return "", false, nil
 	}
-	return vs[0], true
+	if len(vs) > 1 {
+		return "", true, badParam(name, "given %d times: give it once", len(vs))
+	}
+	return vs[0], true, nil
 }
 
 // int64 parses an optional decimal parameter. want describes the allowed
 // values for the error message; the range itself is checked by the service.
 func (p params) int64(name, want string) (v int64, given bool, err error) {
-	s, given := p.get(name)
-	if !given {
-		return 0, false, nil
+	s, given, err := p.get(name)
+	if !given || err != nil {
+		return 0, given, err
 	}
 	v, err = parseDecimal(name, s, want)
 	return v, true, err
@@ -95,9 +93,9 @@ func numberError(name, s, want string, err error) *apiError {
 // idType parses an optional type: 0, 1, max-peak or min-granularity. A
 // number outside 0..1 is passed on for the service to reject by range.
 func (p params) idType(name string) (t intf.IdType, given bool, err error) {
-	s, given := p.get(name)
-	if !given {
-		return 0, false, nil
+	s, given, err := p.get(name)
+	if !given || err != nil {
+		return 0, given, err
 	}
 	if n, nerr := strconv.ParseInt(s, 10, 64); nerr == nil {
 		if n != int64(intf.MaxPeak) && n != int64(intf.MinGranularity) {

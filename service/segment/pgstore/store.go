@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -115,7 +116,7 @@ func OpenOptions(ctx context.Context, dsn string, o Options) (*Store, error) {
 		if errors.As(err, &re) {
 			return nil, re
 		}
-		return nil, fmt.Errorf("segment store postgres: connecting to %s: %w", strings.Join(servers(&cc.Config), ","), err)
+		return nil, dbError("connecting to "+strings.Join(servers(&cc.Config), ","), err)
 	}
 	s.pool = pool
 	s.opened.Store(true)
@@ -129,7 +130,7 @@ func (s *Store) Refusals() uint64 { return s.refusals.Load() }
 // Init creates leaf_alloc if it does not exist.
 func (s *Store) Init(ctx context.Context) error {
 	if _, err := s.pool.Exec(ctx, segment.SchemaSQL); err != nil {
-		return fmt.Errorf("segment store postgres: creating leaf_alloc: %w", err)
+		return dbError("creating leaf_alloc", err)
 	}
 	return nil
 }
@@ -138,7 +139,7 @@ func (s *Store) Init(ctx context.Context) error {
 func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 	rows, err := s.pool.Query(ctx, segment.TagsSQL)
 	if err != nil {
-		return nil, fmt.Errorf("segment store postgres: listing tags: %w", err)
+		return nil, dbError("listing tags", err)
 	}
 	var tags []segment.TagInfo
 	for rows.Next() {
@@ -146,7 +147,7 @@ func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 		var updated *time.Time
 		if err := rows.Scan(&t.Tag, &t.MaxId, &t.Step, &t.Description, &updated); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("segment store postgres: listing tags: %w", err)
+			return nil, dbError("listing tags", err)
 		}
 		if updated != nil {
 			t.UpdateTime = *updated
@@ -154,7 +155,7 @@ func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 		tags = append(tags, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("segment store postgres: listing tags: %w", err)
+		return nil, dbError("listing tags", err)
 	}
 	return tags, nil
 }
@@ -172,7 +173,7 @@ func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxId, dbStep int64, err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("segment store postgres: allocating for %q: %w", tag, err)
+		return 0, 0, dbError(fmt.Sprintf("allocating for %q", tag), err)
 	}
 	defer conn.Release()
 	if s.hosts > 1 { // one host: the connection's check holds (a primary turns standby only by a restart)
@@ -191,7 +192,7 @@ func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxId, dbSte
 		}
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("segment store postgres: allocating for %q: %w", tag, err)
+		return 0, 0, dbError(fmt.Sprintf("allocating for %q", tag), err)
 	}
 	if w, warned := s.warned.LoadAndDelete(pc); warned {
 		return 0, 0, fmt.Errorf("segment store postgres: allocating for %q: the server answered %q; the range up to %d is skipped: %w",
@@ -222,7 +223,7 @@ func (s *Store) CreateTag(ctx context.Context, t segment.TagInfo) error {
 	}
 	ct, err := s.pool.Exec(ctx, segment.CreateTagSQL, t.Tag, t.MaxId, t.Step, t.Description)
 	if err != nil {
-		return fmt.Errorf("segment store postgres: creating tag %q: %w", t.Tag, err)
+		return dbError(fmt.Sprintf("creating tag %q", t.Tag), err)
 	}
 	if ct.RowsAffected() == 0 {
 		return fmt.Errorf("segment tag %q: %w", t.Tag, segment.ErrTagExists)
@@ -235,3 +236,22 @@ func (s *Store) Close() error {
 	s.pool.Close()
 	return nil
 }
+
+// dbError wraps a failure of the database as the store's error, its
+// message without the database user and name that pgx puts in a failed
+// connection's ("failed to connect to `user=ids database=ids`: ..."): the
+// message reaches the callers, the REST and RPC clients. errors.Is and As
+// still see err.
+func dbError(doing string, err error) error {
+	return &redactedError{msg: "segment store postgres: " + doing + ": " + connectTarget.ReplaceAllString(err.Error(), "failed to connect"), err: err}
+}
+
+var connectTarget = regexp.MustCompile("failed to connect to `[^`]*`")
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
