@@ -219,9 +219,10 @@ func TestAdminListenerSecure(t *testing.T) {
 	code, _ = httpGet(t, hc, base+"/ui", "")
 	assert.Equal(t, http.StatusOK, code, "the page holds no data: open")
 
-	plain := &http.Client{Timeout: 10 * time.Second}
-	_, err := plain.Get("http://" + addr + "/healthz")
-	assert.Error(t, err, "plain HTTP to the TLS admin port")
+	code, body = httpGet(t, &http.Client{Timeout: 10 * time.Second}, "http://"+addr+"/healthz", "")
+	assert.Equal(t, http.StatusBadRequest, code, "plain HTTP to the TLS admin port is told to use https, as on the REST port")
+	assert.Contains(t, body, "use https://")
+	var err error
 	_, err = (&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}}}).Get(base + "/healthz")
 	assert.Error(t, err, "a certificate the client does not trust")
 

@@ -1,10 +1,7 @@
 package restserver
 
 import (
-	"encoding/json"
-	"fmt"
 	"net"
-	"net/http"
 
 	"github.com/vesta-go/vesta/service/access/tlsserve"
 )
@@ -15,13 +12,6 @@ import (
 // https, and every failed handshake is counted in /metrics by reason.
 func WithTLS(certs *tlsserve.Certs) Option { return func(s *Server) { s.certs = certs } }
 
-// plainHTTPReply answers a plain HTTP request sent to the TLS port.
-var plainHTTPReply = func() []byte {
-	b, _ := json.Marshal(errorBody{Error: "this port speaks TLS: use https://"}) // a struct of strings: cannot fail
-	return fmt.Appendf(nil, "HTTP/1.0 %d %s\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
-		http.StatusBadRequest, http.StatusText(http.StatusBadRequest), len(b), b)
-}()
-
 // tlsListener puts TLS on ln when the server has certificates; the
 // connections are admitted (maxConnsPerIP) before their handshake, which
 // their first read does within the server's read deadline.
@@ -29,7 +19,7 @@ func (s *Server) tlsListener(ln net.Listener) net.Listener {
 	if s.certs == nil {
 		return ln
 	}
-	tl := tlsserve.NewListener(ln, s.certs.ServerConfig(), tlsserve.Options{PlainHTTPReply: plainHTTPReply, Logger: s.log})
+	tl := tlsserve.NewListener(ln, s.certs.ServerConfig(), tlsserve.Options{PlainHTTPReply: tlsserve.HTTPSOnlyReply, Logger: s.log})
 	s.tlsLn.Store(tl)
 	return tl
 }

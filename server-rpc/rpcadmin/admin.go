@@ -168,7 +168,7 @@ const (
 // cancelled ctx is a clean exit: nil.
 func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	if a.opts.Certs != nil {
-		ln = tlsserve.NewListener(ln, a.opts.Certs.ServerConfig(), tlsserve.Options{Logger: a.log})
+		ln = tlsserve.NewListener(ln, a.opts.Certs.ServerConfig(), tlsserve.Options{PlainHTTPReply: tlsserve.HTTPSOnlyReply, Logger: a.log})
 	}
 	perIP := a.opts.MaxConnsPerIP
 	if perIP <= 0 {

@@ -40,6 +40,12 @@ func Reasons() []Reason { return append([]Reason(nil), reasons[:]...) }
 // read deadline.
 const DefaultHandshakeTimeout = 10 * time.Second
 
+// HTTPSOnlyReply is a PlainHTTPReply for an HTTP server's TLS port (the
+// REST port, server-rpc's admin listener): a 400 whose JSON body, in the
+// servers' error shape, says to use https.
+var HTTPSOnlyReply = []byte("HTTP/1.0 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n" +
+	"Content-Length: 46\r\n\r\n{\"error\":\"this port speaks TLS: use https://\"}")
+
 // Options configure a Listener.
 type Options struct {
 	// HandshakeTimeout bounds each handshake (default
