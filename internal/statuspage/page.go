@@ -219,8 +219,7 @@ func (p *Page) UIHandler() http.Handler {
 		h := w.Header()
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		h.Set("Cache-Control", "no-cache")
-		// Everything is inline: nothing else may load, nothing may frame it.
-		h.Set("Content-Security-Policy", "default-src 'none'; connect-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'")
+		h.Set("Content-Security-Policy", uiCSP)
 		h.Set("X-Content-Type-Options", "nosniff")
 		_, _ = w.Write(uiHTML)
 	})

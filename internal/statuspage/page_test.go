@@ -172,7 +172,10 @@ func TestHandlers(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, 200, resp.StatusCode)
 	assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
-	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'none'")
+	csp := resp.Header.Get("Content-Security-Policy")
+	assert.Contains(t, csp, "default-src 'none'")
+	assert.NotContains(t, csp, "unsafe-inline", "the inline style and script run by their hashes only")
+	assert.Contains(t, csp, "script-src 'sha256-")
 	page := string(body)
 	assert.Contains(t, page, "<svg")
 	for _, external := range []string{"http://", "https://", "<link", "src="} {
