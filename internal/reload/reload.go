@@ -8,8 +8,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -39,7 +41,7 @@ type Digest struct {
 func (d *Digest) Read(paths ...string) (data [][]byte, changed bool, err error) {
 	h := sha256.New()
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
+		b, err := ReadFile(p)
 		if err != nil {
 			return nil, false, err
 		}
@@ -52,6 +54,36 @@ func (d *Digest) Read(paths ...string) (data [][]byte, changed bool, err error) 
 	changed = !d.seen || sum != d.last
 	d.last, d.seen = sum, true
 	return data, changed, nil
+}
+
+// MaxFileBytes bounds a configuration file read: certificates and auth
+// files are kilobytes.
+const MaxFileBytes = 4 << 20
+
+// ReadFile reads a configuration file that must be a regular file of at
+// most MaxFileBytes. A FIFO, a device (a symlink to /dev/zero) or a huge
+// file is an error, never a read that blocks or fills memory: it is opened
+// without blocking and checked on the descriptor it is read from.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("not a regular file (%s)", st.Mode().Type())}
+	case st.Size() > MaxFileBytes:
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("%d bytes, more than the %d a configuration file may have", st.Size(), MaxFileBytes)}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err == nil && len(b) > MaxFileBytes {
+		err = &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("more than the %d bytes a configuration file may have", MaxFileBytes)}
+	}
+	return b, err
 }
 
 // DefaultInterval is how often Watch looks at the files.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,4 +123,31 @@ func TestWatchLogsAFailureOnce(t *testing.T) {
 	<-done
 	assert.Equal(t, 1, strings.Count(logs.String(), "line 3: broken"), "a broken file is logged once, not every tick")
 	assert.Equal(t, 1, strings.Count(logs.String(), "line 4: broken"), "a new failure is logged")
+}
+
+// A configuration file replaced by a FIFO, a device or a huge file is an
+// error at once, never a read that blocks or fills memory.
+func TestReadFileRefusesWhatIsNotASmallRegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	zero := filepath.Join(dir, "zero")
+	require.NoError(t, os.Symlink("/dev/zero", zero))
+	huge := filepath.Join(dir, "huge")
+	require.NoError(t, os.WriteFile(huge, make([]byte, reload.MaxFileBytes+1), 0o600))
+	for _, p := range []string{fifo, zero, huge} {
+		done := make(chan error, 1)
+		go func() { _, err := reload.ReadFile(p); done <- err }()
+		select {
+		case err := <-done:
+			assert.Error(t, err, p)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("reading %s blocked", p)
+		}
+	}
+	ok := filepath.Join(dir, "ok")
+	require.NoError(t, os.WriteFile(ok, []byte("cert"), 0o600))
+	b, err := reload.ReadFile(ok)
+	require.NoError(t, err)
+	assert.Equal(t, "cert", string(b))
 }

@@ -46,7 +46,7 @@ func (e *Error) Error() string {
 
 // Load reads and validates the auth file at path.
 func Load(path string) (*access.Policy, error) {
-	data, err := os.ReadFile(path)
+	data, err := reload.ReadFile(path) // a regular file, bounded: never a FIFO or /dev/zero
 	if err != nil {
 		return nil, &Error{File: path, Msg: unwrapPath(err)}
 	}
