@@ -23,8 +23,9 @@ type segmentRangeBody struct {
 // segmentRange serves /segment/{tag}/range?size=N: a range of N IDs of the
 // tag handed out whole, for a client that serves them itself (without
 // size: the tag's step). It is allocated from the store like the server's
-// own ranges, so nobody else ever gets its IDs. The quota counts it as one
-// call; size is bounded by segmentMaxRange.
+// own ranges, so nobody else ever gets its IDs. size is bounded by
+// segmentMaxRange; a quota counts the range's IDs and cuts it to the
+// caller's burst (access.Guard.TakeRange).
 func (s *Server) segmentRange(c echo.Context) error {
 	tag, err := pathParam(c, "tag")
 	if err != nil {
@@ -58,15 +59,17 @@ func (s *Server) segmentRange(c echo.Context) error {
 		defer d.Stop()
 		ctx = d
 	}
-	grant, err := s.take(c, 1)
-	if err != nil {
-		return err
+	grant := access.RangeGrant{Size: size}
+	if s.guard != nil {
+		req := c.Request()
+		if grant, err = s.guard.TakeRange(req.Context(), caller(c), req.RemoteAddr, size); err != nil {
+			return err
+		}
 	}
-	r, err := seg.NextRange(ctx, tag, size)
+	r, err := seg.NextRange(ctx, tag, grant.Size)
+	r = grant.Settle(r, err)
 	if err != nil {
-		grant.Done(0)
 		return s.callError(ctx, err)
 	}
-	grant.Done(1)
 	return c.JSON(http.StatusOK, segmentRangeBody{Tag: tag, Start: intf.Int64Id(r.Start), End: intf.Int64Id(r.End)})
 }

@@ -300,7 +300,9 @@ func (c *Conn) NextIds(ctx context.Context, tag string, n int) ([]int64, error) 
 }
 
 // NextRange allocates a range of size IDs of tag for the caller to serve
-// itself (the server's SegmentRange); size 0 asks for the tag's step.
+// itself (the server's SegmentRange); size 0 asks for the tag's step. A
+// quota may cut the range to the caller's burst: it may be shorter than
+// size, never longer.
 func (c *Conn) NextRange(ctx context.Context, tag string, size int64) (intf.SegmentRange, error) {
 	var reply SegmentRangeReply
 	args := SegmentRangeArgs{Tag: tag, Size: size, Timeout: timeout(ctx), Token: c.token}
@@ -311,7 +313,7 @@ func (c *Conn) NextRange(ctx context.Context, tag string, size int64) (intf.Segm
 		return intf.SegmentRange{}, reply.Err
 	}
 	r := intf.SegmentRange{Start: reply.Start, End: reply.End}
-	if r.Start < 0 || r.Size() <= 0 || (size > 0 && r.Size() != size) {
+	if r.Start < 0 || r.Size() <= 0 || (size > 0 && r.Size() > size) {
 		return intf.SegmentRange{}, &TransportError{Method: c.m.segmentRange,
 			Err: fmt.Errorf("%w: the range [%d, %d) in the reply, %d IDs asked for", ErrProtocol, r.Start, r.End, size)}
 	}

@@ -332,34 +332,43 @@ func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
 // step when Size is 0), 0 <= Size <= the server's segmentMaxRange, for the
 // client to serve itself. The segment service must be an
 // intf.SegmentRanger (*segment.Generator is). With a guard it takes the
-// scope segment:<tag>, and counts as one call against the quota: the
-// range's size is bounded by segmentMaxRange instead.
+// scope segment:<tag>, and its IDs count against the quota: a range is cut
+// to the caller's burst (access.Guard.TakeRange).
 func (r *Receiver) SegmentRange(args SegmentRangeArgs, reply *SegmentRangeReply) error {
 	if r.obs != nil {
 		defer r.observed(MethodSegmentRange, ctxtime.Monotonic(), reply)
 	}
-	grant, err := r.admitSegment(SegmentArgs{Tag: args.Tag, Count: 1, Token: args.Token})
-	if err == nil {
-		err = r.checkRangeSize(args.Size)
-	}
-	var rg intf.SegmentRanger
-	if err == nil {
-		var ok bool
-		if rg, ok = r.seg.(intf.SegmentRanger); !ok {
-			err = ErrSegmentOff
-		}
-	}
+	grant, rg, err := r.admitRange(args)
 	if err != nil {
-		grant.Done(0)
 		reply.Err = ToWire(err)
 		return nil
 	}
 	rng, werr := call(r, args.Timeout, func(ctx context.Context) (intf.SegmentRange, error) {
-		return rg.NextRange(ctx, args.Tag, args.Size)
+		return rg.NextRange(ctx, args.Tag, grant.Size)
 	})
+	var failed error // not werr itself: a nil *Error is a non-nil error
+	if werr != nil {
+		failed = werr
+	}
+	rng = grant.Settle(rng, failed)
 	reply.Start, reply.End, reply.Err = rng.Start, rng.End, werr
-	grant.Done(issued(werr, 1))
 	return nil
+}
+
+// admitRange checks a SegmentRange call as admitSegment does a batch, then
+// takes the range's IDs from the quota (access.Guard.TakeRange: counted,
+// cut to the burst).
+func (r *Receiver) admitRange(args SegmentRangeArgs) (access.RangeGrant, intf.SegmentRanger, error) {
+	grant := access.RangeGrant{Size: args.Size}
+	c, err := r.admitTag(args.Token, args.Tag, func() error { return r.checkRangeSize(args.Size) })
+	rg, ok := r.seg.(intf.SegmentRanger)
+	if err == nil && !ok {
+		err = ErrSegmentOff
+	}
+	if err == nil && r.guard != nil {
+		grant, err = r.guard.TakeRange(context.Background(), c, r.peer, args.Size)
+	}
+	return grant, rg, err
 }
 
 // checkRangeSize bounds a SegmentRange size: 0 (the tag's step) up to
@@ -372,30 +381,37 @@ func (r *Receiver) checkRangeSize(size int64) error {
 	return intf.CheckRange("size", size, 0, limit)
 }
 
-// admitSegment checks a SegmentNextIds call: who calls, the count, segment
-// mode, the tag (before it is named in a scope), the scope, the quota.
+// admitSegment checks a SegmentNextIds call (admitTag) and takes its IDs
+// from the quota.
 func (r *Receiver) admitSegment(args SegmentArgs) (access.Grant, error) {
-	var c access.Caller
-	if r.guard != nil {
-		var err error
-		if c, err = r.authenticate(args.Token); err != nil {
-			return access.Grant{}, err
-		}
-	}
-	if err := r.checkCount(args.Count); err != nil {
-		return access.Grant{}, err
-	}
-	if r.seg == nil {
-		return access.Grant{}, ErrSegmentOff
-	}
-	if r.guard == nil {
-		return access.Grant{}, nil
-	}
-	if err := intf.CheckTag(args.Tag); err != nil {
-		return access.Grant{}, err
-	}
-	if err := r.guard.Authorize(c, access.SegmentScope(args.Tag), r.peer); err != nil {
+	c, err := r.admitTag(args.Token, args.Tag, func() error { return r.checkCount(args.Count) })
+	if err != nil || r.guard == nil {
 		return access.Grant{}, err
 	}
 	return r.take(c, args.Count)
+}
+
+// admitTag checks a segment call: who calls, its size (check), segment
+// mode, the tag (before it is named in a scope), the scope.
+func (r *Receiver) admitTag(token, tag string, check func() error) (access.Caller, error) {
+	var c access.Caller
+	if r.guard != nil {
+		var err error
+		if c, err = r.authenticate(token); err != nil {
+			return c, err
+		}
+	}
+	if err := check(); err != nil {
+		return c, err
+	}
+	if r.seg == nil {
+		return c, ErrSegmentOff
+	}
+	if r.guard == nil {
+		return c, nil
+	}
+	if err := intf.CheckTag(tag); err != nil {
+		return c, err
+	}
+	return c, r.guard.Authorize(c, access.SegmentScope(tag), r.peer)
 }

@@ -62,6 +62,14 @@ func (b *bucket) give(n int) {
 	b.mu.Unlock()
 }
 
+// charge takes n IDs more for a call that issued more than it took,
+// into debt if need be.
+func (b *bucket) charge(n int) {
+	b.mu.Lock()
+	b.tokens -= float64(n)
+	b.mu.Unlock()
+}
+
 // full says whether the bucket is full at now: forgetting it changes
 // nothing.
 func (b *bucket) full(now time.Time) bool {

@@ -234,11 +234,16 @@ type Grant struct {
 }
 
 // Done settles the grant once the call is over: issued is how many IDs it
-// issued (n, or 0 when it failed). The IDs not issued go back to the
-// quota; the ones issued are counted under the client.
+// issued (n, or 0 when it failed; more than n for a range of the tag's
+// step, see TakeRange). The IDs not issued go back to the quota, the ones
+// issued beyond n are taken from it (into debt, which later calls wait
+// out); the ones issued are counted under the client.
 func (gr Grant) Done(issued int) {
-	if gr.b != nil && issued < gr.n {
+	switch {
+	case gr.b != nil && issued < gr.n:
 		gr.b.give(gr.n - issued)
+	case gr.b != nil && issued > gr.n:
+		gr.b.charge(issued - gr.n)
 	}
 	if gr.c != nil && issued > 0 {
 		gr.c.ctr.ids.Add(uint64(issued))
@@ -285,17 +290,23 @@ func (g *Guard) TakeWait(ctx context.Context, c Caller, remote string, n int) (G
 	return gr, nil
 }
 
+// quota is the bucket a call of c from remote takes from (nil: none),
+// with its rate and burst.
+func (g *Guard) quota(c Caller, remote string) (b *bucket, rate float64, burst int64) {
+	switch {
+	case c.c != nil:
+		return c.c.bucket, c.c.rate, c.c.burst
+	case g.addrs != nil && g.policy.Load() == nil:
+		return g.addrs.get(hostOf(remote), g.now()), g.addrs.rate, g.addrs.burst
+	}
+	return nil, 0, 0
+}
+
 // try takes n IDs from the caller's quota, counting nothing but a
 // client's refusal.
 func (g *Guard) try(c Caller, remote string, n int) (Grant, *intf.RateLimitError, time.Duration) {
 	n = max(n, 1)
-	b, rate, burst := (*bucket)(nil), 0.0, int64(0)
-	switch {
-	case c.c != nil:
-		b, rate, burst = c.c.bucket, c.c.rate, c.c.burst
-	case g.addrs != nil && g.policy.Load() == nil:
-		b, rate, burst = g.addrs.get(hostOf(remote), g.now()), g.addrs.rate, g.addrs.burst
-	}
+	b, rate, burst := g.quota(c, remote)
 	if b == nil {
 		return Grant{c: c.c, n: n}, nil, 0
 	}
