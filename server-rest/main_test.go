@@ -65,10 +65,24 @@ func start(t *testing.T, args ...string) *process {
 // startEnv is start with env added to the environment the server inherits.
 func startEnv(t *testing.T, env []string, args ...string) *process {
 	t.Helper()
-	p := &process{cmd: exec.Command(binary, args...), addr: make(chan string, 1), done: make(chan struct{})}
+	cmd := exec.Command(binary, args...)
 	if env != nil {
-		p.cmd.Env = append(os.Environ(), env...)
+		cmd.Env = append(os.Environ(), env...)
 	}
+	return startCmd(t, cmd)
+}
+
+// startFiles is start in a process that may open at most files files
+// (RLIMIT_NOFILE, set by the shell that then becomes the server).
+func startFiles(t *testing.T, files int, args ...string) *process {
+	t.Helper()
+	return startCmd(t, exec.Command("sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, files), binary}, args...)...))
+}
+
+// startCmd starts cmd, a server-rest, collecting its stderr.
+func startCmd(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
+	p := &process{cmd: cmd, addr: make(chan string, 1), done: make(chan struct{})}
 	stderr, err := p.cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, p.cmd.Start())

@@ -4,14 +4,14 @@
 // runs inside its host; logs as JSON lines on stderr for the host).
 //
 // It reads the configuration every vesta-go main reads (see
-// docs/configuration.md: among them --max-conns-per-ip, the most TCP
-// connections from one remote IP, --call-timeout, the bound of every
-// call, and the TCP listener's limits, the rpc group, which only
+// docs/configuration.md: among them --max-conns-per-ip and --max-conns,
+// the most TCP connections from one remote IP and in all (fitted to the
+// file descriptor limit), --call-timeout, the bound of every call, and
+// the TCP listener's limits, the rpc group, which only
 // server-rpc reads). Its own settings, each a flag, a VESTA_* variable and
 // a config-file key but --plugin:
 //
 //	--plugin               serve as a go-plugin plugin (also implied when the plugin handshake cookie is set)
-//	--max-conns N          the most TCP connections served at once (default 1024); a newcomer evicts the longest-idle one
 //	--max-calls-per-conn N the most calls of one connection in flight (default 256)
 //	--max-message-bytes N  the largest message read (default 65536)
 //	--first-byte-timeout D how long a new connection may send nothing (default 10s)

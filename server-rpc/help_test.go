@@ -38,7 +38,7 @@ func TestHelp(t *testing.T) {
 	for _, s := range []string{
 		"--listen string listen address host:port (default :20880)",
 		"--gen-method int genMethod field 0..3 (0 embedded, 1 RPC, 2 REST) (default 1)",
-		"--max-conns int the most TCP connections served at once",
+		"--max-conns int the most TCP connections the port holds at once",
 		"--first-byte-timeout duration how long a new connection may send nothing (default 10s)",
 		"--plugin serve as a hashicorp/go-plugin plugin",
 		"--version print the version and exit",

@@ -64,7 +64,7 @@ func TestFlagsCheck(t *testing.T) {
 		"--first-byte-timeout", "1ms", "--idle-timeout", "1ms", "--message-timeout", "1ms", "--write-timeout", "1ms",
 		"--shutdown-timeout", "1s"))
 	for flag, bad := range map[string]struct{ key, value string }{
-		"--max-conns":          {"maxConns", "0"},
+		"--max-conns":          {"maxConns", "-1"},
 		"--max-conns-per-ip":   {"maxConnsPerIP", "0"},
 		"--max-message-bytes":  {"maxMessageBytes", "1023"},
 		"--first-byte-timeout": {"firstByteTimeout", "0s"},
@@ -202,14 +202,14 @@ func joined(lines []string) string {
 func testBadFlags(t *testing.T, bin string) {
 	// A bad value of a key (maxConns, as every key) is a configuration
 	// error: exit code 2, as server-rest's (docs/configuration.md).
-	cmd := exec.Command(bin, "--max-conns", "0", "--data-dir", t.TempDir())
+	cmd := exec.Command(bin, "--max-conns", "-1", "--data-dir", t.TempDir())
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 2, ee.ExitCode())
-	assert.Contains(t, stderr.String(), `config key maxConns: "0" from flag --max-conns`)
+	assert.Contains(t, stderr.String(), `config key maxConns: "-1" from flag --max-conns`)
 
 	// --plugin by hand: refused before the data dir is touched.
 	dir := filepath.Join(t.TempDir(), "never")

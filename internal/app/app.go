@@ -99,6 +99,9 @@ func (p Program) Setup(args []string) (config.Config, *pflag.FlagSet, error) {
 	if err == nil {
 		_, err = segconfig.Stores(cfg)
 	}
+	if err == nil && cfg.Listen != "" {
+		err = FitConns(&cfg)
+	}
 	return cfg, fs, err
 }
 

@@ -1,14 +1,20 @@
-// Package connlimit caps the connections a listener holds from one remote
-// IP: one over the cap is closed at accept, before a byte of it is read,
-// so that a single address cannot take every connection (and file
-// descriptor, and goroutine) of the process. server-rest's port and
-// server-rpc's admin listener use it; the RPC port has its own admission
-// (rpcserver), which also evicts idle connections.
+// Package connlimit bounds the connections an HTTP listener holds: at most
+// a number from one remote IP, and at most a total, a connection over
+// either closed at accept before a byte of it is read. At the total, a
+// connection waiting for a request (an idle keep-alive, or one that never
+// sent a whole request) is closed to make room: the longest idle of the
+// address holding the most connections, so that a flood from a few
+// addresses evicts its own connections, not a client's one or two. A
+// flood of idle connections costs its senders their connections, never the
+// server's descriptors. server-rest's port and server-rpc's admin
+// listener use it; the RPC port has the same rules in rpcserver.
 package connlimit
 
 import (
+	"container/list"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,9 +26,14 @@ const warnEvery = 10 * time.Second
 
 // Options are a Listener's optional parts.
 type Options struct {
+	// MaxConns caps the connections held at once (0: no total cap); a
+	// newcomer over it evicts the longest-idle connection, or is closed
+	// when none is idle. The HTTP server must report its connections'
+	// states (ConnState) for idle ones to be known.
+	MaxConns int
 	// Refused is told of each connection closed at accept (a metric);
-	// nil: nothing.
-	Refused func()
+	// Evicted of each idle one closed for a newcomer. nil: nothing.
+	Refused, Evicted func()
 	// Logger gets a warning at most every 10 s while connections are
 	// refused, with their count; nil: slog.Default().
 	Logger *slog.Logger
@@ -30,43 +41,60 @@ type Options struct {
 	Name string
 }
 
-// Listener is a net.Listener that admits at most Max connections from one
-// remote IP at a time. Its connections are *Conn.
+// Listener is a net.Listener that admits at most perIP connections from
+// one remote IP and Options.MaxConns in all. Its connections are *Conn.
 type Listener struct {
 	net.Listener
 	max  int
 	opts Options
 
 	mu       sync.Mutex
-	perIP    map[string]int // only addresses that hold connections
+	perIP    map[string]*address // only addresses that hold connections
+	live     int
+	idleSeq  uint64 // orders idle connections: larger is later
 	lastWarn time.Time
 	unlogged int // refusals since the last warning
 }
 
-// New caps ln at perIP connections per remote IP; perIP < 1 means 1.
+// New caps ln at perIP connections per remote IP (perIP < 1 means 1) and
+// opts.MaxConns in all.
 func New(ln net.Listener, perIP int, opts Options) *Listener {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Listener{Listener: ln, max: max(perIP, 1), opts: opts, perIP: map[string]int{}}
+	return &Listener{Listener: ln, max: max(perIP, 1), opts: opts, perIP: map[string]*address{}}
 }
 
-// Accept returns the next connection within the cap, closing those over it.
+// address is what one remote IP holds.
+type address struct {
+	held int
+	idle list.List // of *Conn waiting for a request, longest-idle first
+}
+
+// Accept returns the next connection within the caps, closing those over
+// them.
 func (l *Listener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
 		}
-		ip := remoteIP(c.RemoteAddr())
-		if l.admit(ip) {
-			return &Conn{Conn: c, l: l, ip: ip}, nil
+		cc := &Conn{Conn: c, l: l, ip: remoteIP(c.RemoteAddr())}
+		ok, victim, reason := l.admit(cc)
+		if victim != nil {
+			_ = victim.Close() // frees its slot (already released) and its descriptor
+			if l.opts.Evicted != nil {
+				l.opts.Evicted()
+			}
+		}
+		if ok {
+			return cc, nil
 		}
 		if l.opts.Refused != nil {
 			l.opts.Refused() // before the close: whoever sees it closed sees it counted
 		}
 		_ = c.Close()
-		l.warn(ip)
+		l.warn(cc.ip, reason)
 	}
 }
 
@@ -74,30 +102,146 @@ func (l *Listener) Accept() (net.Conn, error) {
 func (l *Listener) Held(ip string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.perIP[ip]
+	if a := l.perIP[ip]; a != nil {
+		return a.held
+	}
+	return 0
 }
 
-func (l *Listener) admit(ip string) bool {
+// Live is the number of connections held now.
+func (l *Listener) Live() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.perIP[ip] >= l.max {
-		return false
-	}
-	l.perIP[ip]++
-	return true
+	return l.live
 }
 
-func (l *Listener) release(ip string) {
+// admit counts c in when the caps allow, choosing an idle victim to evict
+// at the total cap; a new connection counts as idle until its first
+// request.
+func (l *Listener) admit(c *Conn) (ok bool, victim *Conn, reason string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.perIP[ip]--; l.perIP[ip] <= 0 {
-		delete(l.perIP, ip)
+	a := l.perIP[c.ip]
+	if a != nil && a.held >= l.max {
+		return false, nil, "too many connections from this address (maxConnsPerIP)"
 	}
+	if l.opts.MaxConns > 0 && l.live >= l.opts.MaxConns {
+		if victim = l.victimLocked(); victim == nil {
+			return false, nil, "too many connections, none idle (maxConns)"
+		}
+		l.releaseLocked(victim)
+	}
+	if a = l.perIP[c.ip]; a == nil {
+		a = &address{}
+		l.perIP[c.ip] = a
+	}
+	a.held++
+	l.live++
+	c.counted = true
+	l.idleLocked(c, a)
+	return true, victim, ""
+}
+
+// victimLocked is the connection to evict for a newcomer: the longest
+// idle of the address holding the most connections (of those with one
+// idle); nil when none is idle. A scan of the addresses: it runs only at
+// the cap.
+func (l *Listener) victimLocked() *Conn {
+	var best *Conn
+	bestHeld := 0
+	for _, a := range l.perIP {
+		front := a.idle.Front()
+		if front == nil {
+			continue
+		}
+		c := front.Value.(*Conn)
+		if best == nil || EvictBefore(a.held, c.idleSince, bestHeld, best.idleSince) {
+			best, bestHeld = c, a.held
+		}
+	}
+	return best
+}
+
+// EvictBefore is the eviction rule of every listener (rpcserver's too):
+// an idle connection whose address holds held connections, idle since seq
+// (smaller is earlier), goes before one whose address holds bestHeld,
+// idle since bestSeq — the heavier address first, then the longer idle.
+func EvictBefore(held int, seq uint64, bestHeld int, bestSeq uint64) bool {
+	return held > bestHeld || (held == bestHeld && seq < bestSeq)
+}
+
+// idleLocked files c as waiting for a request.
+func (l *Listener) idleLocked(c *Conn, a *address) {
+	if c.elem == nil {
+		l.idleSeq++
+		c.idleSince = l.idleSeq
+		c.elem = a.idle.PushBack(c)
+	}
+}
+
+// busyLocked files c as serving a request.
+func (l *Listener) busyLocked(c *Conn, a *address) {
+	if c.elem != nil {
+		a.idle.Remove(c.elem)
+		c.elem = nil
+	}
+}
+
+// releaseLocked stops counting c: at its close, or when it is evicted
+// (before its close, so that the newcomer takes the slot at once).
+func (l *Listener) releaseLocked(c *Conn) {
+	if !c.counted {
+		return
+	}
+	c.counted = false
+	l.live--
+	a := l.perIP[c.ip]
+	l.busyLocked(c, a)
+	if a.held--; a.held <= 0 {
+		delete(l.perIP, c.ip)
+	}
+}
+
+// ConnState is the http.Server's ConnState hook: it tells the listener
+// which connections wait for a request (new and idle ones), which it may
+// evict, and which are serving one, which it leaves alone.
+func (l *Listener) ConnState(nc net.Conn, st http.ConnState) {
+	c, ok := unwrap(nc)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !c.counted {
+		return
+	}
+	switch st {
+	case http.StateIdle:
+		l.idleLocked(c, l.perIP[c.ip])
+	case http.StateActive, http.StateHijacked:
+		l.busyLocked(c, l.perIP[c.ip])
+	}
+}
+
+// unwrap finds the *Conn under wrappers that expose NetConn (tls.Conn
+// does).
+func unwrap(nc net.Conn) (*Conn, bool) {
+	for range 8 {
+		switch c := nc.(type) {
+		case *Conn:
+			return c, true
+		case interface{ NetConn() net.Conn }:
+			nc = c.NetConn()
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
 }
 
 // warn logs a refusal at most once per warnEvery, with how many were
 // refused since the last warning.
-func (l *Listener) warn(ip string) {
+func (l *Listener) warn(ip, reason string) {
 	l.mu.Lock()
 	l.unlogged++
 	now := time.Now()
@@ -108,8 +252,8 @@ func (l *Listener) warn(ip string) {
 	n := l.unlogged
 	l.lastWarn, l.unlogged = now, 0
 	l.mu.Unlock()
-	l.opts.Logger.Warn("vesta: connection refused: too many connections from this address (maxConnsPerIP)",
-		"listener", l.opts.Name, "remote", ip, "max", l.max, "refusedSinceLastWarning", n)
+	l.opts.Logger.Warn("vesta: connection refused: "+reason,
+		"listener", l.opts.Name, "remote", ip, "maxConnsPerIP", l.max, "maxConns", l.opts.MaxConns, "refusedSinceLastWarning", n)
 }
 
 // remoteIP is the address without its port: the unit of the cap.
@@ -130,15 +274,25 @@ type Conn struct {
 	l      *Listener
 	ip     string
 	closed atomic.Bool
+	// Guarded by l.mu: counted against the caps; elem in its address's
+	// idle list while the connection waits for a request, since idleSince.
+	counted   bool
+	elem      *list.Element
+	idleSince uint64
 }
 
 // Close closes the connection and frees its slot.
 func (c *Conn) Close() error {
 	if c.closed.CompareAndSwap(false, true) {
-		c.l.release(c.ip)
+		c.l.mu.Lock()
+		c.l.releaseLocked(c)
+		c.l.mu.Unlock()
 	}
 	return c.Conn.Close()
 }
+
+// NetConn is the connection under c.
+func (c *Conn) NetConn() net.Conn { return c.Conn }
 
 // CloseWrite half-closes the connection when it can (net/http does after
 // some of its error answers, so that the client reads them first).

@@ -100,7 +100,7 @@ func TestRefusalsWarnOncePerInterval(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, 1, strings.Count(logs.String(), "too many connections from this address"), logs.String())
-	assert.Contains(t, logs.String(), "listener=admin remote=127.0.0.1 max=1 refusedSinceLastWarning=1")
+	assert.Contains(t, logs.String(), "listener=admin remote=127.0.0.1 maxConnsPerIP=1 maxConns=0 refusedSinceLastWarning=1")
 }
 
 type lockedWriter struct {

@@ -77,6 +77,7 @@ func Options(cfg config.Config) []restserver.Option {
 		restserver.WithMaxRange(cfg.SegmentMaxRange),
 		restserver.WithCallTimeout(cfg.CallTimeout),
 		restserver.WithMaxConnsPerIP(cfg.MaxConnsPerIP),
+		restserver.WithMaxConns(cfg.MaxConns),
 		restserver.WithShutdownTimeout(cfg.ShutdownTimeout),
 		restserver.WithType(cfg.Service.Type),
 		restserver.WithMachineSource(cfg.MachineProvider, cfg.MachineSource.String()),

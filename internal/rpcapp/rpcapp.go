@@ -138,7 +138,7 @@ func Run(ctx context.Context, cfg config.Config) (err error) {
 // group and maxConnsPerIP) and logger; Run adds the TLS.
 func ServerOptions(cfg config.Config) rpcserver.Options {
 	return rpcserver.Options{
-		MaxConns: cfg.RPC.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, MaxCallsPerConn: cfg.RPC.MaxCallsPerConn, MaxMessageBytes: cfg.RPC.MaxMessageBytes,
+		MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, MaxCallsPerConn: cfg.RPC.MaxCallsPerConn, MaxMessageBytes: cfg.RPC.MaxMessageBytes,
 		FirstByteTimeout: cfg.RPC.FirstByteTimeout, IdleTimeout: cfg.RPC.IdleTimeout,
 		MessageTimeout: cfg.RPC.MessageTimeout, WriteTimeout: cfg.RPC.WriteTimeout,
 		Logger: cfg.Service.Logger,

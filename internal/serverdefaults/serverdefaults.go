@@ -23,6 +23,15 @@ const (
 	// MaxConnsPerIP caps a server's TCP connections from one remote IP
 	// (maxConnsPerIP).
 	MaxConnsPerIP = 64
+	// MaxConns caps the connections of a server's port (maxConns 0),
+	// lowered when the file descriptor limit is lower; AdminMaxConns
+	// those of server-rpc's admin listener (scrapers and probes).
+	MaxConns      = 1024
+	AdminMaxConns = 64
+	// ReservedFiles are the file descriptors kept from the listeners for
+	// the service's own: the data dir and its mark, the reloaded files,
+	// the lease's and the segment store's connections, the log.
+	ReservedFiles = 128
 	// ShutdownTimeout bounds the wait for the calls in flight on
 	// SIGINT/SIGTERM (shutdownTimeout): three call timeouts, and with the
 	// service's close well inside Kubernetes' default 30 s grace period.
@@ -32,7 +41,6 @@ const (
 // The RPC server's connection limits (rpcserver.Options; the
 // configuration's rpc group).
 const (
-	MaxConns = 1024
 	// MaxCallsPerConn bounds the calls of one connection being served or
 	// waiting to be answered: net/rpc starts a goroutine for every call it
 	// reads, so without it a client that pipelines calls and never reads

@@ -1,19 +1,21 @@
 package restserver
 
 import (
-	"log/slog"
 	"net"
 
 	"github.com/vesta-go/vesta/internal/connlimit"
 )
 
-// newLimitListener caps the connections held from one remote IP at max
-// (connlimit: one over the cap is closed at accept, before net/http reads
-// a byte of it, so a single address cannot take every connection and
-// goroutine of the server), and makes net/http's own plain-text errors
-// JSON (jsonConn).
-func newLimitListener(ln net.Listener, max int, log *slog.Logger, refused func()) net.Listener {
-	return jsonListener{connlimit.New(ln, max, connlimit.Options{Refused: refused, Logger: log, Name: "rest"})}
+// newLimitListener caps the connections held from one remote IP and in
+// all (connlimit: one over a cap is closed at accept, before net/http reads
+// a byte of it, and at the total the longest-idle one makes room, so that
+// no flood takes every connection, descriptor and goroutine of the
+// server), and makes net/http's own plain-text errors JSON (jsonConn).
+// The limiter needs the http.Server's ConnState.
+func (s *Server) newLimitListener(ln net.Listener) (net.Listener, *connlimit.Listener) {
+	l := connlimit.New(ln, s.maxConnsPerIP, connlimit.Options{MaxConns: s.maxConns, Refused: s.metrics.connsRefused.Inc,
+		Evicted: s.metrics.connsEvicted.Inc, Logger: s.log, Name: "rest"})
+	return jsonListener{l}, l
 }
 
 // jsonListener wraps each connection in a jsonConn.
@@ -29,6 +31,9 @@ func (l jsonListener) Accept() (net.Conn, error) {
 
 // jsonConn rewrites net/http's plain-text errors (plainToJSON).
 type jsonConn struct{ net.Conn }
+
+// NetConn is the connection under c (connlimit finds its own by it).
+func (c *jsonConn) NetConn() net.Conn { return c.Conn }
 
 // Write sends p, or the JSON form of p when p is one of net/http's own
 // error responses. It reports len(p) written on success, as net/http

@@ -23,10 +23,12 @@ const unmatchedRoute = "unmatched"
 type metrics struct {
 	reg    *prometheus.Registry
 	issued prometheus.Counter
-	// connsRefused counts connections closed at accept (maxConnsPerIP).
-	connsRefused prometheus.Counter
-	routes       map[string]*routeMetrics
-	prom         http.Handler
+	// connsRefused counts connections closed at accept (maxConnsPerIP,
+	// or maxConns with none idle); connsEvicted idle ones closed for a
+	// newcomer at maxConns.
+	connsRefused, connsEvicted prometheus.Counter
+	routes                     map[string]*routeMetrics
+	prom                       http.Handler
 }
 
 func newMetrics(s *Server) *metrics {
@@ -48,9 +50,12 @@ func newMetrics(s *Server) *metrics {
 	}
 	m.routes[unmatchedRoute] = &routeMetrics{name: unmatchedRoute, latency: latency.WithLabelValues(unmatchedRoute), requests: requests}
 	m.connsRefused = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "vesta_http_conns_refused_total", Help: "Connections closed at accept: their remote IP already held maxConnsPerIP.",
+		Name: "vesta_http_conns_refused_total", Help: "Connections closed at accept: their remote IP already held maxConnsPerIP, or the port held maxConns and none was idle.",
 	})
-	m.reg.MustRegister(issued, requests, latency, m.connsRefused)
+	m.connsEvicted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "vesta_http_conns_evicted_total", Help: "Idle connections closed to make room for a newcomer at maxConns.",
+	})
+	m.reg.MustRegister(issued, requests, latency, m.connsRefused, m.connsEvicted)
 	err := coremetrics.Register(m.reg, coremetrics.Source{
 		Type: s.idType,
 		Stats: func() (service.Stats, bool) {

@@ -43,7 +43,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// service is ready too, after its own "id service ready", so that the
 	// line an operator waits for means the IDs are served.
 	s.log.Debug("rest: accepting connections; the ID endpoints answer 503 until the id service is ready", "addr", addr)
-	ln = newLimitListener(s.tlsListener(ln), s.maxConnsPerIP, s.log, s.metrics.connsRefused.Inc)
+	ln, limiter := s.newLimitListener(s.tlsListener(ln))
+	hs.ConnState = limiter.ConnState
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
@@ -65,7 +66,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			if err != nil {
 				runErr, running = err, false
 			} else {
-				s.log.Info("vesta: listening", "server", "rest", "addr", addr, "tls", s.certs != nil, "maxConnsPerIP", s.maxConnsPerIP, "callTimeout", s.callTimeout)
+				s.log.Info("vesta: listening", "server", "rest", "addr", addr, "tls", s.certs != nil, "maxConns", s.maxConns, "maxConnsPerIP", s.maxConnsPerIP, "callTimeout", s.callTimeout)
 			}
 		}
 	}

@@ -70,6 +70,9 @@ const (
 	// DefaultMaxConnsPerIP caps the connections Serve holds from one
 	// remote IP (the configuration's maxConnsPerIP).
 	DefaultMaxConnsPerIP = serverdefaults.MaxConnsPerIP
+	// DefaultMaxConns caps the connections Serve holds at once (the
+	// configuration's maxConns, fitted to the file descriptor limit).
+	DefaultMaxConns = serverdefaults.MaxConns
 	// DefaultMaxBatch caps ?count of /genid and /segment/{tag} (the
 	// configuration's maxBatch).
 	DefaultMaxBatch = serverdefaults.MaxBatch
@@ -105,6 +108,12 @@ func WithCallTimeout(d time.Duration) Option { return func(s *Server) { s.callTi
 // (default DefaultMaxConnsPerIP); one more is closed at accept. n < 1
 // means the default.
 func WithMaxConnsPerIP(n int) Option { return func(s *Server) { s.maxConnsPerIP = n } }
+
+// WithMaxConns caps the connections Serve holds at once (default
+// DefaultMaxConns): a newcomer over it evicts the connection idle the
+// longest, or is closed at accept when every one serves a request. n < 1
+// means the default.
+func WithMaxConns(n int) Option { return func(s *Server) { s.maxConns = n } }
 
 // WithSegmentRetry sets the back-off of reopening a segment store that
 // could not be reached at start: first after min, doubling up to max
@@ -143,6 +152,7 @@ type Server struct {
 	callTimeout     time.Duration
 	errCallTimeout  *apiError // the answer of a call that reached callTimeout
 	maxConnsPerIP   int
+	maxConns        int
 	retryMin        time.Duration
 	retryMax        time.Duration
 	maxBatch        int
@@ -183,6 +193,7 @@ func New(start StartFunc, opts ...Option) *Server {
 		shutdownTimeout: DefaultShutdownTimeout,
 		callTimeout:     DefaultCallTimeout,
 		maxConnsPerIP:   DefaultMaxConnsPerIP,
+		maxConns:        DefaultMaxConns,
 		retryMin:        DefaultSegmentRetryMin,
 		retryMax:        DefaultSegmentRetryMax,
 		ready:           make(chan struct{}),
@@ -195,6 +206,9 @@ func New(start StartFunc, opts ...Option) *Server {
 	}
 	if s.maxConnsPerIP < 1 {
 		s.maxConnsPerIP = DefaultMaxConnsPerIP
+	}
+	if s.maxConns < 1 {
+		s.maxConns = DefaultMaxConns
 	}
 	s.errCallTimeout = callTimeoutError(s.callTimeout)
 	if s.log == nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/connlimit"
 	"github.com/vesta-go/vesta/internal/coremetrics"
+	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
 	"github.com/vesta-go/vesta/service"
@@ -88,7 +89,7 @@ func New(opts Options) (*Admin, error) {
 		return nil, fmt.Errorf("rpcadmin: %w", err)
 	}
 	a.refused = prometheus.NewCounter(prometheus.CounterOpts{Name: "vesta_admin_connections_refused_total",
-		Help: "Admin listener connections closed at accept: their remote IP already held maxConnsPerIP."})
+		Help: "Admin listener connections closed at accept: their remote IP already held maxConnsPerIP, or the listener held its 64 and none was idle."})
 	if err := a.reg.Register(a.refused); err != nil {
 		return nil, fmt.Errorf("rpcadmin: %w", err)
 	}
@@ -176,9 +177,12 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	// Admitted before the TLS handshake, which their first read does
 	// within the read deadline.
-	ln = connlimit.New(ln, perIP, connlimit.Options{Refused: a.refused.Inc, Logger: a.log, Name: "admin"})
+	limiter := connlimit.New(ln, perIP, connlimit.Options{MaxConns: serverdefaults.AdminMaxConns, Refused: a.refused.Inc,
+		Logger: a.log, Name: "admin"})
+	ln = limiter
 	hs := &http.Server{
 		Handler:           a.mux,
+		ConnState:         limiter.ConnState,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,

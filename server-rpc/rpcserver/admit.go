@@ -1,6 +1,10 @@
 package rpcserver
 
-import "time"
+import (
+	"time"
+
+	"github.com/vesta-go/vesta/internal/connlimit"
+)
 
 // Refusal reasons, as logged.
 const (
@@ -27,7 +31,7 @@ func (s *Server) admit(c *conn) bool {
 		// The share kept for newcomers: a connection waiting for a call
 		// costs its client a redial at most, so it makes room; only when
 		// every connection is reading a call is the newcomer refused.
-		if victim = s.longestIdleLocked(); victim == nil {
+		if victim = s.victimLocked(); victim == nil {
 			reason = refusedFull
 			s.ctr.refusedFull.Add(1)
 		}
@@ -45,7 +49,9 @@ func (s *Server) admit(c *conn) bool {
 	}
 	if victim != nil {
 		s.releaseLocked(victim)
-		victim.stop()
+		if victim.started.Load() {
+			victim.stop() // net/rpc answers the calls it read, then closes it
+		}
 		s.ctr.evicted.Add(1)
 	}
 	s.conns[c] = struct{}{}
@@ -57,6 +63,9 @@ func (s *Server) admit(c *conn) bool {
 	s.ctr.accepted.Add(1)
 	s.served.Add(1)
 	s.mu.Unlock()
+	if victim != nil && !victim.started.Load() {
+		_ = victim.Close() // frees its descriptor now: under a flood, stopped ones would pile up
+	}
 	if victim != nil {
 		s.log.Debug("vesta rpc: idle connection evicted for a newcomer", "remote", victim.RemoteAddr(),
 			"newcomer", c.RemoteAddr())
@@ -64,16 +73,23 @@ func (s *Server) admit(c *conn) bool {
 	return true
 }
 
-// longestIdleLocked is the counted connection that has waited longest for
-// a call, nil when none waits. A linear scan: it runs only when the server
-// is full, and keeps the per-call path free of shared state.
-func (s *Server) longestIdleLocked() *conn {
+// victimLocked is the counted connection to evict for a newcomer, by
+// connlimit's rule (the longest idle of the address holding the most
+// connections), nil when none waits for a call. A linear scan: it runs
+// only when the server is full, and keeps the per-call path free of
+// shared state.
+func (s *Server) victimLocked() *conn {
 	var best *conn
 	var bestSeq uint64
+	bestHeld := 0
 	for c := range s.conns {
 		seq := c.idleSince.Load()
-		if c.counted && seq != 0 && (best == nil || seq < bestSeq) {
-			best, bestSeq = c, seq
+		if !c.counted || seq == 0 {
+			continue
+		}
+		held := s.perIP[c.ip]
+		if best == nil || connlimit.EvictBefore(held, seq, bestHeld, bestSeq) {
+			best, bestSeq, bestHeld = c, seq, held
 		}
 	}
 	return best

@@ -22,6 +22,10 @@ type conn struct {
 	// call (a number from Server.idleSeq, larger is later); 0 while a
 	// call is being read or after reading ended. Eviction picks the least.
 	idleSince atomic.Uint64
+	// started is set by the first byte of the first call: an evicted
+	// connection that never sent one has nothing to answer and is closed
+	// at once, its descriptor freed before the newcomer is served.
+	started atomic.Bool
 
 	mu       sync.Mutex
 	stopping bool // set by stop: reads may no longer move the deadline

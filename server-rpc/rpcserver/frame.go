@@ -122,6 +122,7 @@ func (r *frameReader) readHeader() error {
 	}
 	if call {
 		r.callNext, r.started = false, true
+		r.c.started.Store(true)
 		if err := r.c.setReadDeadline(time.Now().Add(r.o.MessageTimeout)); err != nil {
 			return io.EOF
 		}

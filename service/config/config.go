@@ -31,6 +31,9 @@ type Config struct {
 	CallTimeout time.Duration
 	// MaxConnsPerIP caps a server's TCP connections from one remote IP.
 	MaxConnsPerIP int
+	// MaxConns caps the connections of a server's port; 0: the default,
+	// fitted to the file descriptor limit (internal/app.FitConns).
+	MaxConns int
 	// ShutdownTimeout bounds a server's wait for the calls in flight on
 	// SIGINT/SIGTERM.
 	ShutdownTimeout time.Duration
@@ -169,6 +172,7 @@ func (l *Loader) Load() (Config, error) {
 		c.SegmentMaxRange = r.int(KeySegmentMaxRange, "", intf.DefaultMaxRange, 1, intf.MaxRange)
 		c.CallTimeout = r.duration(KeyCallTimeout, DefaultCallTimeout, time.Millisecond, 10*time.Minute)
 		c.MaxConnsPerIP = int(r.int(KeyMaxConnsPerIP, "", DefaultMaxConnsPerIP, 1, 1_000_000))
+		c.MaxConns = int(r.int(KeyMaxConns, "", 0, 0, 1_000_000))
 		c.ShutdownTimeout = r.duration(KeyShutdownTimeout, DefaultShutdownTimeout, time.Millisecond, time.Hour)
 	}
 	if has[GroupRPC] {

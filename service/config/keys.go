@@ -29,6 +29,7 @@ const (
 	KeySegmentMaxRange      = "segmentMaxRange"
 	KeyCallTimeout          = "callTimeout"
 	KeyMaxConnsPerIP        = "maxConnsPerIP"
+	KeyMaxConns             = "maxConns"
 	KeyShutdownTimeout      = "shutdownTimeout"
 	KeyLogLevel             = "logLevel"
 	KeyLogFormat            = "logFormat"
@@ -149,6 +150,8 @@ func Keys() []Key {
 			Usage: "the longest an ID or segment call may wait on the server (1ms..10m); then it fails with a timeout error"},
 		{Name: KeyMaxConnsPerIP, Flag: "max-conns-per-ip", Env: "VESTA_MAX_CONNS_PER_IP", Group: GroupServer, Default: num(DefaultMaxConnsPerIP),
 			Usage: "the most TCP connections from one remote IP (1..1000000); more are closed at accept"},
+		{Name: KeyMaxConns, Flag: "max-conns", Env: "VESTA_MAX_CONNS", Group: GroupServer, Default: "0",
+			Usage: "the most TCP connections the port holds at once (0..1000000; 0: 1024, lowered to fit the file descriptor limit); a newcomer evicts the longest-idle one, or is closed when none is idle"},
 		{Name: KeyShutdownTimeout, Flag: "shutdown-timeout", Env: "VESTA_SHUTDOWN_TIMEOUT", Group: GroupServer, Default: dur(DefaultShutdownTimeout),
 			Usage: "on SIGINT/SIGTERM, how long to wait for the calls in flight (1ms..1h)"},
 

@@ -8,7 +8,6 @@ import (
 
 // Keys of server-rpc's TCP server (docs/rpc.md): its connection limits.
 const (
-	KeyMaxConns         = "maxConns"
 	KeyMaxCallsPerConn  = "maxCallsPerConn"
 	KeyMaxMessageBytes  = "maxMessageBytes"
 	KeyFirstByteTimeout = "firstByteTimeout"
@@ -28,18 +27,16 @@ const maxRPCTimeout = 24 * time.Hour
 
 // RPC are the limits of server-rpc's TCP server, for rpcserver.Options.
 type RPC struct {
-	MaxConns, MaxCallsPerConn, MaxMessageBytes int
-	FirstByteTimeout                           time.Duration
-	IdleTimeout                                time.Duration
-	MessageTimeout                             time.Duration
-	WriteTimeout                               time.Duration
+	MaxCallsPerConn, MaxMessageBytes int
+	FirstByteTimeout                 time.Duration
+	IdleTimeout                      time.Duration
+	MessageTimeout                   time.Duration
+	WriteTimeout                     time.Duration
 }
 
 // rpcKeys are the keys of GroupRPC.
 func rpcKeys() []Key {
 	return []Key{
-		{Name: KeyMaxConns, Flag: "max-conns", Env: "VESTA_MAX_CONNS", Group: GroupRPC, Default: num(serverdefaults.MaxConns),
-			Usage: "the most TCP connections served at once (1..1000000); a newcomer evicts the longest-idle one, or is closed when none is idle"},
 		{Name: KeyMaxCallsPerConn, Flag: "max-calls-per-conn", Env: "VESTA_MAX_CALLS_PER_CONN", Group: GroupRPC,
 			Default: num(serverdefaults.MaxCallsPerConn),
 			Usage:   "the most calls of one connection in flight (1..65536): at it the connection is not read until a reply is written; a connection that has not yet presented a valid token has one"},
@@ -62,7 +59,6 @@ func rpcKeys() []Key {
 // rpc reads the keys of GroupRPC.
 func (r *reader) rpc() RPC {
 	return RPC{
-		MaxConns:         int(r.int(KeyMaxConns, "", serverdefaults.MaxConns, 1, 1_000_000)),
 		MaxCallsPerConn:  int(r.int(KeyMaxCallsPerConn, "", serverdefaults.MaxCallsPerConn, 1, 65536)),
 		MaxMessageBytes:  int(r.int(KeyMaxMessageBytes, "", serverdefaults.MaxMessageBytes, serverdefaults.MinMessageBytes, 1<<30)),
 		FirstByteTimeout: r.duration(KeyFirstByteTimeout, serverdefaults.FirstByteTimeout, time.Millisecond, maxRPCTimeout),

@@ -18,7 +18,7 @@ import (
 // quotas do not apply.
 func tcpOnly(k config.Key) bool {
 	switch k.Name {
-	case config.KeyListen, config.KeyMaxConnsPerIP, config.KeyShutdownTimeout:
+	case config.KeyListen, config.KeyMaxConnsPerIP, config.KeyMaxConns, config.KeyShutdownTimeout:
 		return true
 	}
 	return k.Group == config.GroupRPC || k.Group == config.GroupSecurity
