@@ -155,6 +155,12 @@ func TestMutualTLSThroughTheBinary(t *testing.T) {
 	for _, cfg := range []*tls.Config{
 		tlstest.ClientConfig(ca, nil), // no certificate
 		tlstest.ClientConfig(ca, func() *tlstest.Pair { c := tlstest.NewCA(t, "other").Client(t, "x"); return &c }()),
+		// Signed by the trusted CA but without clientAuth in its extended
+		// key usage (none at all, which Go's verifier takes for any use).
+		tlstest.ClientConfig(ca, func() *tlstest.Pair {
+			c := clientCA.Client(t, "no-eku", tlstest.Options{NoExtKeyUsage: true})
+			return &c
+		}()),
 	} {
 		_, err := httpsClient(cfg, false).Get(base + "/readyz")
 		require.Error(t, err, "refused in the handshake, even for the health checks")
@@ -162,7 +168,7 @@ func TestMutualTLSThroughTheBinary(t *testing.T) {
 	require.Eventually(t, func() bool {
 		m := do(t, client, base+"/metrics").body
 		return metric(m, `vesta_tls_handshake_failures_total{reason="no_client_cert"}`) == "1" &&
-			metric(m, `vesta_tls_handshake_failures_total{reason="bad_client_cert"}`) == "1"
+			metric(m, `vesta_tls_handshake_failures_total{reason="bad_client_cert"}`) == "2"
 	}, 10*time.Second, 10*time.Millisecond)
 	p.stop(t)
 }

@@ -139,6 +139,9 @@ func TestSecureServerBinary(t *testing.T) {
 	assert.ErrorIs(t, err, intf.ErrUnavailable, "plain TCP to the TLS port")
 	_, err = newClient(client.WithTLS(tlstest.ClientConfig(ca, nil)), client.WithToken(tokOrders)).GenId(ctx)
 	assert.Error(t, err, "no client certificate")
+	noEKU := clientCA.Client(t, "no-eku", tlstest.Options{NoExtKeyUsage: true})
+	_, err = newClient(client.WithTLS(tlstest.ClientConfig(ca, &noEKU)), client.WithToken(tokOrders)).GenId(ctx)
+	assert.Error(t, err, "a client certificate of the trusted CA without clientAuth")
 
 	bulk := newClient(secure, client.WithToken(tokBulk))
 	_, err = bulk.GenIds(ctx, 10)
