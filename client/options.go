@@ -8,8 +8,8 @@ import (
 	"net"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/access"
 )
 
 // Defaults of the options.

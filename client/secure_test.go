@@ -13,13 +13,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/access/tlsserve"
 	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
-	"github.com/vesta-go/vesta/service/access"
-	"github.com/vesta-go/vesta/service/access/tlsserve"
 )
 
 func certs(t *testing.T, ca *tlstest.CA, clientCA *tlstest.CA) *tlsserve.Certs {

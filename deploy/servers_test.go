@@ -25,10 +25,10 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/internal/testbin"
 	"github.com/vesta-go/vesta/internal/tlstest"
-	"github.com/vesta-go/vesta/service/access"
 )
 
 // server is a real server-rest or server-rpc started by a test.

@@ -17,12 +17,12 @@ targets=(
 	"./server-rest/restserver FuzzRESTParams"
 	"./server-rpc/rpcapi FuzzReceiverArgs"
 	"./server-rpc/rpcapi FuzzServerBytes"
-	"./service/config FuzzLoadFile"
-	"./service/config FuzzConfigRoundTrip"
+	"./internal/config FuzzLoadFile"
+	"./internal/config FuzzConfigRoundTrip"
 	"./service FuzzMarkFile"
 	"./service FuzzMakeExpRoundTrip"
-	"./service/access FuzzBearerToken"
-	"./service/access/authfile FuzzParse"
+	"./internal/access FuzzBearerToken"
+	"./internal/access/authfile FuzzParse"
 )
 
 failed=()

@@ -6,7 +6,7 @@
 #
 #   scripts/lease-conformance.sh
 #
-# - The lease conformance suite (service/internal/leasekit): every case
+# - The lease conformance suite (internal/leasekit): every case
 #   through the real server-rest under /genid?count=10000 loaders, against
 #   an embedded etcd and a throw-away PostgreSQL (from
 #   /usr/lib/postgresql/*/bin; its cases skip loudly without one): IDs
@@ -22,6 +22,6 @@ cd "$(dirname "$0")/.."
 show() { grep -E '^(--- |    --- |ok |FAIL)|_test\.go:[0-9]+: [^ ]' || true; }
 go test -count=1 -tags stress -v -run \
   'TestDeletedClaim|TestLostMark|TestRestored|TestConcurrent|TestLostClaim|TestRestartWhile|TestBorrowBeyond|TestOfflineResume|TestCutOffHolder' \
-  ./service/internal/leasekit/ 2>&1 | show
+  ./internal/leasekit/ 2>&1 | show
 go test -count=1 -v -run 'TestThreeMemberClusterWithAHungMember' ./service/etcdlease/ 2>&1 | show
 go test -count=1 -v -run 'TestPipelinedCallsWithoutATokenAreBounded' ./server-rpc/ 2>&1 | show

@@ -21,9 +21,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vesta-go/vesta/internal/app"
-	"github.com/vesta-go/vesta/internal/restapp"
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/config"
+	"github.com/vesta-go/vesta/server-rest/internal/restapp"
 )
 
 var program = app.Program{

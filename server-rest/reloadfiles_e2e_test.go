@@ -1,11 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,25 +11,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// rss is the resident memory of pid, from /proc.
-func rss(t *testing.T, pid int) int64 {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			require.NoError(t, err)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmRSS")
-	return 0
-}
+	"github.com/vesta-go/vesta/internal/testbin"
+)
 
 // The auth file replaced by a symlink to /dev/zero, then by a FIFO, then
 // by a real file: the first two fail the reload at once, logged, the
@@ -52,7 +34,7 @@ func TestReloadReadsRegularFilesOnly(t *testing.T) {
 		return do(t, &http.Client{Timeout: 5 * time.Second}, base+"/genid", "Authorization", "Bearer "+tok).code
 	}
 	require.Equal(t, http.StatusOK, code(tokB))
-	before := rss(t, p.cmd.Process.Pid)
+	before := testbin.RSS(t, p.cmd.Process.Pid)
 	failures := func() int {
 		return strings.Count(p.logText(), `msg="vesta: reload failed; the previous one stays in force"`)
 	}
@@ -75,7 +57,7 @@ func TestReloadReadsRegularFilesOnly(t *testing.T) {
 	require.Eventually(t, func() bool { return code(tokB) == http.StatusUnauthorized }, 10*time.Second, 10*time.Millisecond,
 		"the real file is read: the reload loop was not blocked, b's token is gone")
 	assert.Equal(t, http.StatusOK, code(tokA))
-	after := rss(t, p.cmd.Process.Pid)
+	after := testbin.RSS(t, p.cmd.Process.Pid)
 	t.Logf("RSS %d MiB before, %d MiB after the reloads", before>>20, after>>20)
 	assert.Less(t, after, before+64<<20, "memory stays flat")
 	log := p.logText()

@@ -21,8 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/tlstest"
-	"github.com/vesta-go/vesta/service/access"
 )
 
 // listenAddr is the address p listens on, from its log.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/internal/testbin"
 )
 
 // The hostile connections come from 127.0.0.2 and 127.0.0.3, the client
@@ -147,7 +147,7 @@ func testIdleFloodEvicts(t *testing.T, bin string) {
 func testHugeHeader(t *testing.T, bin string) {
 	srv := startBinary(t, bin)
 	genIds(t, srv.addr, 1) // warm: the service and the client's first allocations
-	before := rssBytes(t, srv.proc.Pid)
+	before := testbin.RSS(t, srv.proc.Pid)
 
 	c, err := (&net.Dialer{LocalAddr: idleFrom}).Dial("tcp", srv.addr)
 	require.NoError(t, err)
@@ -164,28 +164,9 @@ func testHugeHeader(t *testing.T, bin string) {
 	require.Error(t, err, "the server closed the connection before %d bytes", tries)
 	require.False(t, errors.Is(err, os.ErrDeadlineExceeded), "closed, not stalled: %v", err)
 
-	after := rssBytes(t, srv.proc.Pid)
+	after := testbin.RSS(t, srv.proc.Pid)
 	t.Logf("server RSS %d MiB before, %d MiB after; %d MiB sent before the close", before>>20, after>>20, sent>>20)
 	assert.Less(t, after, before+32<<20, "the message was not buffered")
 	genIds(t, srv.addr, 10)
 	assert.Equal(t, 1, total(t, srv.stop(), "tooBig"))
-}
-
-// rssBytes is the resident set size of process pid.
-func rssBytes(t *testing.T, pid int) int64 {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skip("no /proc")
-	}
-	require.NoError(t, err)
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			require.NoError(t, err)
-			return kb << 10
-		}
-	}
-	t.Fatalf("no VmRSS in /proc/%d/status", pid)
-	return 0
 }

@@ -20,11 +20,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/etcdtest"
 	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
-	"github.com/vesta-go/vesta/service/access"
 )
 
 var adminLine = regexp.MustCompile(`msg="vesta: admin listening" addr=(\S+)`)
@@ -248,7 +248,7 @@ func TestAdminReadyzFenced(t *testing.T) {
 	defer stopEtcd()
 	endpoint := etcd.Clients[0].Addr().String()
 	p := startRPC(t, bin, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
-		"--machine-provider", "etcd", "--etcd-endpoints", endpoint, "--etcd-lease-ttl", "2s", "--etcd-dial-timeout", "500ms")
+		"--machine-provider", "etcd", "--etcd-endpoints", endpoint, "--etcd-lease-ttl", "2s", "--etcd-dial-timeout", "1s") // a loaded machine (the suite runs etcd and PostgreSQL beside it) can take 500 ms to claim
 	base := "http://" + p.adminAddr(t)
 	hc := &http.Client{Timeout: 10 * time.Second}
 	code, body := httpGet(t, hc, base+"/readyz", "")

@@ -33,5 +33,5 @@
 // closes segment mode. See docs/rpc.md.
 //
 // This package only parses the flags and runs: the TCP server is built by
-// internal/rpcapp, plugin mode by internal/rpcapp/pluginapp.
+// internal/rpcapp, plugin mode by internal/rpcapp/pluginapp (beside this main).
 package main

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
-	"github.com/vesta-go/vesta/service/config"
 )
 
 // The go-plugin cookie is a VESTA_* variable the loader knows, so that

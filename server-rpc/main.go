@@ -7,10 +7,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vesta-go/vesta/internal/app"
-	"github.com/vesta-go/vesta/internal/rpcapp"
-	"github.com/vesta-go/vesta/internal/rpcapp/pluginapp"
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/config"
+	"github.com/vesta-go/vesta/server-rpc/internal/rpcapp"
+	"github.com/vesta-go/vesta/server-rpc/internal/rpcapp/pluginapp"
 )
 
 // DefaultListen is Vesta's central-server (Dubbo) port.

@@ -17,9 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/testbin"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
-	"github.com/vesta-go/vesta/service/access"
 )
 
 // pipeline sends n GenId calls with token on c as fast as the server
@@ -62,7 +63,7 @@ func TestPipelinedCallsWithoutATokenAreBounded(t *testing.T) {
 	defer cancel()
 	_, err = legit.GenId(ctx)
 	require.NoError(t, err)
-	before := rssBytes(t, srv.proc.Pid)
+	before := testbin.RSS(t, srv.proc.Pid)
 
 	sent := make(chan int, 4)
 	for range 4 {
@@ -90,7 +91,7 @@ func TestPipelinedCallsWithoutATokenAreBounded(t *testing.T) {
 	for range 4 {
 		total += <-sent
 	}
-	after := rssBytes(t, srv.proc.Pid)
+	after := testbin.RSS(t, srv.proc.Pid)
 	t.Logf("4 connections without a token sent %d calls before the server stopped reading; RSS %d MiB before, %d MiB after; "+
 		"the legitimate client: %d of %d calls succeeded meanwhile, p50 %s, p99 %s",
 		total, before>>20, after>>20, served, served+failed, took[len(took)/2], took[len(took)*99/100])

@@ -19,11 +19,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
-	"github.com/vesta-go/vesta/service/access"
 )
 
 // rpcProcess is a running server-rpc whose stderr is collected.

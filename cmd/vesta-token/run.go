@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vesta-go/vesta/service/access"
+	"github.com/vesta-go/vesta/internal/access"
 )
 
 // newUsage and hashUsage are the command lines of the subcommands.

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/service/access"
-	"github.com/vesta-go/vesta/service/access/authfile"
+	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/access/authfile"
 )
 
 func runIt(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {

@@ -2,7 +2,7 @@
 // --version, configuration, logging, signal handling, and building what the
 // configuration asks for — the ID service with its machine-id lease (etcd
 // or PostgreSQL) and segment mode with its store. The lease keys, which
-// service/config reads into plain values without linking the lease
+// internal/config reads into plain values without linking the lease
 // libraries, become etcdlease's or pglease's Options here, validated by
 // the library itself before anything starts; the segment keys become the
 // store's configuration (internal/segconfig, checked likewise). The libraries (service,
@@ -26,11 +26,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vesta-go/vesta/internal/buildinfo"
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/internal/gctarget"
 	"github.com/vesta-go/vesta/internal/segconfig"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/stores"
 )

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/internal/connlimit"
 	"github.com/vesta-go/vesta/internal/serverdefaults"
-	"github.com/vesta-go/vesta/service/config"
 )
 
 // FitConns sets cfg's connection caps within the process's file

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/internal/serverdefaults"
-	"github.com/vesta-go/vesta/service/config"
 )
 
 // The connection caps fit the file limit with the service's own files kept

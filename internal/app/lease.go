@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/etcdlease"
 	"github.com/vesta-go/vesta/service/pglease"
 )

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/etcdlease"
 	"github.com/vesta-go/vesta/service/pglease"
 )
@@ -188,7 +188,7 @@ func TestLeaseErrorsNameTheKeyAndItsSource(t *testing.T) {
 }
 
 // A secret's value appears in no error, whichever layer set it (the
-// segment DSN: service/config's TestSecretsAreNotShown).
+// segment DSN: internal/config's TestSecretsAreNotShown).
 func TestSecretsAreNotShown(t *testing.T) {
 	t.Setenv("VESTA_ETCD_PASSWORD", "hunter2")
 	_, err := setup(t, "--machine-provider", "etcd", "--etcd-endpoints", "127.0.0.1:2379")

@@ -12,11 +12,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/access/authfile"
+	"github.com/vesta-go/vesta/internal/access/tlsserve"
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/internal/reload"
-	"github.com/vesta-go/vesta/service/access"
-	"github.com/vesta-go/vesta/service/access/authfile"
-	"github.com/vesta-go/vesta/service/access/tlsserve"
-	"github.com/vesta-go/vesta/service/config"
 )
 
 // Security is what a server runs with from the security keys: its TLS
@@ -146,3 +146,26 @@ func loopback(addr net.Addr) bool {
 	}
 	return tcp.IP.IsLoopback()
 }
+
+// WarnAdminExposed warns, once, when the admin listener can be reached
+// from other hosts and its metrics travel in clear text or can be read by
+// anyone.
+func (s *Security) WarnAdminExposed(addr net.Addr) {
+	if loopback(addr) {
+		return
+	}
+	var missing []string
+	if s.Certs == nil {
+		missing = append(missing, "no TLS (tlsCert, tlsKey)")
+	}
+	if s.Guard == nil || !s.Guard.RequiresToken() {
+		missing = append(missing, "no auth file: anyone who reaches it may read /metrics (authFile)")
+	}
+	if len(missing) > 0 {
+		s.log.Warn("vesta: the admin listener can be reached from other hosts with "+strings.Join(missing, "; and ")+
+			"; see docs/security.md", "addr", addr.String())
+	}
+}
+
+// Logger is the logger the security keys' messages go to.
+func (s *Security) Logger() *slog.Logger { return s.log }

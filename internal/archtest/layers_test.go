@@ -101,13 +101,13 @@ func ignored(p string) bool {
 	rel := strings.TrimPrefix(p, module+"/")
 	for _, prefix := range []string{"scripts/", "internal/ctxtime", "internal/buildinfo", "internal/nettest", "internal/pgtest",
 		"internal/syncbuf", "internal/archtest", "internal/etcdtest", "internal/tlstest", "internal/maintest", "internal/testbin",
-		"internal/leasetest", "internal/stresstest", "internal/benchbase",
+		"internal/leasetest", "internal/stresstest", "internal/benchbase", "service/segment/internal/segtest",
 		"deploy"} {
 		if strings.HasPrefix(rel, prefix) {
 			return true
 		}
 	}
-	return strings.Contains(rel, "/internal/") || path.Base(rel) == "rpctest"
+	return strings.HasPrefix(rel, "service/internal/") || path.Base(rel) == "rpctest"
 }
 
 // TestPackageMapIsTrue checks that every package of the module is on
@@ -184,13 +184,13 @@ func TestTestOnlyModulesStayInTests(t *testing.T) {
 }
 
 // TestTCPServerLinksNoGoPlugin checks that server-rpc's TCP composition
-// links no go-plugin: plugin mode's is apart (internal/rpcapp/pluginapp).
+// links no go-plugin: plugin mode's is apart (server-rpc/internal/rpcapp/pluginapp).
 func TestTCPServerLinksNoGoPlugin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
 	pkgs := listPackages(t)
-	for _, p := range []string{"internal/rpcapp", "internal/segopen", "server-rpc/rpcserver"} {
+	for _, p := range []string{"server-rpc/internal/rpcapp", "internal/segopen", "server-rpc/rpcserver"} {
 		info, ok := pkgs[module+"/"+p]
 		require.True(t, ok, p)
 		for _, d := range info.Deps {

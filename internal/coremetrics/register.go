@@ -7,11 +7,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/access/tlsserve"
 	"github.com/vesta-go/vesta/internal/buildinfo"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/access"
-	"github.com/vesta-go/vesta/service/access/tlsserve"
 	"github.com/vesta-go/vesta/service/segment"
 )
 

@@ -3,7 +3,7 @@ package coremetrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/vesta-go/vesta/service/access/tlsserve"
+	"github.com/vesta-go/vesta/internal/access/tlsserve"
 )
 
 // securityCollector reads the counters of TLS (the listener and the

@@ -1,5 +1,5 @@
 // Package segconfig makes segment mode's store configuration
-// (stores.Config) of a loaded configuration. service/config reads the
+// (stores.Config) of a loaded configuration. internal/config reads the
 // segment keys into a plain config.Segment without linking a database
 // driver; Stores checks what only the store library can check (a
 // PostgreSQL DSN's syntax, with pgstore's parser) and names the config
@@ -9,7 +9,7 @@
 package segconfig
 
 import (
-	"github.com/vesta-go/vesta/service/config"
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/pgstore"
 	"github.com/vesta-go/vesta/service/segment/segspec"

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/segment/segspec"
 )
 

@@ -5,7 +5,7 @@
 // 1 s, then after twice the wait before, at most 30 s apart — until it
 // opens or the server closes. Any other error (a wrong password, a schema
 // problem) is returned by Start, for the operator to fix. server-rest
-// (restserver) and server-rpc (internal/rpcapp) both use it, so that the
+// (restserver) and server-rpc (its internal/rpcapp) both use it, so that the
 // two behave, log and back off alike.
 package segopen
 

@@ -35,8 +35,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/tlstest"
-	"github.com/vesta-go/vesta/service/access"
 )
 
 func main() {

@@ -10,10 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/restapp"
+	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/config"
+	"github.com/vesta-go/vesta/server-rest/internal/restapp"
 	"github.com/vesta-go/vesta/server-rest/restserver"
-	"github.com/vesta-go/vesta/service/access"
-	"github.com/vesta-go/vesta/service/config"
 )
 
 // BenchmarkGenIdPathAuth is BenchmarkGenIdPath with a token checked on

@@ -2,13 +2,13 @@ package restserver_test
 
 import (
 	"context"
-	"github.com/vesta-go/vesta/internal/restapp"
+	"github.com/vesta-go/vesta/server-rest/internal/restapp"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/server-rest/restserver"
-	"github.com/vesta-go/vesta/service/config"
 )
 
 // discardWriter is a ResponseWriter that keeps nothing, so that the

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/restapp"
+	"github.com/vesta-go/vesta/internal/config"
+	"github.com/vesta-go/vesta/server-rest/internal/restapp"
 	"github.com/vesta-go/vesta/server-rest/restserver"
-	"github.com/vesta-go/vesta/service/config"
 )
 
 // stuckService is the real service whose ID calls block until their

@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/app"
-	"github.com/vesta-go/vesta/internal/restapp"
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rest/internal/restapp"
 	"github.com/vesta-go/vesta/server-rest/restserver"
-	"github.com/vesta-go/vesta/service/config"
 )
 
 // testConfig loads a configuration through the one loader, as server-rest

@@ -3,7 +3,7 @@ package restserver_test
 import (
 	"context"
 	"errors"
-	"github.com/vesta-go/vesta/internal/restapp"
+	"github.com/vesta-go/vesta/server-rest/internal/restapp"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,11 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/restserver"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/config"
 )
 
 // hookedService is the real service with GenIds wrapped in a hook.

@@ -7,9 +7,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/vesta-go/vesta/internal/access/tlsserve"
 	"github.com/vesta-go/vesta/internal/coremetrics"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/access/tlsserve"
 )
 
 // unmatchedRoute labels requests that matched no endpoint (404), so that

@@ -22,12 +22,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/app"
-	"github.com/vesta-go/vesta/internal/restapp"
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rest/internal/restapp"
 	"github.com/vesta-go/vesta/server-rest/restserver"
-	"github.com/vesta-go/vesta/service/access"
-	"github.com/vesta-go/vesta/service/config"
 )
 
 // spec is docs/openapi.yaml as kin-openapi reads it, loaded once: every

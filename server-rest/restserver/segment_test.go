@@ -3,8 +3,8 @@ package restserver_test
 import (
 	"context"
 	"errors"
-	"github.com/vesta-go/vesta/internal/restapp"
 	"github.com/vesta-go/vesta/internal/segconfig"
+	"github.com/vesta-go/vesta/server-rest/internal/restapp"
 	"io"
 	"log/slog"
 	"math"
@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/config"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/restserver"
-	"github.com/vesta-go/vesta/service/config"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/stores"

@@ -6,9 +6,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/access"
 )
 
 // segmentRangeBody is the answer of /segment/{tag}/range: the IDs

@@ -3,7 +3,7 @@ package restserver
 import (
 	"net"
 
-	"github.com/vesta-go/vesta/service/access/tlsserve"
+	"github.com/vesta-go/vesta/internal/access/tlsserve"
 )
 
 // WithTLS serves HTTPS with certs (TLS 1.2+; mutual TLS with a client

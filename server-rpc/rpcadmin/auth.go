@@ -4,8 +4,8 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/access"
 )
 
 // errorBody is the JSON of a refusal, as server-rest writes it.

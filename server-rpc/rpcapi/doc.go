@@ -3,7 +3,7 @@
 // door: the TCP server (server-rpc), the go-plugin plugin (server-rpc
 // --plugin) and their clients (packages client and client/plugin). It
 // links no third-party module: besides the standard library it imports
-// intf, service/access (the guard a Receiver may check callers with) and
+// intf, internal/access (the guard a Receiver may check callers with) and
 // internal/ctxtime (call deadlines).
 //
 // It holds:

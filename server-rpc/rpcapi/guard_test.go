@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/access"
 )
 
 // failing is an IdService whose batches fail: the quota taken for them

@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/access"
 )
 
 // Receiver is the net/rpc receiver of an intf.IdService and, optionally,

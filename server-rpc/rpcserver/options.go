@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/access/tlsserve"
 	"github.com/vesta-go/vesta/internal/serverdefaults"
-	"github.com/vesta-go/vesta/service/access/tlsserve"
 )
 
 // Defaults for the zero fields of Options: the servers' defaults

@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/access/tlsserve"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
-	"github.com/vesta-go/vesta/service/access/tlsserve"
 )
 
 // ErrServerClosed is returned by Serve after Shutdown.

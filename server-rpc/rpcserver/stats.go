@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vesta-go/vesta/service/access/tlsserve"
+	"github.com/vesta-go/vesta/internal/access/tlsserve"
 )
 
 // Stats are the server's connection counters, totals since New except

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/vesta-go/vesta/service/internal/leasekit"
+	"github.com/vesta-go/vesta/internal/leasekit"
 )
 
 func TestMedianSkew(t *testing.T) {

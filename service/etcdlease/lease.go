@@ -1,27 +1,26 @@
 package etcdlease
 
 import (
-	"context"
+	"cmp"
 	"crypto/tls"
-	"fmt"
+	"crypto/x509"
+	"errors"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
 
-	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/internal/leasekit"
+	"github.com/vesta-go/vesta/internal/leasekit"
 )
 
-// Lease leases a machine id from etcd. It implements service.MachineLease
-// (Run, StoreMark, Stats) with the one lease engine the PostgreSQL lease
-// shares; this package is its etcd backend. One Lease serves one service.
+// Lease leases a machine id from etcd for one service: the lease engine
+// pglease shares (service.MachineLease), over this package's etcd backend.
 type Lease struct {
 	*leasekit.Engine
 	o     Options
@@ -40,22 +39,32 @@ type Lease struct {
 	uncompacted             atomic.Int64 // revisions since histOldest
 }
 
-var _ service.MachineLease = (*Lease)(nil)
-
-// Shared with pglease (service/internal/leasekit).
+// Defaults, errors and error types: the lease engine's, shared with pglease.
 const (
 	DefaultPrefix       = leasekit.DefaultPrefix
 	DefaultTTL          = leasekit.DefaultTTL
 	DefaultDialTimeout  = leasekit.DefaultDialTimeout
 	DefaultMaxClockSkew = leasekit.DefaultMaxClockSkew
-	// MaxMarkRefusals bounds the claimed ids one attempt gives back because
-	// their marks are too far ahead (then a *MarksAheadError).
-	MaxMarkRefusals = leasekit.MaxMarkRefusals
-	retryInterval   = leasekit.RetryInterval
+	MaxMarkRefusals     = leasekit.MaxMarkRefusals // ids one attempt gives back for their marks (then a *MarksAheadError)
+)
+
+var (
+	ErrAllTaken = leasekit.ErrAllTaken // every id of the range is held by a live node (matches intf.ErrUnavailable)
+	ErrNotHeld  = leasekit.ErrNotHeld  // the id's key is gone or another lease's (matches intf.ErrFenced)
+	ErrRunning  = leasekit.ErrRunning  // Run was called on a Lease that runs already
+	FullRange   = leasekit.FullRange   // every machine id
+)
+
+type (
+	OptionError     = leasekit.OptionError     // names the wrong Options field (matches intf.ErrInvalidArgument)
+	ClockSkewError  = leasekit.ClockSkewError  // this clock is off the live nodes' median by more than MaxClockSkew
+	MarkRefusal     = leasekit.MarkRefusal     // a claimed id given back for its mark too far ahead
+	MarksAheadError = leasekit.MarksAheadError // an attempt gave back every id it claimed (matches intf.ErrClockBehind)
+	Range           = leasekit.Range           // machine ids First..Last, inclusive
 )
 
 // FenceMargin is how long before etcd could expire a lease its holder
-// stops issuing (leasekit.FenceMargin).
+// stops issuing.
 func FenceMargin(ttl time.Duration) time.Duration { return leasekit.FenceMargin(ttl) }
 
 // RenewInterval is how often a holder renews its lease: TTL/3.
@@ -71,10 +80,8 @@ func New(o Options) (*Lease, error) {
 	return newLease(o, cfg, nil), nil
 }
 
-// NewWithClient is New for an etcd client the caller made, as etcd's own
-// concurrency.NewSession takes one: Run uses cli and never closes it. o's
-// connection fields (Endpoints, the TLS files, Username, Password) are not
-// used; DialTimeout still bounds each etcd request.
+// NewWithClient is New for a client the caller made, which Run never closes;
+// o's connection fields are unused, but DialTimeout bounds each etcd request.
 func NewWithClient(cli *clientv3.Client, o Options) (*Lease, error) {
 	if cli == nil {
 		return nil, &OptionError{Provider: "etcdlease", Option: "client", Want: "a *clientv3.Client"}
@@ -89,13 +96,9 @@ func NewWithClient(cli *clientv3.Client, o Options) (*Lease, error) {
 
 func newLease(o Options, cfg *tls.Config, cli *clientv3.Client) *Lease {
 	l := &Lease{o: o, tls: cfg, keys: Keys{Prefix: o.Prefix}, given: cli, historyEvery: 5 * time.Minute, historyWarn: 1_000_000}
-	r := FullRange
-	if o.MachineRange != nil {
-		r = *o.MachineRange
-	}
 	l.Engine = leasekit.NewEngine(leasekit.Config{
 		Provider: "etcdlease", Coordinator: "etcd", Marks: l.keys.Marks(), Claims: l.keys.Machines(), Endpoints: strings.Join(o.Endpoints, ","),
-		Prefix: o.Prefix, NodeName: o.NodeName, TTL: o.TTL, DialTimeout: o.DialTimeout, Range: r, Logger: o.Logger, LowestFirst: o.lowestFirst,
+		Prefix: o.Prefix, NodeName: o.NodeName, TTL: o.TTL, DialTimeout: o.DialTimeout, Range: o.MachineRange, Logger: o.Logger, LowestFirst: o.lowestFirst,
 	}, (*backend)(l))
 	return l
 }
@@ -106,30 +109,105 @@ func (l *Lease) Options() Options { return l.o }
 // Keys returns the layout of the keys this lease uses.
 func (l *Lease) Keys() Keys { return l.keys }
 
-// dial creates the etcd client. gRPC reconnects at most retryInterval
-// apart, so renewals resume soon after an outage ends.
-func (l *Lease) dial() (*clientv3.Client, error) {
-	cli, err := clientv3.New(clientv3.Config{
-		Endpoints: l.o.Endpoints, DialTimeout: l.o.DialTimeout, TLS: l.tls, Username: l.o.Username, Password: l.o.Password,
-		Logger: zap.NewNop(),
-		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: retryInterval},
-			MinConnectTimeout: l.o.DialTimeout,
-		})},
-	})
-	if err != nil {
-		return nil, l.unavailable(context.Background(), "connecting", err)
+// Options configures a Lease. Only Endpoints is required; a zero field
+// takes its default. New validates them.
+type Options struct {
+	Endpoints []string // of the etcd cluster: host:port or http(s)://host:port
+	Prefix    string   // of every key (default /vesta): nodes that must not share a machine id share it
+	// TTL of the etcd lease, whole seconds from 2s (default 1m): a node
+	// renews every TTL/3 and stops issuing TTL − FenceMargin(TTL) after its
+	// last renewal; a dead node's id stays taken as long.
+	TTL                           time.Duration
+	DialTimeout                   time.Duration // bounds connecting and every etcd request (default 5s)
+	CACertFile, CertFile, KeyFile string        // TLS: CACertFile verifies the servers, CertFile and KeyFile (both or neither) this client
+	Username, Password            string        // for etcd authentication (both or neither)
+	NodeName                      string        // in the machine keys and clock reports (default hostname-pid); no '/' or spaces
+	MaxClockSkew                  time.Duration // how far this clock may be off the live nodes' before it claims no id (default 1s)
+	// MachineRange limits the ids this fleet claims (nil: all, 0-1023). One
+	// overlapping another prefix's in the same etcd is refused at start
+	// (*RangeOverlapError); fleets on separate clusters need disjoint ones.
+	MachineRange *Range
+	Logger       *slog.Logger // the lease's transitions; nil: slog.Default()
+
+	lowestFirst bool // claim the lowest free id (tests: export_test.go)
+}
+
+// Validate checks every field as New does (an *OptionError names the
+// first wrong one; the TLS files are read), without making a Lease.
+func (o Options) Validate() error {
+	_, _, err := o.withDefaults(true)
+	return err
+}
+
+// withDefaults fills zero fields and validates them, loading the TLS files
+// and checking the connection fields only when dialing (no client given).
+func (o Options) withDefaults(dialing bool) (Options, *tls.Config, error) {
+	o.Prefix = strings.TrimRight(cmp.Or(o.Prefix, DefaultPrefix), "/")
+	prefix, check := o.Prefix, leasekit.Check
+	err := leasekit.Common("etcdlease", &o.Prefix, &o.TTL, &o.DialTimeout, &o.MaxClockSkew, &o.NodeName, o.MachineRange, &o.Logger,
+		func() []*OptionError {
+			return []*OptionError{o.checkEndpoints(dialing),
+				check(prefix != "" && !strings.ContainsAny(prefix, " \t\n"), "Prefix", prefix, "a key prefix such as /vesta, without spaces"),
+				check(!strings.ContainsAny(o.NodeName, "/ \t\n"), "NodeName", o.NodeName, "a name without '/' or spaces"),
+				check((o.CertFile == "") == (o.KeyFile == ""), "KeyFile", o.KeyFile, "CertFile and KeyFile together"),
+				check((o.Username == "") == (o.Password == ""), "Password", strings.Repeat("*", len(o.Password)), "Username and Password together")}
+		})
+	if err != nil || !dialing {
+		return o, nil, err
 	}
-	return cli, nil
+	cfg, terr := o.tlsConfig()
+	return o, cfg, terr
 }
 
-func (l *Lease) timeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	return leasekit.Timeout(ctx, l.o.DialTimeout)
+// checkEndpoints accepts host:port and http(s)://host:port.
+func (o Options) checkEndpoints(dialing bool) *OptionError {
+	const want = "one or more etcd endpoints, host:port or http(s)://host:port"
+	if !dialing {
+		return nil
+	}
+	if len(o.Endpoints) == 0 {
+		return &OptionError{Option: "Endpoints", Want: want}
+	}
+	for _, ep := range o.Endpoints {
+		hostPort := ep
+		if strings.Contains(ep, "://") {
+			u, err := url.Parse(ep)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || (u.Path != "" && u.Path != "/") {
+				return &OptionError{Option: "Endpoints", Value: "(not shown: it may hold a password)", Want: want}
+			}
+			if u.User != nil { // the client ignores it, and it would be logged with the endpoint
+				return &OptionError{Option: "Endpoints", Value: u.Redacted(), Want: "an endpoint without user info: give the credentials as Username and Password (etcdUsername, etcdPassword)"}
+			}
+			hostPort = u.Host
+		}
+		if host, port, err := net.SplitHostPort(hostPort); err != nil || host == "" || port == "" {
+			return &OptionError{Option: "Endpoints", Value: ep, Want: want}
+		}
+	}
+	return nil
 }
 
-// unavailable wraps the failure of a request made with ctx: unreachable,
-// naming the endpoints and what was being done.
-func (l *Lease) unavailable(ctx context.Context, doing string, err error) error {
-	return leasekit.UnreachableError{Err: fmt.Errorf("%w: etcd %s: %s%s: %w", intf.ErrUnavailable,
-		strings.Join(l.o.Endpoints, ","), doing, leasekit.TimedOut(ctx, err, l.o.DialTimeout), err)}
+// tlsConfig loads the TLS files (nil: none set); verification is never skipped.
+func (o Options) tlsConfig() (*tls.Config, error) {
+	if o.CACertFile == "" && o.CertFile == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.CACertFile != "" {
+		pem, err := os.ReadFile(o.CACertFile)
+		if cfg.RootCAs = x509.NewCertPool(); err == nil && !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			err = errors.New("no certificate found")
+		}
+		if err != nil {
+			return nil, &OptionError{Provider: "etcdlease", Option: "CACertFile", Value: o.CACertFile, Want: "a readable file of PEM certificates", Err: err}
+		}
+	}
+	if o.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+		if err != nil {
+			return nil, &OptionError{Provider: "etcdlease", Option: "CertFile", Value: o.CertFile, Want: "a PEM certificate matching KeyFile", Err: err}
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
 }

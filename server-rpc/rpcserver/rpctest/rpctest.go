@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/testbin"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/access"
 )
 
 // Config describes a test server. The zero value is a machine-0 server on

@@ -1,0 +1,451 @@
+// Package leasekit is the machine-id lease engine whose backends are
+// service/etcdlease and service/pglease: ranges and the choice of an id, the
+// fence, the refusal of marks too far ahead, the lease state in the data dir.
+package leasekit
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vesta-go/vesta/internal/ctxtime"
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service"
+)
+
+// Engine implements service.MachineLease for one service over a Backend.
+type Engine struct {
+	c       Config
+	b       Backend
+	running atomic.Bool
+	cur     atomic.Pointer[hold] // the hold whose id the service holds or is taking
+
+	claims, claimTxns, markRefusals, resumes atomic.Uint64
+}
+
+var _ service.MachineLease = (*Engine)(nil)
+
+func NewEngine(c Config, b Backend) *Engine {
+	c.Range = cmp.Or(c.Range, &FullRange)
+	return &Engine{c: c, b: b}
+}
+
+func (e *Engine) Stats() service.LeaseStats {
+	st := service.LeaseStats{MarkRefusals: e.markRefusals.Load(), Claims: e.claims.Load(), ClaimTxns: e.claimTxns.Load(), Resumes: e.resumes.Load()}
+	if s, ok := e.b.(interface{ AddStats(*service.LeaseStats) }); ok {
+		s.AddStats(&st)
+	}
+	return st
+}
+
+// Run holds a machine id (the saved claim, else a new one) until ctx is
+// done. A failure to hold the first is returned unless a saved claim waits
+// for its coordinator; later ones are retried while fenced, the lost id first.
+func (e *Engine) Run(ctx context.Context, h service.LeaseHolder) error {
+	if !e.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("%s: %w", e.c.Provider, ErrRunning)
+	}
+	if err := e.b.Open(ctx, h.Now); err != nil {
+		return err
+	}
+	defer e.b.Close()
+	st := e.loadState(h)
+	prefer := int64(-1)
+	if st != nil {
+		prefer = st.Machine
+	}
+	var skip map[int64]bool
+	var own *hold // the hold this process lost last
+	first, failing := true, false
+	for {
+		var hd *hold
+		var err error
+		if st != nil && st.Lease != 0 {
+			if hd, err = e.resume(ctx, h, st); hd == nil && err == nil {
+				st = nil // not resumable: claim anew
+			}
+		}
+		if hd == nil && err == nil {
+			hd, err = e.take(ctx, h, prefer, skip, own)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if first && (st == nil || !IsUnreachable(err)) {
+				return err
+			}
+			prefer, skip = -1, NextSkip(skip, err)
+			if !failing {
+				e.c.Logger.Error(e.c.Provider+": cannot hold a machine id; retrying", "every", RetryInterval, "err", err)
+				failing = true
+			}
+			if err := ctxtime.Sleep(ctx, RetryInterval); err != nil {
+				return err
+			}
+			continue
+		}
+		if failing {
+			e.c.Logger.Info(e.c.Provider+": holding a machine id again", "machine", hd.machine)
+		}
+		first, failing, skip, st = false, false, nil, nil
+		select {
+		case <-ctx.Done():
+			e.release(hd)
+			return ctx.Err()
+		case <-hd.lost.Done():
+		}
+		e.c.Logger.Warn(e.c.Provider+": machine id lost; claiming one again", "machine", hd.machine, "why", context.Cause(hd.lost))
+		h.Lost()
+		e.release(hd)
+		prefer, own = hd.machine, hd
+	}
+}
+
+// take claims an id and has the service hold it; an id whose mark the
+// service refuses as too far ahead is given back and another claimed.
+func (e *Engine) take(ctx context.Context, h service.LeaseHolder, prefer int64, skip map[int64]bool, own *hold) (*hold, error) {
+	if err := e.b.CheckClock(ctx); err != nil {
+		return nil, err
+	}
+	skip = maps.Collect(maps.All(skip)) // a copy, never nil
+	ahead := &MarksAheadError{Marks: e.c.Marks, Provider: e.c.Provider}
+	for {
+		hd, c, err := e.claim(ctx, h, prefer, skip)
+		if errors.Is(err, ErrAllTaken) && len(ahead.Refused) > 0 {
+			ahead.Exhausted = true
+			return nil, ahead
+		}
+		if err != nil {
+			return nil, err
+		}
+		prefer = -1
+		now, lead := h.Now(), h.Lead()
+		switch hd.prevMark = c.Mark; {
+		case c.MarkLost:
+			hd.prevMark = max(c.Mark, (now+int64(e.c.TTL+lead))/int64(time.Millisecond))
+			e.c.Logger.Warn(e.c.Provider+": the id claimed was held but has no mark left; starting above the furthest its last holder may have issued",
+				"machine", hd.machine, "above", time.UnixMilli(hd.prevMark).UTC())
+		case own != nil && own.machine == hd.machine && c.Mark <= own.storedMark.Load():
+			// Nobody stored a mark since we lost it: the IDs above our
+			// floor were ours, below now + lead.
+			hd.prevMark = max(own.prevMark, min(c.Mark, (now+int64(lead))/int64(time.Millisecond)))
+		}
+		if err = e.hold(ctx, h, hd); err == nil {
+			e.claims.Add(1)
+			e.c.Logger.Info(e.c.Provider+": machine id held", "machine", hd.machine, "node", e.c.NodeName,
+				"lease", fmt.Sprintf("%x", hd.token), "prevMark", hd.prevMark)
+			return hd, nil
+		}
+		if !errors.Is(err, intf.ErrClockBehind) || ctx.Err() != nil {
+			return nil, fmt.Errorf("machine %d: %w", hd.machine, err)
+		}
+		e.markRefusals.Add(1)
+		r, full := ahead.refuse(hd.machine, hd.prevMark, h.Now(), err, skip)
+		e.c.Logger.Warn(e.c.Provider+": the mark of the machine id claimed is too far ahead; trying another id",
+			"machine", hd.machine, "ahead", r.Ahead.Round(time.Millisecond), "err", err)
+		if full {
+			return nil, ahead
+		}
+	}
+}
+
+// claim takes a free id under a new token (prefer first) and starts renewing
+// it. A failed attempt lists the ids held, so only races make the next fail.
+func (e *Engine) claim(ctx context.Context, h service.LeaseHolder, prefer int64, skip map[int64]bool) (*hold, Claimed, error) {
+	t0 := h.Now()
+	token, ttl, err := e.b.NewToken(ctx)
+	if err != nil {
+		return nil, Claimed{}, err
+	}
+	hd := newHold(h, -1, token)
+	hd.validUntil.Store(t0 + int64(Validity(min(ttl, e.c.TTL))))
+	r := *e.c.Range
+	var taken map[int64]bool // nil until an attempt lists the ids held
+	err = fmt.Errorf("%s: 64 claims in a row lost the race for a free id of %s: %w", e.c.Provider, r, ErrAllTaken)
+	for range 64 {
+		id, ok := Pick(r, prefer, skip, taken, e.c.LowestFirst)
+		if !ok {
+			err = fmt.Errorf("%s: all %d machine ids of %s under %s are held by live nodes: %w", e.c.Provider, r.Size(), r, e.c.Claims, ErrAllTaken)
+			if taken == nil {
+				err = fmt.Errorf("%s: every free machine id of %s was refused for its mark: %w", e.c.Provider, r, ErrAllTaken)
+			}
+			break
+		}
+		prefer = -1
+		e.claimTxns.Add(1)
+		c, cerr := e.b.TryClaim(ctx, token, id)
+		if cerr == nil && !c.OK {
+			taken = c.Taken
+			continue
+		}
+		hd.machine, hd.cluster, err = id, c.Cluster, cerr
+		if cerr == nil {
+			hd.storedMark.Store(c.Mark)
+			e.startRenewing(ctx, h, hd)
+			return hd, c, nil
+		}
+		break
+	}
+	e.giveUp(hd)
+	return nil, Claimed{}, err
+}
+
+// hold has the service hold hd above hd.prevMark, first waiting out a
+// mark ahead by no more than a holder may run (its validity): the service
+// refuses one further than MaxClockBackwardWait. On error hd is released.
+func (e *Engine) hold(ctx context.Context, h service.LeaseHolder, hd *hold) error {
+	lead := h.Lead()
+	if ahead := time.Duration(hd.prevMark*int64(time.Millisecond) - h.Now()); ahead > lead && ahead <= e.c.TTL+2*lead {
+		e.c.Logger.Info(e.c.Provider+": waiting for the clock to near the mark of the machine id claimed",
+			"machine", hd.machine, "wait", (ahead - lead).Round(time.Millisecond))
+		if err := ctxtime.Sleep(ctx, ahead-lead); err != nil {
+			e.release(hd)
+			return err
+		}
+	}
+	e.cur.Store(hd) // Hold stores a mark through StoreMark
+	if err := h.Hold(ctx, hd.machine, hd.validUntil.Load(), hd.prevMark); err != nil {
+		e.release(hd)
+		return err
+	}
+	hd.held.Store(true)
+	h.Renewed(hd.validUntil.Load()) // Hold may have waited for the clock meanwhile
+	_ = e.saveState(hd)             // logged
+	return nil
+}
+
+// resume takes up the previous run's claim (nil, nil: claim anew): online
+// above the coordinator's mark capped at now + lead (the IDs above the floor
+// were that run's), so that a data dir restored from a backup repeats no IDs;
+// offline (no answer, not a refusal) within the saved validity.
+func (e *Engine) resume(ctx context.Context, h service.LeaseHolder, st *State) (*hold, error) {
+	hd := newHold(h, st.Machine, st.Lease)
+	hd.cluster, hd.prevMark = st.Cluster, st.ClaimMarkMs
+	hd.storedMark.Store(st.StoredMarkMs)
+	t0, lead := h.Now(), max(h.Lead(), time.Duration(st.LeadNs))
+	ttl, err := e.b.Renew(ctx, hd.claim())
+	var mark int64
+	if err == nil {
+		mark, err = e.b.Held(ctx, hd.claim())
+	}
+	switch {
+	case errors.Is(err, ErrNotHeld):
+		e.giveUp(hd)
+		return e.gone(st, err)
+	case err == nil:
+		hd.validUntil.Store(t0 + int64(Validity(min(ttl, e.c.TTL))))
+		hd.storedMark.Store(max(st.StoredMarkMs, mark))
+		hd.prevMark = max(st.ClaimMarkMs, min(mark, (t0+int64(lead))/int64(time.Millisecond)))
+	case !IsUnreachable(err):
+		e.c.Logger.Warn(e.c.Provider+": cannot check the claim saved in the data dir; claiming anew", "machine", st.Machine, "err", err)
+		return nil, nil
+	default:
+		valid := st.OfflineValidity(h.Now(), e.c.Logger, e.c.Provider, e.c.Coordinator, err)
+		if valid == 0 { // the loop waits for the coordinator
+			return nil, fmt.Errorf("%s: the claim of machine %d saved in the data dir is no longer surely valid, and %s does not answer: %w",
+				e.c.Provider, st.Machine, e.c.Coordinator, err)
+		}
+		hd.validUntil.Store(valid)
+		hd.offline.Store(true)
+	}
+	e.startRenewing(ctx, h, hd)
+	if err := e.hold(ctx, h, hd); errors.Is(err, ErrNotHeld) {
+		return e.gone(st, err)
+	} else if err != nil {
+		return nil, fmt.Errorf("resuming machine %d: %w", hd.machine, err)
+	}
+	e.resumes.Add(1)
+	e.c.Logger.Info(e.c.Provider+": machine id resumed from the data dir", "machine", hd.machine, "node", e.c.NodeName,
+		"lease", fmt.Sprintf("%x", st.Lease), "offline", hd.offline.Load(), "prevMark", hd.prevMark)
+	return hd, nil
+}
+
+func (e *Engine) gone(st *State, why error) (*hold, error) {
+	e.c.Logger.Info(e.c.Provider+": the claim saved in the data dir is gone; claiming anew (the same id preferred)", "machine", st.Machine, "why", why)
+	return nil, nil
+}
+
+// release stops renewing and gives the id up, its mark kept. A held id is
+// first saved as released (no restart may resume it), else left to lapse.
+func (e *Engine) release(hd *hold) {
+	e.cur.CompareAndSwap(hd, nil)
+	hd.stop()
+	if hd.held.Load() {
+		hd.stateMu.Lock()
+		hd.released = true
+		hd.stateMu.Unlock()
+		if err := e.saveState(hd); err != nil {
+			e.c.Logger.Warn(e.c.Provider+": not releasing the machine id, as its release cannot be recorded in the data dir; it is free once its claim lapses",
+				"machine", hd.machine, "ttl", e.c.TTL, "err", err)
+			return
+		}
+	}
+	e.giveUp(hd)
+}
+
+func (e *Engine) giveUp(hd *hold) {
+	hd.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), e.c.DialTimeout)
+	defer cancel()
+	if err := e.b.Release(ctx, hd.claim()); err != nil {
+		e.c.Logger.Warn(e.c.Provider+": cannot release the machine id; it is free once its claim lapses", "machine", hd.machine, "ttl", e.c.TTL, "err", err)
+	}
+}
+
+// StoreMark stores machine's mark, never below the hold's floor and only
+// while the claim holds machine (a claim found gone fences at once). A
+// store that fails still succeeds when a mark >= ms is known stored.
+func (e *Engine) StoreMark(ctx context.Context, machine int64, ms int64) error {
+	hd := e.cur.Load()
+	if hd == nil || hd.machine != machine {
+		return fmt.Errorf("storing the mark of machine %d: %w", machine, ErrNotHeld)
+	}
+	ms = max(ms, hd.prevMark)
+	if hd.offline.Load() && ms <= hd.storedMark.Load() {
+		return nil // covered; the coordinator has not answered since the resume
+	}
+	sctx, cancel := context.WithTimeout(ctx, e.c.DialTimeout)
+	defer cancel()
+	err := context.DeadlineExceeded
+	for errors.Is(err, context.DeadlineExceeded) && sctx.Err() == nil { // a hung attempt: again, to another member
+		actx, cancel := context.WithTimeout(sctx, e.attempt())
+		err = e.b.StoreMark(actx, hd.claim(), ms)
+		cancel()
+	}
+	switch {
+	case errors.Is(err, ErrNotHeld):
+		hd.lose(err)
+		return fmt.Errorf("storing the mark of machine %d: %w", machine, err)
+	case err != nil && ms > hd.storedMark.Load():
+		return err
+	}
+	hd.storedMark.Store(ms)
+	if err == nil && hd.held.Load() {
+		_ = e.saveState(hd) // logged
+	}
+	return nil
+}
+
+type hold struct {
+	h              service.LeaseHolder // whose lease state saveState writes
+	machine, token int64
+	cluster        uint64
+	prevMark       int64        // the floor the hold started above: every stored mark is at least it
+	validUntil     atomic.Int64 // when the claim is surely still ours (service clock)
+	storedMark     atomic.Int64 // a mark known stored for machine
+	offline        atomic.Bool  // resumed without reaching the coordinator; no renewal since
+	held           atomic.Bool  // the service holds machine (Hold returned)
+
+	lost context.Context         // done once the claim is known gone; its cause says why
+	lose context.CancelCauseFunc // (the first cause stays)
+
+	stateMu  sync.Mutex // orders saveState calls
+	released bool       // given up (under stateMu)
+
+	stop func() // stops the renewer and the verifier, and waits for them
+}
+
+func newHold(h service.LeaseHolder, machine, token int64) *hold {
+	hd := &hold{h: h, machine: machine, token: token, stop: func() {}}
+	hd.lost, hd.lose = context.WithCancelCause(context.Background())
+	return hd
+}
+
+func (hd *hold) claim() Claim {
+	return Claim{Machine: hd.machine, Token: hd.token, Cluster: hd.cluster}
+}
+
+func (e *Engine) startRenewing(ctx context.Context, h service.LeaseHolder, hd *hold) {
+	rctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	hd.stop = sync.OnceFunc(func() { cancel(); wg.Wait() })
+	wg.Go(func() { e.renew(rctx, h, hd) })
+	wg.Go(func() { e.verify(rctx, hd) })
+}
+
+// attempt bounds one request of a holder: a small part of the TTL, so that
+// a member that hangs cannot eat the fence's slack (the retry goes to another).
+func (e *Engine) attempt() time.Duration {
+	return min(e.c.DialTimeout, max(e.c.TTL/20, RetryInterval))
+}
+
+// renew renews hd every RenewInterval (RetryInterval while failing or
+// offline), each success extending the fence to t0 + Validity, t0 read first.
+func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
+	interval := RenewInterval(e.c.TTL)
+	wait := interval
+	if hd.offline.Load() {
+		wait = RetryInterval
+	}
+	var failedAt int64 // service clock of the first failure; 0 while renewing
+	fenced := false
+	for ctxtime.Sleep(ctx, wait) == nil {
+		t0 := h.Now()
+		rctx, cancel := context.WithTimeout(ctx, e.attempt())
+		ttl, err := e.b.Renew(rctx, hd.claim())
+		cancel()
+		now := h.Now()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, ErrNotHeld):
+			hd.lose(err)
+			return
+		case err != nil:
+			// A hang is retried at once (another member), a refusal later.
+			if wait = max(RetryInterval-time.Duration(now-t0), 0); failedAt == 0 {
+				failedAt = now
+				e.c.Logger.Warn(e.c.Provider+": cannot renew the machine id lease; retrying", "machine", hd.machine,
+					"fencedIn", time.Duration(hd.validUntil.Load()-now).Round(time.Millisecond), "err", err)
+			}
+			if !fenced && now >= hd.validUntil.Load() {
+				fenced = true
+				e.c.Logger.Error(e.c.Provider+": machine id fenced: the lease was not renewed in time; no IDs until it is",
+					"machine", hd.machine, "failingFor", time.Duration(now-failedAt).Round(time.Millisecond))
+			}
+			continue
+		}
+		v := t0 + int64(Validity(min(ttl, e.c.TTL)))
+		hd.validUntil.Store(max(v, hd.validUntil.Load()))
+		hd.offline.Store(false)
+		if hd.lost.Err() != nil {
+			return
+		}
+		h.Renewed(v)
+		if failedAt != 0 {
+			e.c.Logger.Info(e.c.Provider+": machine id lease renewed again", "machine", hd.machine,
+				"failedFor", time.Duration(now-failedAt).Round(time.Millisecond), "wasFenced", fenced)
+			failedAt, fenced = 0, false
+		}
+		wait = interval
+		if hd.held.Load() {
+			_ = e.saveState(hd) // logged
+		}
+		if w, ok := e.b.(interface{ Renewed(context.Context, Claim) }); ok {
+			w.Renewed(ctx, hd.claim())
+		}
+	}
+}
+
+// verify reads that hd's claim is still its own, so that one deleted or
+// taken over stops issuing within a second. No answer is the fence's business.
+func (e *Engine) verify(ctx context.Context, hd *hold) {
+	for ctxtime.Sleep(ctx, VerifyInterval) == nil {
+		if !hd.held.Load() {
+			continue
+		}
+		vctx, cancel := context.WithTimeout(ctx, e.attempt())
+		_, err := e.b.Held(vctx, hd.claim())
+		cancel()
+		if errors.Is(err, ErrNotHeld) && ctx.Err() == nil {
+			hd.lose(err)
+			return
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package rpcapp
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/internal/config"
+	"github.com/vesta-go/vesta/internal/coremetrics"
+	"github.com/vesta-go/vesta/server-rpc/rpcadmin"
+)
+
+// AdminListener is server-rpc's admin listener (adminListen): the
+// endpoints and the socket they are served on.
+type AdminListener struct {
+	*rpcadmin.Admin
+	ln net.Listener
+}
+
+// OpenAdmin listens on cfg's adminListen and builds its endpoints, with
+// sec's TLS and guard; segments reads segment mode for the metrics and the
+// status page, segmentsOff says it is off by configuration. It
+// returns nil, and no error, when adminListen is not set. It binds at
+// once, so that a port in use fails the start before the service does.
+func OpenAdmin(ctx context.Context, cfg config.Config, sec *app.Security, segments func() coremetrics.Segments, segmentsOff func() bool) (*AdminListener, error) {
+	if cfg.AdminListen == "" {
+		return nil, nil
+	}
+	a, err := rpcadmin.New(rpcadmin.Options{Type: cfg.Service.Type, Segments: segments, SegmentsOff: segmentsOff,
+		MachineProvider: cfg.MachineProvider, MachineSource: cfg.MachineSource.String(),
+		Guard: sec.Guard, Certs: sec.Certs, Logger: sec.Logger(), MaxConnsPerIP: cfg.MaxConnsPerIP})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", cfg.AdminListen)
+	if err != nil {
+		return nil, fmt.Errorf("config key %s: %w", config.KeyAdminListen, err)
+	}
+	sec.WarnAdminExposed(ln.Addr())
+	sec.Logger().Info("vesta: admin listening", "addr", ln.Addr().String(), "tls", sec.Certs != nil,
+		"endpoints", "/metrics /healthz /readyz /status /ui")
+	return &AdminListener{Admin: a, ln: ln}, nil
+}
+
+// Addr is where the admin listener listens.
+func (l *AdminListener) Addr() net.Addr { return l.ln.Addr() }
+
+// Serve serves until ctx ends (rpcadmin.Admin.Serve).
+func (l *AdminListener) Serve(ctx context.Context) error { return l.Admin.Serve(ctx, l.ln) }

@@ -1,0 +1,107 @@
+package rpcapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/internal/config"
+	"github.com/vesta-go/vesta/internal/coremetrics"
+	"github.com/vesta-go/vesta/internal/segopen"
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/service/segment"
+)
+
+// Segments is the segment mode of one run (internal/segopen, as
+// server-rest's): off, open, or — when its store could not be reached at
+// start — being opened in the background, while SegmentNextIds answers
+// intf.ErrUnavailable (code 6, on which clients try the next server). It
+// is the intf.SegmentService the receiver serves.
+type Segments struct {
+	mode *segopen.Mode[*segment.Generator]
+}
+
+// OpenSegments opens segment mode as configured (app.OpenSegments). Off
+// is not an error: SegmentNextIds then answers rpcapi.ErrSegmentOff. A
+// store that cannot be reached is not one either: it is retried in the
+// background (only errors matching intf.ErrUnavailable are; any other is
+// returned, to stop the start).
+func OpenSegments(ctx context.Context, cfg config.Config) (*Segments, error) {
+	return openSegments(ctx, func(ctx context.Context) (*segment.Generator, error) { return app.OpenSegments(ctx, cfg) },
+		segopen.Options{Logger: cfg.Service.Logger})
+}
+
+// openSegments starts the segment mode open opens, with o's back-off and
+// logger.
+func openSegments(ctx context.Context, open segopen.OpenFunc[*segment.Generator], o segopen.Options) (*Segments, error) {
+	o.Answer = "SegmentNextIds: code 6"
+	s := &Segments{mode: segopen.New(open, o)}
+	return s, s.mode.Start(ctx)
+}
+
+// NextIds serves the Generator, or says why there is none.
+func (s *Segments) NextIds(ctx context.Context, tag string, n int) ([]int64, error) {
+	if g, ok := s.mode.Open(); ok {
+		return g.NextIds(ctx, tag, n)
+	}
+	return nil, s.notOpen()
+}
+
+// NextRange hands out a range of the Generator (SegmentRange), or says
+// why there is none.
+func (s *Segments) NextRange(ctx context.Context, tag string, size int64) (intf.SegmentRange, error) {
+	if g, ok := s.mode.Open(); ok {
+		return g.NextRange(ctx, tag, size)
+	}
+	return intf.SegmentRange{}, s.notOpen()
+}
+
+// notOpen is the error of a segment call while segment mode is not open:
+// why the store is being retried, or off (a store that, once reached,
+// says segment mode is off).
+func (s *Segments) notOpen() error {
+	if d := s.mode.Down(); d != nil {
+		// Only unavailable on the wire, whatever the retry's error wraps:
+		// the client then tries the next server.
+		return fmt.Errorf("%s: %w", d.Error(), intf.ErrUnavailable)
+	}
+	if s.mode.Off() {
+		return rpcapi.ErrSegmentOff
+	}
+	return errors.Join(errors.New("segment mode is not open"), intf.ErrUnavailable)
+}
+
+// Off tells whether segment mode is off.
+func (s *Segments) Off() bool { return s != nil && s.mode.Off() }
+
+// metrics is segment mode for the admin listener's metrics: nil while it
+// is off or not open.
+func (s *Segments) metrics() coremetrics.Segments {
+	if s == nil {
+		return nil
+	}
+	if g, ok := s.mode.Open(); ok {
+		return g
+	}
+	return nil
+}
+
+// ReceiverOptions are the receiver's options of cfg: the call timeout,
+// the range cap, and segment mode unless it is off.
+func ReceiverOptions(cfg config.Config, s *Segments) []rpcapi.ReceiverOption {
+	opts := []rpcapi.ReceiverOption{rpcapi.WithCallTimeout(cfg.CallTimeout), rpcapi.WithMaxRange(cfg.SegmentMaxRange)}
+	if s != nil && !s.Off() {
+		opts = append(opts, rpcapi.WithSegments(s))
+	}
+	return opts
+}
+
+// Close stops the retries and closes the Generator, if there is one.
+func (s *Segments) Close() error {
+	if s == nil {
+		return nil
+	}
+	return s.mode.Close()
+}
