@@ -47,9 +47,10 @@ func (s *Server) admit(c *conn) bool {
 		}
 		return false
 	}
+	closeVictim := false // decided once: a call starting meanwhile must not leave it neither stopped nor closed
 	if victim != nil {
 		s.releaseLocked(victim)
-		if victim.started.Load() {
+		if closeVictim = !victim.started.Load(); !closeVictim {
 			victim.stop() // net/rpc answers the calls it read, then closes it
 		}
 		s.ctr.evicted.Add(1)
@@ -63,7 +64,7 @@ func (s *Server) admit(c *conn) bool {
 	s.ctr.accepted.Add(1)
 	s.served.Add(1)
 	s.mu.Unlock()
-	if victim != nil && !victim.started.Load() {
+	if closeVictim {
 		_ = victim.Close() // frees its descriptor now: under a flood, stopped ones would pile up
 	}
 	if victim != nil {
