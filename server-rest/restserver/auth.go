@@ -64,8 +64,9 @@ func (s *Server) guardRoute(path string, next echo.HandlerFunc) echo.HandlerFunc
 	}
 }
 
-// routeScopes are the scopes of the guarded routes; the health checks are
-// open. "" means the handler checks the scope, which depends on the tag.
+// routeScopes are the scopes of the guarded routes; the operations surface
+// checks its own (internal/ops). "" means the handler checks the scope,
+// which depends on the tag.
 var routeScopes = map[string]access.Scope{
 	pathGenId:      access.ScopeGenId,
 	pathExpId:      access.ScopeDecode,
@@ -74,8 +75,6 @@ var routeScopes = map[string]access.Scope{
 	pathSegmentTag: "",
 	pathSegRange:   "",
 	pathSegment:    "",
-	pathMetrics:    access.ScopeMetrics,
-	pathStatus:     access.ScopeMetrics,
 }
 
 // caller is the request's caller; anonymous without a guard.

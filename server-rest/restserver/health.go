@@ -3,17 +3,10 @@ package restserver
 import (
 	"net/http"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/vesta-go/vesta/internal/coremetrics"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 )
-
-// healthz says the process serves HTTP: always 200.
-func (s *Server) healthz(c echo.Context) error {
-	return c.JSON(http.StatusOK, coremetrics.Health{Status: "ok"})
-}
 
 // readiness is what /readyz and the vesta_ready gauge report: ready, or
 // why not.
@@ -42,14 +35,11 @@ func (s *Server) readiness() (string, *apiError) {
 	return h.Status, nil
 }
 
-// readyz is 200 once the ID service is constructed (and segment mode open),
-// 503 while it starts, while its machine id lease is not held, and again
-// once shutdown begins.
-func (s *Server) readyz(c echo.Context) error {
+// health is readiness as /readyz and the status page say it.
+func (s *Server) health() coremetrics.Health {
 	status, why := s.readiness()
 	if why != nil {
-		c.Response().Header().Set("Retry-After", "1")
-		return c.JSON(http.StatusServiceUnavailable, coremetrics.Health{Status: status, Error: why.Msg})
+		return coremetrics.Health{Status: status, Error: why.Msg}
 	}
-	return c.JSON(http.StatusOK, coremetrics.Health{Status: status})
+	return coremetrics.Health{Status: status}
 }

@@ -3,7 +3,6 @@ package restserver
 import (
 	"net/http"
 
-	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -88,10 +87,4 @@ func newMetrics(s *Server) *metrics {
 	}
 	m.prom = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	return m
-}
-
-// serveMetrics serves /metrics in the Prometheus formats.
-func (s *Server) serveMetrics(c echo.Context) error {
-	s.metrics.prom.ServeHTTP(c.Response(), c.Request())
-	return nil
 }

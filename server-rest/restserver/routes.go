@@ -6,6 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/vesta-go/vesta/internal/ops"
 )
 
 // bodyLimit caps a request body in bytes: no endpoint takes one.
@@ -21,18 +23,18 @@ const (
 	pathSegmentTag = "/segment/{tag}"
 	pathSegRange   = "/segment/{tag}/range"
 	pathSegment    = "/segment"
-	pathHealthz    = "/healthz"
-	pathReadyz     = "/readyz"
-	pathMetrics    = "/metrics"
-	pathStatus     = "/status"
-	pathUI         = "/ui"
 )
 
-// endpoints lists every route, in documentation order; all are GET.
-var endpoints = []struct {
+// endpoint is a route and its handler.
+type endpoint struct {
 	path string
 	h    func(*Server, echo.Context) error
-}{
+}
+
+// endpoints lists every route, in documentation order; all are GET. The
+// operations surface's (internal/ops: health, readiness, metrics, the
+// status page) come last, served by the one handler both servers share.
+var endpoints = append([]endpoint{
 	{pathGenId, (*Server).genId},
 	{pathExpId, (*Server).expId},
 	{pathTransTime, (*Server).transTime},
@@ -40,11 +42,14 @@ var endpoints = []struct {
 	{pathSegmentTag, (*Server).nextSegment},
 	{pathSegRange, (*Server).segmentRange},
 	{pathSegment, (*Server).listSegments},
-	{pathHealthz, (*Server).healthz},
-	{pathReadyz, (*Server).readyz},
-	{pathMetrics, (*Server).serveMetrics},
-	{pathStatus, (*Server).status},
-	{pathUI, (*Server).ui},
+}, opsEndpoints()...)
+
+func opsEndpoints() []endpoint {
+	eps := make([]endpoint, len(ops.Paths))
+	for i, p := range ops.Paths {
+		eps[i] = endpoint{p, (*Server).serveOps}
+	}
+	return eps
 }
 
 // echoPath writes a documented path the way Echo routes it: {name} as

@@ -161,9 +161,8 @@ type Server struct {
 	countWant       string // what ?count allows, for error messages
 	machineProvider string // WithMachineSource, for /status
 	machineSource   string
-	statusPage      http.Handler // /status and /ui (statuspage.go)
-	uiPage          http.Handler
-	statusErr       error // building them failed: they answer 500
+	ops             http.Handler // the operations surface (statuspage.go)
+	opsErr          error        // building it failed: its endpoints answer 500
 	echo            *echo.Echo
 	handler         http.Handler // echo with the access log
 	metrics         *metrics
@@ -234,7 +233,7 @@ func New(start StartFunc, opts ...Option) *Server {
 		s.maxRange = intf.DefaultMaxRange
 	}
 	s.metrics = newMetrics(s)
-	s.statusPage, s.uiPage, s.statusErr = s.newStatusPage()
+	s.ops, s.opsErr = s.newOps()
 	s.echo = s.newEcho()
 	s.handler = s.withAccessLog(s.echo)
 	return s

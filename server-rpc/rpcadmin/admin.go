@@ -17,6 +17,7 @@ import (
 	"github.com/vesta-go/vesta/internal/access/tlsserve"
 	"github.com/vesta-go/vesta/internal/connlimit"
 	"github.com/vesta-go/vesta/internal/coremetrics"
+	"github.com/vesta-go/vesta/internal/ops"
 	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver"
@@ -58,11 +59,11 @@ type StatsReader interface{ Stats() service.Stats }
 // hand it the service (SetService) and the RPC server (SetServer) as they
 // come, and pass it to the receiver (rpcapi.WithObserver).
 type Admin struct {
-	opts  Options
-	log   *slog.Logger
-	reg   *prometheus.Registry
-	mux   *http.ServeMux
-	calls *callMetrics
+	opts    Options
+	log     *slog.Logger
+	reg     *prometheus.Registry
+	handler http.Handler // the operations surface (internal/ops)
+	calls   *callMetrics
 
 	refused  prometheus.Counter // connections over MaxConnsPerIP
 	svc      atomic.Pointer[statsRef]
@@ -77,7 +78,7 @@ func New(opts Options) (*Admin, error) {
 	if !opts.Type.Valid() {
 		return nil, fmt.Errorf("rpcadmin: %w", &intf.FieldError{Field: "Type", Value: int64(opts.Type), Min: 0, Max: 1})
 	}
-	a := &Admin{opts: opts, log: opts.Logger, reg: prometheus.NewRegistry(), mux: http.NewServeMux()}
+	a := &Admin{opts: opts, log: opts.Logger, reg: prometheus.NewRegistry()}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -105,12 +106,16 @@ func New(opts Options) (*Admin, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.mux.HandleFunc("GET /healthz", a.healthz)
-	a.mux.HandleFunc("GET /readyz", a.readyz)
-	a.HandleGuarded("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
-	if err := a.mountStatusPage(); err != nil {
+	h, err := ops.New(ops.Options{
+		Readiness: a.readiness,
+		Metrics:   promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}),
+		Page:      a.pageOptions(),
+		Guard:     opts.Guard,
+	})
+	if err != nil {
 		return nil, err
 	}
+	a.handler = h
 	return a, nil
 }
 
@@ -126,16 +131,8 @@ func (a *Admin) Stopping() { a.stopping.Store(true) }
 // Registry is the registry /metrics serves, for more collectors.
 func (a *Admin) Registry() *prometheus.Registry { return a.reg }
 
-// Handle mounts h at pattern (http.ServeMux syntax), open to anyone who
-// reaches the listener.
-func (a *Admin) Handle(pattern string, h http.Handler) { a.mux.Handle(pattern, h) }
-
-// HandleGuarded mounts h at pattern behind the metrics scope (when the
-// guard requires tokens), as /metrics is: for a status page.
-func (a *Admin) HandleGuarded(pattern string, h http.Handler) { a.mux.Handle(pattern, a.guarded(h)) }
-
 // Handler serves every endpoint.
-func (a *Admin) Handler() http.Handler { return a.mux }
+func (a *Admin) Handler() http.Handler { return a.handler }
 
 func (a *Admin) stats() (service.Stats, bool) {
 	if r := a.svc.Load(); r != nil {
@@ -181,7 +178,7 @@ func (a *Admin) Serve(ctx context.Context, ln net.Listener) error {
 		Logger: a.log, Name: "admin"})
 	ln = limiter
 	hs := &http.Server{
-		Handler:           a.mux,
+		Handler:           a.handler,
 		ConnState:         limiter.ConnState,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,

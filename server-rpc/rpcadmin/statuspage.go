@@ -6,28 +6,17 @@ import (
 	"github.com/vesta-go/vesta/internal/statuspage"
 )
 
-// mountStatusPage serves server-rest's status page on the admin listener:
-// /status behind the metrics scope (as /metrics), /ui open (it holds no
-// data; it sends the token typed into it).
-func (a *Admin) mountStatusPage() error {
-	page, err := statuspage.New(statuspage.Options{
+// pageOptions are the status page's: the service, segment mode and the
+// IDs the RPC door issued (ops sets its readiness).
+func (a *Admin) pageOptions() statuspage.Options {
+	return statuspage.Options{
 		Service:  a.pageService,
 		Segments: a.pageSegments,
 		Issued:   a.issued,
-		State: func() (string, string) {
-			h := a.readiness()
-			return h.Status, h.Error
-		},
-		Server: "rpc", Build: buildinfo.String(), Type: a.opts.Type,
+		Server:   "rpc", Build: buildinfo.String(), Type: a.opts.Type,
 		MachineProvider: a.opts.MachineProvider, MachineSource: a.opts.MachineSource,
 		Logger: a.log,
-	})
-	if err != nil {
-		return err
 	}
-	a.HandleGuarded("GET "+statuspage.PathStatus, page.StatusHandler())
-	a.Handle("GET "+statuspage.PathUI, page.UIHandler())
-	return nil
 }
 
 // pageService is the ID service once started (nil before), when it tells
