@@ -16,6 +16,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 show() { grep -E '^(--- |ok |FAIL)|_test\.go:[0-9]+: [^ ]' || true; }
-go test -count=1 -v -run 'TestConnectionFloodThroughTheBinary|TestRangeQuotaThroughTheBinary' ./server-rest/ 2>&1 | show
-go test -count=1 -v -run 'TestConnectionFloodThroughTheBinary|TestRangeQuotaThroughTheBinary|TestPipelinedCallsWithoutATokenAreBounded' \
+go test -count=1 -tags stress -v -run 'TestConnectionFloodThroughTheBinary|TestRangeQuotaThroughTheBinary' ./server-rest/ 2>&1 | show
+go test -count=1 -tags stress -v -run 'TestConnectionFloodThroughTheBinary|TestRangeQuotaThroughTheBinary|TestPipelinedCallsWithoutATokenAreBounded' \
   ./server-rpc/ 2>&1 | show

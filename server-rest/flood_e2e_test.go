@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/nettest"
+	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/internal/tlstest"
 )
 
@@ -25,7 +26,10 @@ import (
 // and a token added to the auth file during the flood works (on the
 // previous main: "too many open files", the mark not stored, reloads
 // failing).
+// Fast cover: internal/connlimit (the caps and whom they evict) and
+// internal/app.TestFitConns (the caps under the file limit).
 func TestConnectionFloodThroughTheBinary(t *testing.T) {
+	stresstest.Only(t, "1,200 connections flooding a real server-rest for 6 s (both cores busy)")
 	t.Parallel()
 	const files = 512
 	const tokApp, tokNew = "vesta_flood-app-token", "vesta_flood-new-token"

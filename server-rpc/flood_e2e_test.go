@@ -14,6 +14,7 @@ import (
 
 	"github.com/vesta-go/vesta/client"
 	"github.com/vesta-go/vesta/internal/nettest"
+	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
 )
 
@@ -23,7 +24,10 @@ import (
 // so a client keeps getting IDs (the mark stored), and a scraper its
 // metrics (on the previous main: "too many open files", RPC calls failing
 // with "time high-water mark not persisted").
+// Fast cover: internal/connlimit, rpcserver's eviction test (the idle
+// flood over max-conns) and internal/app.TestFitConns.
 func TestConnectionFloodThroughTheBinary(t *testing.T) {
+	stresstest.Only(t, "1,200 connections flooding a real server-rpc for 6 s (both cores busy)")
 	if testing.Short() {
 		t.Skip("builds server-rpc")
 	}

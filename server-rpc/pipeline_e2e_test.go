@@ -18,6 +18,7 @@ import (
 
 	"github.com/vesta-go/vesta/client"
 	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/internal/testbin"
 	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
@@ -46,7 +47,9 @@ func pipeline(c net.Conn, token string, n int) int {
 // (a goroutine and a reply per call). Now a connection that has not
 // presented a valid token has one call in flight at most: the server stops
 // reading it, memory stays flat, and a legitimate client is served beside.
+// Fast cover: rpcserver.TestMaxCallsPerConn.
 func TestPipelinedCallsWithoutATokenAreBounded(t *testing.T) {
+	stresstest.Only(t, "half a million pipelined calls at a real server-rpc")
 	if testing.Short() {
 		t.Skip("builds server-rpc")
 	}
