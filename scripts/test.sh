@@ -14,22 +14,24 @@ if [ -n "$unformatted" ]; then
 fi
 go vet -tags stress ./...
 
-# The status page's browser test (server-rest, TestStatusPageInABrowser)
-# drives headless Chromium; it skips loudly without one. Install it when
-# missing and apt-get can (as root, or with password-less sudo); a failure
-# here only means that test skips.
-have_chromium() { command -v chromium || command -v chromium-browser || command -v google-chrome; } >/dev/null 2>&1
-if ! have_chromium && command -v apt-get >/dev/null 2>&1; then
-  sudo=""
+# Install what some tests need when missing and apt-get can (as root, or
+# with password-less sudo); a failure here only means those tests skip,
+# loudly: Chromium for the status page's browser test (server-rest,
+# TestStatusPageInABrowser), PostgreSQL for every test of a PostgreSQL
+# store or lease (internal/pgtest looks under /usr/lib/postgresql/*/bin).
+install() { # install PACKAGE WHAT-SKIPS-WITHOUT-IT
+  command -v apt-get >/dev/null 2>&1 || { echo "test.sh: no apt-get to install $1: $2 will skip" >&2; return; }
+  local sudo=""
   if [ "$(id -u)" != 0 ]; then
-    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; else sudo="none"; fi
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; else
+      echo "test.sh: no $1 and no root to install it: $2 will skip" >&2; return
+    fi
   fi
-  if [ "$sudo" = none ]; then
-    echo "test.sh: no Chromium and no root to install it: the status page's browser test will skip" >&2
-  else
-    echo "test.sh: installing Chromium for the status page's browser test (apt-get)" >&2
-    { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium; } >&2 ||
-      echo "test.sh: installing Chromium failed: the status page's browser test will skip" >&2
-  fi
-fi
+  echo "test.sh: installing $1 (apt-get) for $2" >&2
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$1"; } >&2 ||
+    echo "test.sh: installing $1 failed: $2 will skip" >&2
+}
+have_chromium() { command -v chromium || command -v chromium-browser || command -v google-chrome; } >/dev/null 2>&1
+have_chromium || install chromium "the status page's browser test"
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || install postgresql "the PostgreSQL tests"
 go test -race -count=1 -tags stress -timeout 45m "$@" ./...
