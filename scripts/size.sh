@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# size.sh: what a newcomer and an embedder meet, per package: lines of
+# non-test Go and exported names (go doc -short's top-level declarations
+# and methods); then the totals and the modules a fresh module importing
+# service and client lists in go list -m all (the embedder's graph).
+#
+#   scripts/size.sh            # every package of the module
+#   scripts/size.sh ./intf ./client
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pkgs=("$@")
+[ ${#pkgs[@]} -gt 0 ] || mapfile -t pkgs < <(go list ./... | sed "s#^$(go list -m)#.#")
+printf '%-48s %7s %8s\n' package lines exported
+total_lines=0; total_names=0; n=0
+for p in "${pkgs[@]}"; do
+  dir=$(go list -f '{{.Dir}}' "$p")
+  lines=$(find "$dir" -maxdepth 1 -name '*.go' ! -name '*_test.go' -exec cat {} + 2>/dev/null | wc -l)
+  # go doc -short -all lists one line per exported const, var, func, type and method.
+  names=$(go doc -short -all "$p" 2>/dev/null | grep -cE '^\s*(func|type|var|const) ' || true)
+  printf '%-48s %7d %8d\n' "${p#./}" "$lines" "$names"
+  total_lines=$((total_lines+lines)); total_names=$((total_names+names)); n=$((n+1))
+done
+printf '%-48s %7d %8d\n' "total ($n packages)" "$total_lines" "$total_names"
+t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+cat > "$t/main.go" <<'EOG'
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/service"
+)
+
+func main() {
+	s, err := service.New(context.Background(), service.Settings{Machine: 1, NoDataDir: true})
+	fmt.Println(s, err)
+	c, err := client.New([]string{"127.0.0.1:1"})
+	fmt.Println(c, err)
+}
+EOG
+proj=$(pwd); mod=$(go list -m)
+mods=$( (cd "$t" && go mod init example.com/embedder >/dev/null 2>&1 && go mod edit -require "$mod@v0.0.0" -replace "$mod=$proj" \
+  && GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1 && go list -m all | wc -l) || echo "?")
+echo "an embedder importing service and client: $mods modules in go list -m all"
