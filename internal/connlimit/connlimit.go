@@ -82,7 +82,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 		cc := &Conn{Conn: c, l: l, ip: remoteIP(c.RemoteAddr())}
 		ok, victim, reason := l.admit(cc)
 		if victim != nil {
-			_ = victim.Close() // frees its slot (already released) and its descriptor
+			victim.evict()
 			if l.opts.Evicted != nil {
 				l.opts.Evicted()
 			}
@@ -289,6 +289,24 @@ func (c *Conn) Close() error {
 		c.l.mu.Unlock()
 	}
 	return c.Conn.Close()
+}
+
+// evict closes an evicted connection's socket at once — the one at the
+// bottom, under TLS: tls.Conn.Close would first write an alert, which a
+// peer that reads nothing could hold up to 5 s in Accept — freeing its
+// descriptor before the newcomer is served. The server's own Close of c
+// comes later and only fails.
+func (c *Conn) evict() {
+	c.closed.Store(true) // its slot is released already
+	var nc net.Conn = c.Conn
+	for i := 0; i < 8; i++ {
+		u, ok := nc.(interface{ NetConn() net.Conn })
+		if !ok {
+			break
+		}
+		nc = u.NetConn()
+	}
+	_ = nc.Close()
 }
 
 // NetConn is the connection under c.
