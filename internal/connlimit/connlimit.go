@@ -291,15 +291,19 @@ func (c *Conn) Close() error {
 	return c.Conn.Close()
 }
 
-// evict closes an evicted connection's socket at once — the one at the
-// bottom, under TLS: tls.Conn.Close would first write an alert, which a
-// peer that reads nothing could hold up to 5 s in Accept — freeing its
-// descriptor before the newcomer is served. The server's own Close of c
-// comes later and only fails.
+// evict closes an evicted connection at once (CloseSocket); the server's
+// own Close of c comes later and only fails.
 func (c *Conn) evict() {
 	c.closed.Store(true) // its slot is released already
-	var nc net.Conn = c.Conn
-	for i := 0; i < 8; i++ {
+	CloseSocket(c.Conn)
+}
+
+// CloseSocket closes the socket at the bottom of nc, under TLS and other
+// wrappers that expose NetConn, freeing its descriptor at once: an evicted
+// connection's tls.Conn.Close would first write an alert, which a peer
+// that reads nothing could hold up to 5 s in the accept loop.
+func CloseSocket(nc net.Conn) {
+	for range 8 {
 		u, ok := nc.(interface{ NetConn() net.Conn })
 		if !ok {
 			break

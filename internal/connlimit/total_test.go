@@ -137,3 +137,25 @@ func idleOf(l *Listener, ip string) int {
 	}
 	return 0
 }
+
+// wrapper is a connection over another that exposes it, as tls.Conn does,
+// and whose own Close would block.
+type wrapper struct {
+	net.Conn
+	closed bool
+}
+
+func (w *wrapper) NetConn() net.Conn { return w.Conn }
+func (w *wrapper) Close() error      { w.closed = true; select {} }
+
+// CloseSocket closes the socket at the bottom, never a wrapper's Close
+// (tls.Conn's writes an alert first).
+func TestCloseSocketClosesTheBottom(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	w := &wrapper{Conn: a}
+	CloseSocket(&wrapper{Conn: w})
+	assert.False(t, w.closed)
+	_, err := a.Write([]byte("x"))
+	assert.ErrorIs(t, err, io.ErrClosedPipe, "the bottom is closed")
+}

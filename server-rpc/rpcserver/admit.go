@@ -65,7 +65,7 @@ func (s *Server) admit(c *conn) bool {
 	s.served.Add(1)
 	s.mu.Unlock()
 	if closeVictim {
-		_ = victim.Close() // frees its descriptor now: under a flood, stopped ones would pile up
+		connlimit.CloseSocket(victim.Conn) // frees its descriptor now: under a flood, stopped ones would pile up
 	}
 	if victim != nil {
 		s.log.Debug("vesta rpc: idle connection evicted for a newcomer", "remote", victim.RemoteAddr(),
