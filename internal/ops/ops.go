@@ -68,15 +68,15 @@ func New(o Options) (http.Handler, error) {
 		}
 		writeJSON(w, http.StatusOK, h)
 	})
-	mux.Handle("GET "+PathMetrics, Guarded(o.Guard, o.Metrics))
-	mux.Handle("GET "+statuspage.PathStatus, Guarded(o.Guard, page.StatusHandler()))
+	mux.Handle("GET "+PathMetrics, guarded(o.Guard, o.Metrics))
+	mux.Handle("GET "+statuspage.PathStatus, guarded(o.Guard, page.StatusHandler()))
 	mux.Handle("GET "+statuspage.PathUI, page.UIHandler())
 	return mux, nil
 }
 
-// Guarded puts h behind the metrics scope when g requires tokens; a guard
+// guarded puts h behind the metrics scope when g requires tokens; a guard
 // with only a quota per address (rateLimit) does not close it.
-func Guarded(g *access.Guard, h http.Handler) http.Handler {
+func guarded(g *access.Guard, h http.Handler) http.Handler {
 	if g == nil {
 		return h
 	}
@@ -97,6 +97,50 @@ func Guarded(g *access.Guard, h http.Handler) http.Handler {
 	})
 }
 
+// Refusal is how an HTTP door answers a refusal of the guard (RFC 6750):
+// server-rest's endpoints and this surface alike.
+type Refusal struct {
+	Status    int    // 401, 400 for a malformed header, 403 for a missing scope
+	Challenge string // the WWW-Authenticate header
+	Msg       string // the refusal's message; it never quotes a token
+	Header    string // "Authorization" when the header is at fault
+	Scope     string // the scope missing
+}
+
+// RefusalOf is the answer to err, a refusal of access.Guard's
+// Authenticate or Authorize; false for any other error.
+func RefusalOf(err error) (Refusal, bool) {
+	var te *access.TokenError
+	var se *intf.ScopeError
+	switch {
+	case errors.As(err, &te):
+		r := Refusal{Status: http.StatusUnauthorized, Msg: te.Error(), Header: "Authorization"}
+		switch {
+		case te.Malformed():
+			r.Status, r.Challenge = http.StatusBadRequest, challenge("invalid_request", "")
+		case te.Reason == access.ReasonUnknownToken:
+			r.Challenge = challenge("invalid_token", "")
+		default: // no credentials at all: no error code (RFC 6750 3.1)
+			r.Challenge = challenge("", "")
+		}
+		return r, true
+	case errors.As(err, &se):
+		return Refusal{Status: http.StatusForbidden, Challenge: challenge("insufficient_scope", se.Scope), Msg: se.Error(), Scope: se.Scope}, true
+	}
+	return Refusal{}, false
+}
+
+func challenge(code, scope string) string {
+	v := `Bearer realm="vesta"`
+	if code != "" {
+		v += `, error="` + code + `"`
+	}
+	if scope != "" {
+		v += `, scope="` + scope + `"`
+	}
+	return v
+}
+
 // errorBody is the JSON of a refusal, as every endpoint of server-rest
 // writes one.
 type errorBody struct {
@@ -105,24 +149,15 @@ type errorBody struct {
 	Scope  string `json:"scope,omitempty"`
 }
 
-// refuse answers a refusal of the guard: 401 (400 for a malformed header)
-// or 403, with the challenge of RFC 6750. Its message never quotes a
-// token.
+// refuse answers a refusal of the guard (RefusalOf).
 func refuse(w http.ResponseWriter, err error) {
-	var te *access.TokenError
-	var se *intf.ScopeError
-	code, body, challenge := http.StatusUnauthorized, errorBody{Error: err.Error(), Header: "Authorization"}, `Bearer realm="vesta"`
-	switch {
-	case errors.As(err, &te) && te.Malformed():
-		code, challenge = http.StatusBadRequest, challenge+`, error="invalid_request"`
-	case errors.As(err, &te) && te.Reason == access.ReasonUnknownToken:
-		challenge += `, error="invalid_token"`
-	case errors.As(err, &se):
-		code, body = http.StatusForbidden, errorBody{Error: err.Error(), Scope: se.Scope}
-		challenge += `, error="insufficient_scope", scope="` + se.Scope + `"`
+	r, ok := RefusalOf(err)
+	if !ok {
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "internal error"})
+		return
 	}
-	w.Header().Set("WWW-Authenticate", challenge)
-	writeJSON(w, code, body)
+	w.Header().Set("WWW-Authenticate", r.Challenge)
+	writeJSON(w, r.Status, errorBody{Error: r.Msg, Header: r.Header, Scope: r.Scope})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/ops"
 	"github.com/vesta-go/vesta/intf"
 )
 
@@ -104,40 +105,15 @@ func (s *Server) take(c echo.Context, n int) (access.Grant, error) {
 	return s.guard.TakeWait(r.Context(), caller(c), r.RemoteAddr, max(n, 1))
 }
 
-// wwwAuthenticate is the challenge of a 401 or 403 (RFC 6750).
-func wwwAuthenticate(code, scope string) string {
-	v := `Bearer realm="vesta"`
-	if code != "" {
-		v += `, error="` + code + `"`
-	}
-	if scope != "" {
-		v += `, scope="` + scope + `"`
-	}
-	return v
-}
-
 // accessError is the answer to a refusal of the guard, nil for other
-// errors.
+// errors: the token and scope refusals as the operations surface answers
+// them (ops.RefusalOf), and the quota's 429.
 func accessError(err error) *apiError {
-	var te *access.TokenError
-	var se *intf.ScopeError
+	if r, ok := ops.RefusalOf(err); ok {
+		return &apiError{Status: r.Status, Header: r.Header, Scope: r.Scope, Msg: r.Msg, Err: err, WWWAuth: r.Challenge}
+	}
 	var rl *intf.RateLimitError
-	switch {
-	case errors.As(err, &te):
-		ae := &apiError{Status: http.StatusUnauthorized, Header: echo.HeaderAuthorization, Msg: te.Error(), Err: err}
-		switch {
-		case te.Malformed():
-			ae.Status, ae.WWWAuth = http.StatusBadRequest, wwwAuthenticate("invalid_request", "")
-		case te.Reason == access.ReasonUnknownToken:
-			ae.WWWAuth = wwwAuthenticate("invalid_token", "")
-		default: // no credentials at all: no error code (RFC 6750 3.1)
-			ae.WWWAuth = wwwAuthenticate("", "")
-		}
-		return ae
-	case errors.As(err, &se):
-		return &apiError{Status: http.StatusForbidden, Scope: se.Scope, Msg: se.Error(), Err: err,
-			WWWAuth: wwwAuthenticate("insufficient_scope", se.Scope)}
-	case errors.As(err, &rl):
+	if errors.As(err, &rl) {
 		return &apiError{Status: http.StatusTooManyRequests, Msg: rl.Error(), Err: err, RetryAfter: rl.RetryAfter}
 	}
 	return nil
