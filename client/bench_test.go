@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // Bare is the baseline: a net/rpc service that returns a counter, with no

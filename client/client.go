@@ -12,7 +12,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/segbuf"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/intf/rpcapi"
 )
 
 // Client is an intf.IdService and an intf.SegmentService over one or more

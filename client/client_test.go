@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 func TestEveryMethod(t *testing.T) {

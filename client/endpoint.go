@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/intf/rpcapi"
 )
 
 // endpoint is one server address: a pool of connections and its health

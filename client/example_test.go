@@ -6,16 +6,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 
 	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver"
+	"github.com/vesta-go/vesta/intf/rpcapi"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/rpcserver"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
-	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 // startServer runs a central server in-process, as server-rpc does.
@@ -77,15 +76,11 @@ func ExampleNew() {
 }
 
 // startSegmentServer is startServer with segment mode: a segment.Generator
-// on an SQLite file in a temp dir holding tag (step 1000), as server-rpc
-// runs with --segment-tags.
+// on an in-memory store holding tag (step 1000); server-rpc runs one on
+// SQLite or PostgreSQL with --segment-tags.
 func startSegmentServer(tag string) (addr string, stop func()) {
-	dir, err := os.MkdirTemp("", "vesta-client-example-")
-	if err != nil {
-		panic(err)
-	}
-	g, err := stores.Open(context.Background(), stores.Config{Store: segspec.SQLite, DataDir: dir,
-		Tags: []segspec.Tag{{Tag: tag, MaxId: 1, Step: 1000}}, Settings: segment.Settings{Logger: slog.New(slog.DiscardHandler)}})
+	g, err := segtest.Open(context.Background(), segtest.NewMem(),
+		[]segspec.Tag{{Tag: tag, MaxId: 1, Step: 1000}}, segment.Settings{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		panic(err)
 	}
@@ -93,12 +88,11 @@ func startSegmentServer(tag string) (addr string, stop func()) {
 	return addr, func() {
 		stopServer()
 		g.Close()
-		os.RemoveAll(dir)
 	}
 }
 
-// NextIds serves segment mode: here the server runs a segment.Generator on
-// an SQLite file, as server-rpc does with --segment-tags order.
+// NextIds serves segment mode: here the server runs a segment.Generator,
+// as server-rpc does with --segment-tags order.
 func ExampleClient_NextIds() {
 	addr, stop := startSegmentServer("order")
 	defer stop()

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // Two servers with their own machine ids; the first is stopped while

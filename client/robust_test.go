@@ -17,8 +17,8 @@ import (
 
 	"github.com/vesta-go/vesta/internal/nettest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // scripted is an IdService receiver whose misbehaviour a test chooses: a

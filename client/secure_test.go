@@ -17,9 +17,9 @@ import (
 	"github.com/vesta-go/vesta/internal/access/tlsserve"
 	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/service/rpcserver"
+	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 func certs(t *testing.T, ca *tlstest.CA, clientCA *tlstest.CA) *tlsserve.Certs {

@@ -9,21 +9,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
-	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
-// sqliteSegments opens segment mode on an SQLite file in a temp dir with
+// memSegments opens segment mode on an in-memory store (the stores' allocation rule) with
 // tags (tag[:initialMaxId[:step]],...), as the servers do.
-func sqliteSegments(t *testing.T, tags string) *segment.Generator {
+func memSegments(t *testing.T, tags string) *segment.Generator {
 	t.Helper()
 	infos, err := segspec.ParseTags(tags)
 	require.NoError(t, err)
-	g, err := stores.Open(context.Background(), stores.Config{Store: segspec.SQLite, DataDir: t.TempDir(),
-		Tags: infos, Settings: segment.Settings{Logger: quiet}})
+	g, err := segtest.Open(context.Background(), segtest.NewMem(), infos, segment.Settings{Logger: quiet})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, g.Close()) })
 	return g
@@ -31,7 +30,7 @@ func sqliteSegments(t *testing.T, tags string) *segment.Generator {
 
 func TestSegmentNextIds(t *testing.T) {
 	t.Parallel()
-	srv := rpctest.Start(t, rpctest.Config{MaxBatch: 100, Segments: sqliteSegments(t, "order,invoice:1000:500")})
+	srv := rpctest.Start(t, rpctest.Config{MaxBatch: 100, Segments: memSegments(t, "order,invoice:1000:500")})
 	c := newClient(t, []string{srv.Addr})
 	ctx := context.Background()
 
@@ -74,7 +73,7 @@ func TestSegmentNextIds(t *testing.T) {
 func TestSegmentOffOnTheServer(t *testing.T) {
 	t.Parallel()
 	off := rpctest.Start(t, rpctest.Config{})
-	on := rpctest.Start(t, rpctest.Config{Segments: sqliteSegments(t, "order")})
+	on := rpctest.Start(t, rpctest.Config{Segments: memSegments(t, "order")})
 	c := newClient(t, []string{off.Addr, on.Addr})
 	_, err := c.NextIds(context.Background(), "order", 1)
 	require.ErrorIs(t, err, ErrSegmentOff)
@@ -99,7 +98,7 @@ func TestSegmentFailover(t *testing.T) {
 	t.Parallel()
 	d := &dry{}
 	a := rpctest.Start(t, rpctest.Config{Machine: 1, Segments: d})
-	b := rpctest.Start(t, rpctest.Config{Machine: 2, Segments: sqliteSegments(t, "order")})
+	b := rpctest.Start(t, rpctest.Config{Machine: 2, Segments: memSegments(t, "order")})
 	c := newClient(t, []string{a.Addr, b.Addr})
 	ctx := context.Background()
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/segbuf"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/intf/rpcapi"
 )
 
 // ranges serves segment IDs from ranges the client holds (WithSegmentRanges):

@@ -2,31 +2,29 @@ package client
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
-	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
-// sharedSegments opens n generators on one SQLite file, as n servers on
+// sharedSegments opens n generators on one in-memory store, as n servers on
 // one host sharing a store.
 func sharedSegments(t testing.TB, n int, tags string) []*segment.Generator {
 	t.Helper()
 	infos, err := segspec.ParseTags(tags)
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "segments.db")
+	shared := segtest.NewMem()
 	var gs []*segment.Generator
 	for range n {
-		g, err := stores.Open(context.Background(), stores.Config{Store: segspec.SQLite, DSN: path,
-			Tags: infos, Settings: segment.Settings{Logger: quiet}})
+		g, err := segtest.Open(context.Background(), shared, infos, segment.Settings{Logger: quiet})
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, g.Close()) })
 		gs = append(gs, g)

@@ -10,7 +10,7 @@ import (
 )
 
 // configVars is every configuration variable of the servers: the second
-// column of the key tables of docs/configuration.md, which internal/config's
+// column of the key tables of docs/configuration.md, which internal/server/config's
 // own tests hold equal to config.Keys. Reading the table rather than
 // config.Keys keeps this package's tests from linking the configuration
 // loader and all it configures (etcd, pgx, SQLite): a link of ~2 s fewer

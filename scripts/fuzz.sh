@@ -15,8 +15,8 @@ duration=${1:-30s}
 # package target
 targets=(
 	"./server-rest/restserver FuzzRESTParams"
-	"./server-rpc/rpcapi FuzzReceiverArgs"
-	"./server-rpc/rpcapi FuzzServerBytes"
+	"./intf/rpcapi FuzzReceiverArgs"
+	"./intf/rpcapi FuzzServerBytes"
 	"./internal/config FuzzLoadFile"
 	"./internal/config FuzzConfigRoundTrip"
 	"./service FuzzMarkFile"

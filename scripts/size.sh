@@ -4,12 +4,12 @@
 # and methods); then the totals and the modules a fresh module importing
 # service and client lists in go list -m all (the embedder's graph).
 #
-#   scripts/size.sh            # every package of the module
+#   scripts/size.sh            # every package of every module of the workspace
 #   scripts/size.sh ./intf ./client
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=("$@")
-[ ${#pkgs[@]} -gt 0 ] || mapfile -t pkgs < <(go list ./... | sed "s#^$(go list -m)#.#")
+[ ${#pkgs[@]} -gt 0 ] || mapfile -t pkgs < <(go list $(go list -m -f '{{.Dir}}/...') | sed "s#^github.com/vesta-go/vesta/#./#")
 printf '%-48s %7s %8s\n' package lines exported
 total_lines=0; total_names=0; n=0
 for p in "${pkgs[@]}"; do
@@ -40,7 +40,7 @@ func main() {
 	fmt.Println(c, err)
 }
 EOG
-proj=$(pwd); mod=$(go list -m)
+proj=$(pwd); mod=github.com/vesta-go/vesta
 mods=$( (cd "$t" && go mod init example.com/embedder >/dev/null 2>&1 && go mod edit -require "$mod@v0.0.0" -replace "$mod=$proj" \
   && GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1 && go list -m all | wc -l) || echo "?")
 echo "an embedder importing service and client: $mods modules in go list -m all"

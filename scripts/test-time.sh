@@ -9,6 +9,7 @@
 #   scripts/test-time.sh                  # this tree
 #   scripts/test-time.sh 7852632          # and 7852632 (git archive into a temp dir)
 #   COUNT=5 RACE=1 scripts/test-time.sh 7852632
+#   ALL=1 scripts/test-time.sh            # every module of the workspace, not ./... (the root module)
 #
 # The rounds are interleaved (REV, then this tree, then REV, ...) so that a
 # burst of load on a shared machine spoils one round of each rather than
@@ -35,8 +36,12 @@ fi
 trees+=("$PWD")
 labels+=("this tree")
 
+# pats prints the package patterns of tree $1: ./... (the root module), or
+# with ALL=1 one pattern per module of its workspace.
+pats() { if [ "${ALL:-}" = 1 ] && [ -f "$1/go.work" ]; then (cd "$1" && go list -m -f '{{.Dir}}/...'); else echo ./...; fi; }
+
 for t in "${trees[@]}"; do
-	(cd "$t" && go test "${flags[@]}" -run '^$' ./... >/dev/null)
+	(cd "$t" && go test "${flags[@]}" -run '^$' $(pats "$t") >/dev/null)
 done
 
 TIMEFORMAT='%R %U %S'
@@ -44,7 +49,7 @@ for round in $(seq "$COUNT"); do
 	for i in "${!trees[@]}"; do
 		echo "# round $round/$COUNT: ${labels[$i]} (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 		out="$work/out-$i-$round"
-		if ! { time (cd "${trees[$i]}" && go test "${flags[@]}" ./... >"$out" 2>&1); } 2>"$work/time-$i-$round"; then
+		if ! { time (cd "${trees[$i]}" && go test "${flags[@]}" $(pats "${trees[$i]}") >"$out" 2>&1); } 2>"$work/time-$i-$round"; then
 			# A failed round is shown and left out of the medians.
 			grep -E -A12 '^--- FAIL' "$out" >&2 || cat "$out" >&2
 			echo "# round $round: go test failed in ${labels[$i]}; left out" >&2

@@ -27,7 +27,7 @@ import (
 // previous main: "too many open files", the mark not stored, reloads
 // failing).
 // Fast cover: internal/connlimit (the caps and whom they evict) and
-// internal/app.TestFitConns (the caps under the file limit).
+// internal/server/app.TestFitConns (the caps under the file limit).
 func TestConnectionFloodThroughTheBinary(t *testing.T) {
 	stresstest.Only(t, "1,200 connections flooding a real server-rest for 6 s (both cores busy)")
 	t.Parallel()

@@ -24,7 +24,7 @@ import (
 	"github.com/vesta-go/vesta/internal/etcdtest"
 	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 var adminLine = regexp.MustCompile(`msg="vesta: admin listening" addr=(\S+)`)

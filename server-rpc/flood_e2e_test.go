@@ -15,7 +15,7 @@ import (
 	"github.com/vesta-go/vesta/client"
 	"github.com/vesta-go/vesta/internal/nettest"
 	"github.com/vesta-go/vesta/internal/stresstest"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // A flood of idle connections on the RPC port and on the admin listener,
@@ -25,7 +25,7 @@ import (
 // metrics (on the previous main: "too many open files", RPC calls failing
 // with "time high-water mark not persisted").
 // Fast cover: internal/connlimit, rpcserver's eviction test (the idle
-// flood over max-conns) and internal/app.TestFitConns.
+// flood over max-conns) and internal/server/app.TestFitConns.
 func TestConnectionFloodThroughTheBinary(t *testing.T) {
 	stresstest.Only(t, "1,200 connections flooding a real server-rpc for 6 s (both cores busy)")
 	if testing.Short() {

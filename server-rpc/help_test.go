@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/app"
-	"github.com/vesta-go/vesta/internal/config"
+	"github.com/vesta-go/vesta/internal/server/app"
+	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
 )
 

@@ -20,8 +20,8 @@ import (
 	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/internal/testbin"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // pipeline sends n GenId calls with token on c as fast as the server

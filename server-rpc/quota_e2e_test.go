@@ -15,8 +15,8 @@ import (
 
 	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // A quota counts the IDs of SegmentRange, not one call: a range is cut to

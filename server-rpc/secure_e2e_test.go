@@ -23,7 +23,7 @@ import (
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // rpcProcess is a running server-rpc whose stderr is collected.

@@ -14,7 +14,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/intf/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
 )
 

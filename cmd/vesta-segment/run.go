@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vesta-go/vesta/internal/buildinfo"
-	"github.com/vesta-go/vesta/internal/config"
-	"github.com/vesta-go/vesta/internal/segconfig"
+	"github.com/vesta-go/vesta/internal/server/config"
+	"github.com/vesta-go/vesta/internal/server/segconfig"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/stores"

@@ -113,7 +113,7 @@ func (m *Mode[S]) Start(ctx context.Context) error {
 		return m.publish(s)
 	}
 	if !errors.Is(err, intf.ErrUnavailable) || ctx.Err() != nil {
-		return err // the opener names segment mode (internal/app does)
+		return err // the opener names segment mode (internal/server/app does)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -1,5 +1,5 @@
 // Package serverdefaults is the one definition of the servers' defaults:
-// the configuration (internal/config) applies them to its keys and writes
+// the configuration (internal/server/config) applies them to its keys and writes
 // them into --help and docs/configuration.md, and the libraries
 // (restserver, rpcserver) apply the same ones to their zero options, so a
 // library user and the commands get the same server. It imports nothing,

@@ -21,7 +21,7 @@ import (
 	"github.com/vesta-go/vesta/internal/pgtest"
 	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/internal/testbin"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 func TestMain(m *testing.M) {

@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/vesta-go/vesta/internal/access"
-	"github.com/vesta-go/vesta/internal/ops"
+	"github.com/vesta-go/vesta/internal/server/ops"
 	"github.com/vesta-go/vesta/intf"
 )
 
@@ -66,7 +66,7 @@ func (s *Server) guardRoute(path string, next echo.HandlerFunc) echo.HandlerFunc
 }
 
 // routeScopes are the scopes of the guarded routes; the operations surface
-// checks its own (internal/ops). "" means the handler checks the scope,
+// checks its own (internal/server/ops). "" means the handler checks the scope,
 // which depends on the tag.
 var routeScopes = map[string]access.Scope{
 	pathGenId:      access.ScopeGenId,

@@ -14,7 +14,7 @@ import (
 )
 
 // startEmbedded is a StartFunc: the server serves whatever ID service it
-// constructs (server-rest's comes from the configuration, internal/app).
+// constructs (server-rest's comes from the configuration, internal/server/app).
 func startEmbedded(ctx context.Context) (restserver.Service, error) {
 	return service.New(ctx, service.Settings{Machine: 78, GenMethod: intf.GenMethodREST, NoDataDir: true,
 		Logger: slog.New(slog.DiscardHandler)})

@@ -3,7 +3,7 @@ package restserver
 import (
 	"net/http"
 
-	"github.com/vesta-go/vesta/internal/coremetrics"
+	"github.com/vesta-go/vesta/internal/server/coremetrics"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 )

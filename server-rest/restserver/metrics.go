@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/vesta-go/vesta/internal/access/tlsserve"
-	"github.com/vesta-go/vesta/internal/coremetrics"
+	"github.com/vesta-go/vesta/internal/server/coremetrics"
 	"github.com/vesta-go/vesta/service"
 )
 
@@ -16,7 +16,7 @@ import (
 const unmatchedRoute = "unmatched"
 
 // metrics live in a private registry served at /metrics: the core's
-// (internal/coremetrics, the same names server-rpc's admin listener
+// (internal/server/coremetrics, the same names server-rpc's admin listener
 // serves) and the HTTP door's own. The service's own counters are read
 // from Stats when scraped, never on the hot path.
 type metrics struct {

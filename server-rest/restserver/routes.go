@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/vesta-go/vesta/internal/ops"
+	"github.com/vesta-go/vesta/internal/server/ops"
 )
 
 // bodyLimit caps a request body in bytes: no endpoint takes one.
@@ -32,7 +32,7 @@ type endpoint struct {
 }
 
 // endpoints lists every route, in documentation order; all are GET. The
-// operations surface's (internal/ops: health, readiness, metrics, the
+// operations surface's (internal/server/ops: health, readiness, metrics, the
 // status page) come last, served by the one handler both servers share.
 var endpoints = append([]endpoint{
 	{pathGenId, (*Server).genId},

@@ -3,7 +3,7 @@ package restserver_test
 import (
 	"context"
 	"errors"
-	"github.com/vesta-go/vesta/internal/segconfig"
+	"github.com/vesta-go/vesta/internal/server/segconfig"
 	"github.com/vesta-go/vesta/server-rest/internal/restapp"
 	"io"
 	"log/slog"
@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/config"
+	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/restserver"
 	"github.com/vesta-go/vesta/service/segment"
@@ -283,6 +283,6 @@ func TestSegmentOpenFailureStopsServe(t *testing.T) {
 	_, done := serve(t, context.Background(), srv)
 	err := <-done
 	require.ErrorIs(t, err, boom)
-	assert.Equal(t, boom.Error(), err.Error(), "returned as the opener said it (internal/app's names segment mode): no prefix twice")
+	assert.Equal(t, boom.Error(), err.Error(), "returned as the opener said it (internal/server/app's names segment mode): no prefix twice")
 	assert.False(t, started.Load(), "the ID service is not started")
 }

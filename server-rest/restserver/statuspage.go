@@ -6,8 +6,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/vesta-go/vesta/internal/buildinfo"
-	"github.com/vesta-go/vesta/internal/coremetrics"
-	"github.com/vesta-go/vesta/internal/ops"
+	"github.com/vesta-go/vesta/internal/server/coremetrics"
+	"github.com/vesta-go/vesta/internal/server/ops"
 	"github.com/vesta-go/vesta/internal/statuspage"
 )
 
@@ -18,7 +18,7 @@ func WithMachineSource(provider, source string) Option {
 	return func(s *Server) { s.machineProvider, s.machineSource = provider, source }
 }
 
-// newOps builds the operations surface (internal/ops) over the server's
+// newOps builds the operations surface (internal/server/ops) over the server's
 // state: readiness, the registry, and the status page over the service
 // and segment mode as published and the /genid counter.
 func (s *Server) newOps() (http.Handler, error) {

@@ -16,12 +16,12 @@ import (
 	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/access/tlsserve"
 	"github.com/vesta-go/vesta/internal/connlimit"
-	"github.com/vesta-go/vesta/internal/coremetrics"
-	"github.com/vesta-go/vesta/internal/ops"
+	"github.com/vesta-go/vesta/internal/server/coremetrics"
+	"github.com/vesta-go/vesta/internal/server/ops"
 	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/rpcserver"
 )
 
 // Options configure an Admin.
@@ -62,7 +62,7 @@ type Admin struct {
 	opts    Options
 	log     *slog.Logger
 	reg     *prometheus.Registry
-	handler http.Handler // the operations surface (internal/ops)
+	handler http.Handler // the operations surface (internal/server/ops)
 	calls   *callMetrics
 
 	refused  prometheus.Counter // connections over MaxConnsPerIP

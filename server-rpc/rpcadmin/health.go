@@ -1,6 +1,6 @@
 package rpcadmin
 
-import "github.com/vesta-go/vesta/internal/coremetrics"
+import "github.com/vesta-go/vesta/internal/server/coremetrics"
 
 // readiness is what /readyz and vesta_ready say: stopping once shutdown
 // began, else the service's (starting, fenced, ready) as server-rest

@@ -2,7 +2,7 @@ package rpcadmin
 
 import (
 	"github.com/vesta-go/vesta/internal/buildinfo"
-	"github.com/vesta-go/vesta/internal/coremetrics"
+	"github.com/vesta-go/vesta/internal/server/coremetrics"
 	"github.com/vesta-go/vesta/internal/statuspage"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/intf/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
 	"github.com/vesta-go/vesta/service"
 )

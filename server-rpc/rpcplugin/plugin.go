@@ -6,7 +6,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/intf/rpcapi"
 )
 
 // Handshake is the go-plugin handshake of the vesta-go plugin. The host

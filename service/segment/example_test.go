@@ -4,28 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 
+	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/service/segment"
-	"github.com/vesta-go/vesta/service/segment/sqlitestore"
 )
 
-// New runs a Generator on any Store; it owns the store from then on.
+// New runs a Generator on any Store (sqlitestore.Open or pgstore.Open in
+// production; an in-memory one here); it owns the store from then on.
 func ExampleNew() {
-	dir, err := os.MkdirTemp("", "vesta-segment-example-")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer os.RemoveAll(dir)
-
 	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, filepath.Join(dir, "ids.db"))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	st := segtest.NewMem()
 	if err := st.Init(ctx); err != nil {
 		fmt.Println(err)
 		return

@@ -1,5 +1,5 @@
 // Package restapp builds the REST server of a configuration: the ID
-// service and segment mode from internal/app, served by restserver with
+// service and segment mode from internal/server/app, served by restserver with
 // the configured batch cap, type and logger. server-rest runs it, and its
 // tests that need a real server-rest in-process use it too, so the
 // composition is written once.
@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/vesta-go/vesta/internal/app"
-	"github.com/vesta-go/vesta/internal/config"
+	"github.com/vesta-go/vesta/internal/server/app"
+	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/server-rest/restserver"
 )
 

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/vesta-go/vesta/internal/app"
-	"github.com/vesta-go/vesta/internal/config"
-	"github.com/vesta-go/vesta/internal/coremetrics"
+	"github.com/vesta-go/vesta/internal/server/app"
+	"github.com/vesta-go/vesta/internal/server/config"
+	"github.com/vesta-go/vesta/internal/server/coremetrics"
 	"github.com/vesta-go/vesta/server-rpc/rpcadmin"
 )
 

@@ -1,5 +1,5 @@
 // Package rpcapp builds server-rpc's TCP server of a configuration: the
-// ID service and segment mode from internal/app (segment mode through
+// ID service and segment mode from internal/server/app (segment mode through
 // internal/segopen, retried in the background when its store cannot be
 // reached at start, as server-rest's), the net/rpc receiver (rpcapi)
 // served by rpcserver with the configured limits, TLS and guard, and the
@@ -16,11 +16,11 @@ import (
 	"net"
 	"sync/atomic"
 
-	"github.com/vesta-go/vesta/internal/app"
-	"github.com/vesta-go/vesta/internal/config"
-	"github.com/vesta-go/vesta/internal/coremetrics"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
-	"github.com/vesta-go/vesta/server-rpc/rpcserver"
+	"github.com/vesta-go/vesta/internal/server/app"
+	"github.com/vesta-go/vesta/internal/server/config"
+	"github.com/vesta-go/vesta/internal/server/coremetrics"
+	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/service/rpcserver"
 )
 
 // Run serves cfg's RPC server on TCP until ctx is cancelled

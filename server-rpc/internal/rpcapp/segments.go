@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/vesta-go/vesta/internal/app"
-	"github.com/vesta-go/vesta/internal/config"
-	"github.com/vesta-go/vesta/internal/coremetrics"
 	"github.com/vesta-go/vesta/internal/segopen"
+	"github.com/vesta-go/vesta/internal/server/app"
+	"github.com/vesta-go/vesta/internal/server/config"
+	"github.com/vesta-go/vesta/internal/server/coremetrics"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
+	"github.com/vesta-go/vesta/intf/rpcapi"
 	"github.com/vesta-go/vesta/service/segment"
 )
 

@@ -1,4 +1,4 @@
-// Package segspec holds what segment mode's configuration (internal/config)
+// Package segspec holds what segment mode's configuration (internal/server/config)
 // and its libraries (segment, pgstore, stores) agree on, in a package that
 // links neither a database driver nor the configuration loader: the store
 // kinds (the values of segmentStore), the syntax of a list of tags to

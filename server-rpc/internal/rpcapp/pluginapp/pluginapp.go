@@ -17,10 +17,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/vesta-go/vesta/internal/app"
-	"github.com/vesta-go/vesta/internal/config"
+	"github.com/vesta-go/vesta/internal/server/app"
+	"github.com/vesta-go/vesta/internal/server/config"
+	"github.com/vesta-go/vesta/intf/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/internal/rpcapp"
-	"github.com/vesta-go/vesta/server-rpc/rpcapi"
 	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
 )
 

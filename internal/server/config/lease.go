@@ -1,0 +1,41 @@
+package config
+
+import (
+	"time"
+
+	"github.com/vesta-go/vesta/internal/leasekit"
+)
+
+// Lease is what the keys shared by the machine-id leases of providers
+// etcd and postgres say (GroupEtcd), each value checked against the
+// range its key allows. The program turns Lease and EtcdLease or
+// PostgresLease into the lease's options and validates them with the
+// lease library (internal/server/app), so that this loader links neither etcd's
+// client nor pgx; the defaults both apply are internal/leasekit's.
+type Lease struct {
+	Prefix       string        // etcdPrefix; "" for the lease's default
+	TTL          time.Duration // etcdLeaseTTL
+	DialTimeout  time.Duration // etcdDialTimeout
+	NodeName     string        // etcdNodeName; "" for hostname-pid
+	MaxClockSkew time.Duration // maxClockSkew
+	// MachineRange is machineRange (etcdlease.Range, pglease.Range); nil
+	// means every machine id.
+	MachineRange *leasekit.Range
+}
+
+// EtcdLease is what the keys only the etcd lease takes say.
+type EtcdLease struct {
+	Endpoints                     []string // etcdEndpoints
+	Username, Password            string   // etcdUsername, etcdPassword
+	CACertFile, CertFile, KeyFile string   // etcdCACert, etcdCert, etcdKey
+}
+
+// PostgresLease is what the keys only the PostgreSQL lease takes say.
+type PostgresLease struct {
+	// DSN is machineDSN; it may hold a password: never log it.
+	DSN string
+	// Table is machineTable; "" for the lease's default.
+	Table string
+	// AllowAsyncFailover is machineAllowAsyncFailover.
+	AllowAsyncFailover bool
+}

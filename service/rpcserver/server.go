@@ -1,0 +1,199 @@
+package rpcserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/rpc"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vesta-go/vesta/internal/access/tlsserve"
+	"github.com/vesta-go/vesta/intf/rpcapi"
+)
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("rpc server closed")
+
+// Server serves one receiver as rpcapi.ServiceName.
+type Server struct {
+	rpc     *rpc.Server
+	recv    *rpcapi.Receiver
+	log     *slog.Logger
+	opts    Options
+	ctr     counters
+	idleSeq atomic.Uint64 // orders idle connections for eviction
+
+	tls atomic.Pointer[tlsserve.Listener] // set by Serve with Options.TLS
+
+	mu      sync.Mutex
+	ln      net.Listener
+	conns   map[*conn]struct{}
+	live    int                // conns counted against MaxConns (not yet evicted)
+	perIP   map[netip.Addr]int // counted conns per remote IP
+	closing bool
+	served  sync.WaitGroup // one per connection being served
+	// One warning a second at most per kind, so that a flood does not
+	// become a log flood.
+	refusalLog, droppedLog rateLimit
+}
+
+// warnInterval is the least time between two warnings of one kind.
+const warnInterval = time.Second
+
+// New registers recv and returns a server ready to Serve.
+func New(recv *rpcapi.Receiver, opts Options) (*Server, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	rs := rpc.NewServer()
+	if err := rs.RegisterName(rpcapi.ServiceName, recv); err != nil {
+		return nil, fmt.Errorf("rpc server: %w", err)
+	}
+	return &Server{rpc: rs, recv: recv, log: opts.Logger, opts: opts,
+		conns: make(map[*conn]struct{}), perIP: make(map[netip.Addr]int)}, nil
+}
+
+// Serve accepts connections on ln until Shutdown, and returns
+// ErrServerClosed then; any other error stops it too. Serve closes ln.
+// With Options.TLS, each connection is admitted (the limits above) before
+// its TLS handshake, which its first read does within FirstByteTimeout.
+func (s *Server) Serve(ln net.Listener) error {
+	if s.opts.TLS != nil {
+		tl := tlsserve.NewListener(ln, s.opts.TLS.ServerConfig(), tlsserve.Options{Logger: s.log})
+		s.tls.Store(tl)
+		ln = tl
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	defer ln.Close()
+
+	var delay time.Duration // back-off after temporary accept errors
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return ErrServerClosed
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.log.Warn("vesta rpc: accept failed; retrying", "err", err, "retryIn", delay)
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		s.serve(newConn(nc))
+	}
+}
+
+// serve starts serving c, or closes it when it is refused.
+func (s *Server) serve(c *conn) {
+	c.idleSince.Store(s.idleSeq.Add(1)) // waiting for its first call
+	if !s.admit(c) {
+		c.Close()
+		return
+	}
+	s.log.Debug("vesta rpc: connection open", "remote", c.RemoteAddr())
+	go func() {
+		defer s.served.Done()
+		r := newFrameReader(c, &s.opts, &s.ctr, func() uint64 { return s.idleSeq.Add(1) })
+		// ServeCodec returns after answering the calls it read, and closes c.
+		rs, authed := s.rpcFor(c)
+		rs.ServeCodec(newServerCodec(c, r, &s.opts, authed, &s.ctr))
+		s.mu.Lock()
+		s.releaseLocked(c)
+		delete(s.conns, c)
+		var big *MessageTooBigError
+		logBig, unlogged := false, uint64(0)
+		if errors.As(r.err, &big) {
+			logBig, unlogged = s.droppedLog.logIt(time.Now(), warnInterval)
+		}
+		s.mu.Unlock()
+		if logBig {
+			s.log.Warn("vesta rpc: connection closed: message too big", "remote", c.RemoteAddr(),
+				"size", big.Size, "maxMessageBytes", big.Max, "tooBigTotal", s.ctr.tooBig.Load(),
+				"tooBigSinceLastWarning", unlogged)
+		}
+		s.log.Debug("vesta rpc: connection closed", "remote", c.RemoteAddr(), "reason", r.err)
+	}()
+}
+
+// rpcFor is the net/rpc server of c: the shared one, or — for a guarded
+// receiver, whose quotas and logs need the caller's address — one
+// serving the receiver of c's peer (registering it costs a few
+// microseconds per connection, not per call).
+func (s *Server) rpcFor(c *conn) (*rpc.Server, func() bool) {
+	if !s.recv.Guarded() {
+		return s.rpc, s.recv.Authenticated
+	}
+	rs, peer := rpc.NewServer(), s.recv.ForPeer(c.RemoteAddr().String())
+	if err := rs.RegisterName(rpcapi.ServiceName, peer); err != nil {
+		s.log.Error("vesta rpc: registering the receiver", "err", err) // cannot happen: New registered its type
+		return s.rpc, peer.Authenticated
+	}
+	return rs, peer.Authenticated
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// Addr is the address Serve listens on, nil before Serve.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Shutdown stops accepting and stops reading calls; the calls already read
+// are answered, then each connection closes. It waits for that until ctx
+// is done, then closes what is left and returns ctx.Err(). It does not
+// close the ID service.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for c := range s.conns {
+		c.stop()
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		s.served.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	n := len(s.conns)
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.log.Warn("vesta rpc: shutdown timed out; connections closed with calls in flight", "conns", n)
+	return ctx.Err()
+}
