@@ -1,0 +1,86 @@
+package restserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// HTTP server limits: a slow or oversized client cannot hold a connection
+// or memory for long. Headers beyond maxHeaderBytes (net/http reads at
+// most 4 KB more) are answered 431, as JSON (plainToJSON).
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 10 * time.Second
+	writeTimeout      = 30 * time.Second // a 100,000-ID batch is ~2 MB
+	idleTimeout       = 2 * time.Minute
+	maxHeaderBytes    = 16 << 10
+)
+
+// Serving is the HTTP side of one run of the server on one listener:
+// Serve's parts, for a program that runs the server's life itself
+// (server-rest runs them, with Start and Close, under internal/app's
+// lifecycle).
+type Serving struct {
+	s    *Server
+	hs   *http.Server
+	ln   net.Listener
+	addr string
+}
+
+// Serving prepares serving HTTP on ln, with the server's TLS and
+// connection caps. It does no I/O: Serve does.
+func (s *Server) Serving(ln net.Listener) *Serving {
+	hs := s.httpServer()
+	addr := ln.Addr().String()
+	ln, limiter := s.newLimitListener(s.tlsListener(ln))
+	hs.ConnState = limiter.ConnState
+	return &Serving{s: s, hs: hs, ln: ln, addr: addr}
+}
+
+// Serve serves HTTP until Drain, and returns nil then; any other end is
+// its error. /healthz and /readyz answer at once; the ID endpoints answer
+// 503 until Start has constructed the ID service.
+func (h *Serving) Serve() error {
+	h.s.log.Debug("rest: accepting connections; the ID endpoints answer 503 until the id service is ready", "addr", h.addr)
+	if err := h.hs.Serve(h.ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("http server: %w", err)
+	}
+	return nil
+}
+
+// Ready logs "vesta: listening", once the ID service is ready, after its
+// own "id service ready", so that the line an operator waits for means the
+// IDs are served.
+func (h *Serving) Ready() {
+	s := h.s
+	s.log.Info("vesta: listening", "server", "rest", "addr", h.addr, "tls", s.certs != nil, "maxConns", s.maxConns,
+		"maxConnsPerIP", s.maxConnsPerIP, "callTimeout", s.callTimeout)
+}
+
+// Drain marks the server as stopping (/readyz answers 503), closes the
+// listener and waits for the requests in flight until ctx ends; then it
+// closes the connections left and returns why.
+func (h *Serving) Drain(ctx context.Context) error {
+	h.s.draining.Store(true)
+	if err := h.hs.Shutdown(ctx); err != nil {
+		return errors.Join(fmt.Errorf("http shutdown: %w", err), h.hs.Close())
+	}
+	return nil
+}
+
+func (s *Server) httpServer() *http.Server {
+	return &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
