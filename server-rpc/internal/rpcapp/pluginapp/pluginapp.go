@@ -8,19 +8,12 @@ package pluginapp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
-
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
 
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
-	"github.com/vesta-go/vesta/intf/rpcapi"
-	"github.com/vesta-go/vesta/server-rpc/internal/rpcapp"
 	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
 )
 
@@ -31,9 +24,10 @@ var ErrNotAPluginHost = errors.New("--plugin: this process was not started by a 
 
 // Run serves the IdService (and segment mode) as a go-plugin plugin
 // until the host stops it (or goes away), then closes the service and
-// segment mode. Logs go to stderr as hclog-style JSON, which the host
-// reads. SIGINT is left to the host, as go-plugin expects; SIGTERM closes
-// them and exits.
+// segment mode: internal/app's Lifecycle, as the TCP server's. Logs go to
+// stderr as hclog-style JSON, which the host reads. SIGINT is left to the
+// host, as go-plugin expects; SIGTERM ends the run as the host's stop
+// does, and the process exits.
 func Run(cfg config.Config) error {
 	if h := rpcplugin.Handshake; os.Getenv(h.MagicCookieKey) != h.MagicCookieValue {
 		// Checked before the service opens its data dir: plugin.Serve
@@ -45,53 +39,9 @@ func Run(cfg config.Config) error {
 	// The host started this process and holds the only client certificate
 	// go-plugin's automatic mutual TLS accepts.
 	warnIgnored(log, cfg)
-	seg, err := rpcapp.OpenSegments(context.Background(), cfg)
-	if err != nil {
-		return err
-	}
-	svc, err := app.StartService(context.Background(), cfg)
-	if err != nil {
-		return errors.Join(err, seg.Close())
-	}
-	var once sync.Once
-	var closeErr error
-	closeSvc := func() error {
-		once.Do(func() {
-			if err := svc.Close(); err != nil {
-				closeErr = fmt.Errorf("closing the id service: %w", err)
-			}
-			closeErr = errors.Join(closeErr, seg.Close())
-		})
-		return closeErr
-	}
-
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM)
-	defer signal.Stop(term)
-	go func() {
-		if _, ok := <-term; !ok {
-			return
-		}
-		log.Info("vesta plugin: SIGTERM: closing the id service")
-		code := 0
-		if err := closeSvc(); err != nil {
-			log.Error("vesta plugin: closing", "err", err)
-			code = 1
-		}
-		os.Exit(code)
-	}()
-
-	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: rpcplugin.Handshake,
-		Plugins:         rpcplugin.PluginSet(rpcapi.NewReceiver(svc, cfg.MaxBatch, rpcapp.ReceiverOptions(cfg, seg)...)),
-		Logger: hclog.New(&hclog.LoggerOptions{
-			Name: "server-rpc", Output: os.Stderr, JSONFormat: true,
-			Level: hclog.LevelFromString(cfg.LogLevel.String()),
-		}),
-	})
-	if err := closeSvc(); err != nil {
-		return err
-	}
-	log.Info("vesta: stopped", "server", "plugin")
-	return nil
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	r := &run{cfg: cfg, up: make(chan struct{}), stop: make(chan struct{})}
+	return app.Lifecycle{Server: "plugin", Logger: log, ShutdownTimeout: cfg.ShutdownTimeout,
+		Serve: r.serve, Start: r.start, Drain: r.drain, Close: r.close}.Run(ctx)
 }
