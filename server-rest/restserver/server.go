@@ -297,18 +297,18 @@ func (s *Server) service() (Service, error) {
 }
 
 // segments returns segment mode, or the error to answer while it is off,
-// opening or gone.
+// opening or gone (segopen.Mode.Get).
 func (s *Server) segments() (Segments, error) {
-	if seg, ok := s.segs.Open(); ok {
-		return seg, nil
-	}
+	seg, err := s.segs.Get()
+	var down *segopen.DownError
 	switch {
+	case err == nil:
+		return seg, nil
 	case s.draining.Load():
 		return nil, errStopping
-	case s.segs.Off():
+	case errors.Is(err, segopen.ErrOff):
 		return nil, errSegmentsOff
-	}
-	if down := s.segs.Down(); down != nil {
+	case errors.As(err, &down):
 		return nil, &apiError{Status: http.StatusServiceUnavailable, Err: down, Msg: down.Error()}
 	}
 	return nil, errSegmentsStarting

@@ -43,34 +43,38 @@ func openSegments(ctx context.Context, open segopen.OpenFunc[*segment.Generator]
 
 // NextIds serves the Generator, or says why there is none.
 func (s *Segments) NextIds(ctx context.Context, tag string, n int) ([]int64, error) {
-	if g, ok := s.mode.Open(); ok {
-		return g.NextIds(ctx, tag, n)
+	g, err := s.get()
+	if err != nil {
+		return nil, err
 	}
-	return nil, s.notOpen()
+	return g.NextIds(ctx, tag, n)
 }
 
 // NextRange hands out a range of the Generator (SegmentRange), or says
 // why there is none.
 func (s *Segments) NextRange(ctx context.Context, tag string, size int64) (intf.SegmentRange, error) {
-	if g, ok := s.mode.Open(); ok {
-		return g.NextRange(ctx, tag, size)
+	g, err := s.get()
+	if err != nil {
+		return intf.SegmentRange{}, err
 	}
-	return intf.SegmentRange{}, s.notOpen()
+	return g.NextRange(ctx, tag, size)
 }
 
-// notOpen is the error of a segment call while segment mode is not open:
-// why the store is being retried, or off (a store that, once reached,
-// says segment mode is off).
-func (s *Segments) notOpen() error {
-	if d := s.mode.Down(); d != nil {
+// get is the Generator, or the error of a segment call while segment mode
+// is not open (segopen.Mode.Get): off, the store being retried, or not
+// open yet.
+func (s *Segments) get() (*segment.Generator, error) {
+	g, err := s.mode.Get()
+	var down *segopen.DownError
+	switch {
+	case errors.Is(err, segopen.ErrOff):
+		return nil, rpcapi.ErrSegmentOff
+	case errors.As(err, &down):
 		// Only unavailable on the wire, whatever the retry's error wraps:
 		// the client then tries the next server.
-		return fmt.Errorf("%s: %w", d.Error(), intf.ErrUnavailable)
+		return nil, fmt.Errorf("%s: %w", down.Error(), intf.ErrUnavailable)
 	}
-	if s.mode.Off() {
-		return rpcapi.ErrSegmentOff
-	}
-	return errors.Join(errors.New("segment mode is not open"), intf.ErrUnavailable)
+	return g, err
 }
 
 // Off tells whether segment mode is off.
