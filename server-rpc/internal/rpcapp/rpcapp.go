@@ -3,7 +3,7 @@
 // internal/segopen, retried in the background when its store cannot be
 // reached at start, as server-rest's), the net/rpc receiver (rpcapi)
 // served by rpcserver with the configured limits, TLS and guard, and the
-// admin listener (adminListen), run by internal/app's Lifecycle as
+// admin listener (adminListen), run by internal/lifecycle as
 // server-rest is. server-rpc runs it; the plugin mode's composition, which
 // links go-plugin, is in the subpackage pluginapp, so that this one links
 // none. (internal/restapp is server-rest's counterpart.)
@@ -12,6 +12,7 @@ package rpcapp
 import (
 	"context"
 	"errors"
+	"github.com/vesta-go/vesta/internal/lifecycle"
 	"sync/atomic"
 
 	"github.com/vesta-go/vesta/internal/server/app"
@@ -23,7 +24,7 @@ import (
 // Run serves cfg's RPC server on TCP until ctx is cancelled
 // (SIGINT/SIGTERM), then shuts down gracefully, for at most cfg's
 // shutdownTimeout, and closes the service, which stores the high-water
-// mark, and segment mode (app.Lifecycle). The admin listener answers from
+// mark, and segment mode (lifecycle.Server). The admin listener answers from
 // the start (/readyz: starting) and stops last, so that /readyz says
 // stopping while calls drain.
 func Run(ctx context.Context, cfg config.Config) (err error) {
@@ -49,8 +50,8 @@ func Run(ctx context.Context, cfg config.Config) (err error) {
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	r.watchCtx = watchCtx
-	return app.Lifecycle{
-		Server: "rpc", Logger: cfg.Service.Logger, ShutdownTimeout: cfg.ShutdownTimeout,
+	return lifecycle.Server{
+		Name: "rpc", Logger: cfg.Service.Logger, ShutdownTimeout: cfg.ShutdownTimeout,
 		Serve: r.serve, Start: r.start, Ready: r.ready, Drain: r.drain, DrainAttrs: r.conns, Close: r.close,
 	}.Run(ctx)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/vesta-go/vesta/service/rpcserver"
 )
 
-// tcpRun is what the TCP server passes to app.Lifecycle: its start,
+// tcpRun is what the TCP server passes to lifecycle.Server: its start,
 // serving, drain and close. start sets the fields below up; the lifecycle
 // reads them only once start has returned, serve once up is closed.
 type tcpRun struct {

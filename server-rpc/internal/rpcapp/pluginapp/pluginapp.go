@@ -8,11 +8,11 @@ package pluginapp
 import (
 	"context"
 	"errors"
+	"github.com/vesta-go/vesta/internal/lifecycle"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
 )
@@ -24,7 +24,7 @@ var ErrNotAPluginHost = errors.New("--plugin: this process was not started by a 
 
 // Run serves the IdService (and segment mode) as a go-plugin plugin
 // until the host stops it (or goes away), then closes the service and
-// segment mode: internal/app's Lifecycle, as the TCP server's. Logs go to
+// segment mode: internal/lifecycle, as the TCP server's. Logs go to
 // stderr as hclog-style JSON, which the host reads. SIGINT is left to the
 // host, as go-plugin expects; SIGTERM ends the run as the host's stop
 // does, and the process exits.
@@ -42,6 +42,6 @@ func Run(cfg config.Config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	r := &run{cfg: cfg, up: make(chan struct{}), stop: make(chan struct{})}
-	return app.Lifecycle{Server: "plugin", Logger: log, ShutdownTimeout: cfg.ShutdownTimeout,
+	return lifecycle.Server{Name: "plugin", Logger: log, ShutdownTimeout: cfg.ShutdownTimeout,
 		Serve: r.serve, Start: r.start, Drain: r.drain, Close: r.close}.Run(ctx)
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/vesta-go/vesta/service"
 )
 
-// run is what plugin mode passes to app.Lifecycle. start sets seg and
+// run is what plugin mode passes to lifecycle.Server. start sets seg and
 // svc; serve reads them once up is closed, the lifecycle's drain and
 // close once start has returned.
 type run struct {

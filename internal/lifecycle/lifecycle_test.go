@@ -1,4 +1,4 @@
-package app
+package lifecycle
 
 import (
 	"bytes"
@@ -34,9 +34,9 @@ func newFake() *fakeServer {
 	return f
 }
 
-func (f *fakeServer) lifecycle(timeout time.Duration) Lifecycle {
-	return Lifecycle{
-		Server: "test", Logger: slog.New(slog.NewTextHandler(&f.log, nil)), ShutdownTimeout: timeout,
+func (f *fakeServer) lifecycle(timeout time.Duration) Server {
+	return Server{
+		Name: "test", Logger: slog.New(slog.NewTextHandler(&f.log, nil)), ShutdownTimeout: timeout,
 		Serve: func() error {
 			select {
 			case <-f.stopped:
@@ -66,7 +66,7 @@ func (f *fakeServer) lifecycle(timeout time.Duration) Lifecycle {
 }
 
 // run starts l.Run(ctx) and returns its result's channel.
-func run(ctx context.Context, l Lifecycle) <-chan error {
+func run(ctx context.Context, l Server) <-chan error {
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx) }()
 	return done

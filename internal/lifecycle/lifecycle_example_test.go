@@ -1,4 +1,4 @@
-package app_test
+package lifecycle_test
 
 import (
 	"context"
@@ -6,17 +6,17 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/vesta-go/vesta/internal/app"
+	"github.com/vesta-go/vesta/internal/lifecycle"
 )
 
 // A server passes in its own parts; the lifecycle starts it, says it is
 // ready, drains it within the shutdown timeout once ctx ends, and closes
 // its service.
-func ExampleLifecycle() {
+func ExampleServer_Run() {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
-	err := app.Lifecycle{
-		Server: "example", Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: time.Second,
+	err := lifecycle.Server{
+		Name: "example", Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: time.Second,
 		Serve: func() error { <-stopped; return nil },
 		Start: func(context.Context) error { fmt.Println("service started"); return nil },
 		Ready: func() { fmt.Println("ready"); cancel() }, // SIGTERM, say

@@ -1,4 +1,9 @@
-package app
+// Package lifecycle is the one life of a server run — serve, start the
+// service, ready, drain within the shutdown timeout on SIGINT/SIGTERM,
+// close the service once, log — shared by server-rest, server-rpc, plugin
+// mode and restserver.Serve (for programs that embed the REST server).
+// Standard library only, so that a door may use it.
+package lifecycle
 
 import (
 	"cmp"
@@ -11,15 +16,15 @@ import (
 	"github.com/vesta-go/vesta/internal/serverdefaults"
 )
 
-// Lifecycle is the life of one server run, written once for server-rest,
+// Server is the life of one server run, written once for server-rest,
 // server-rpc and its plugin mode: serve, start the service, say it is
 // ready, wait for the end (ctx: SIGINT/SIGTERM as Main's), drain the calls
 // in flight within ShutdownTimeout, close the service (storing its mark,
 // releasing its machine-id lease) and log. Each server passes in what is
 // its own; Run returns an error for Main to turn into an exit code.
-type Lifecycle struct {
-	// Server names the server in the log lines: server=rest, rpc, plugin.
-	Server string
+type Server struct {
+	// Name names the server in the log lines: server=rest, rpc, plugin.
+	Name string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// ShutdownTimeout bounds Drain (<= 0: serverdefaults.ShutdownTimeout).
@@ -57,7 +62,7 @@ var ErrShutdownIncomplete = errors.New("shutdown incomplete")
 // stop: Run returns nil and logs "vesta: stopped". Otherwise it returns
 // what failed — Start, Serve, a drain cut short by ShutdownTimeout
 // (ErrShutdownIncomplete) or Close — and Main logs it and exits 1.
-func (l Lifecycle) Run(ctx context.Context) error {
+func (l Server) Run(ctx context.Context) error {
 	log := cmp.Or(l.Logger, slog.Default())
 	timeout := l.ShutdownTimeout
 	if timeout <= 0 {
@@ -99,7 +104,7 @@ func (l Lifecycle) Run(ctx context.Context) error {
 	if started != nil {
 		<-started // ended by cancelStart: the run stopped for another reason
 	}
-	attrs := []any{"server", l.Server, "timeout", timeout}
+	attrs := []any{"server", l.Name, "timeout", timeout}
 	if l.DrainAttrs != nil {
 		attrs = append(attrs, l.DrainAttrs()...)
 	}
@@ -110,14 +115,14 @@ func (l Lifecycle) Run(ctx context.Context) error {
 	}
 	err = errors.Join(err, l.Close())
 	if err == nil {
-		log.Info("vesta: stopped", "server", l.Server)
+		log.Info("vesta: stopped", "server", l.Name)
 	}
 	return err
 }
 
 // drain runs Drain within timeout; an error is ErrShutdownIncomplete,
 // warned of.
-func (l Lifecycle) drain(ctx context.Context, timeout time.Duration, log *slog.Logger) error {
+func (l Server) drain(ctx context.Context, timeout time.Duration, log *slog.Logger) error {
 	if l.Drain == nil {
 		return nil
 	}
@@ -127,6 +132,6 @@ func (l Lifecycle) drain(ctx context.Context, timeout time.Duration, log *slog.L
 	if err == nil {
 		return nil
 	}
-	log.Warn("vesta: shutdown incomplete: calls still in flight were cut short", "server", l.Server, "timeout", timeout, "err", err)
+	log.Warn("vesta: shutdown incomplete: calls still in flight were cut short", "server", l.Name, "timeout", timeout, "err", err)
 	return fmt.Errorf("%w after %s: %w", ErrShutdownIncomplete, timeout, err)
 }
