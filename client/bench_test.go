@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/intf/rpcapi"
 	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
@@ -165,7 +168,13 @@ func paired(b *testing.B, n int, bare, ours func() error) {
 // BenchmarkGenId compares GenId through Client against the bare service
 // (same number of connections), interleaved, with 1 and 64 callers, on a
 // server with the default populator (lock) and, at 64 callers, with packed
-// (CAS: no goroutine parks when 64 server goroutines contend).
+// (CAS: no goroutine parks when 64 server goroutines contend). The
+// "secured" rows run the lock server with everything server-rpc turns on:
+// a token checked on every call, a quota (a rate far above what is asked:
+// every call takes from it, none is refused), a call observer as the
+// metrics' (benchObserver) and the server's call timeout (its default), the
+// client sending its token and its call timeout as always. The bare
+// service has none of these.
 func BenchmarkGenId(b *testing.B) {
 	bare := startBare(b, DefaultPoolSize)
 	var rr atomic.Uint32
@@ -176,19 +185,62 @@ func BenchmarkGenId(b *testing.B) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		populator string
+		secured   bool
 		callers   []int
-	}{{"lock", []int{1, 64}}, {"packed", []int{64}}} {
-		srv := rpctest.Start(b, rpctest.Config{Machine: 1, Populator: tc.populator})
-		c, err := New([]string{srv.Addr}, WithLogger(quiet))
+	}{{"lock", false, []int{1, 64}}, {"packed", false, []int{64}}, {"lock", true, []int{1, 64}}} {
+		cfg, opts, name := rpctest.Config{Machine: 1, Populator: tc.populator}, []Option{WithLogger(quiet)}, "populator="+tc.populator
+		if tc.secured {
+			cfg, opts, name = secured(b, cfg), append(opts, WithToken(benchToken)), name+"/secured"
+		}
+		srv := rpctest.Start(b, cfg)
+		c, err := New([]string{srv.Addr}, opts...)
 		if err != nil {
 			b.Fatal(err)
 		}
 		oursCall := func() error { _, err := c.GenId(ctx); return err }
 		for _, n := range tc.callers {
-			b.Run(fmt.Sprintf("populator=%s/callers=%d", tc.populator, n), func(b *testing.B) { paired(b, n, bareCall, oursCall) })
+			b.Run(fmt.Sprintf("%s/callers=%d", name, n), func(b *testing.B) { paired(b, n, bareCall, oursCall) })
 		}
 		c.Close()
 	}
+}
+
+const benchToken = "vesta_bench_token_0123456789"
+
+// secured adds to c what server-rpc runs with: a guard requiring
+// benchToken with the genid scope and a quota that every call takes from
+// but none exceeds, the metrics' observer and the default call timeout.
+func secured(b *testing.B, c rpctest.Config) rpctest.Config {
+	p, err := access.NewPolicy([]access.Client{{Name: "bench", Tokens: [][32]byte{access.HashToken(benchToken)},
+		Scopes: []access.Scope{access.ScopeGenId}, Rate: access.MaxRate}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if c.Guard, err = access.NewGuard(access.Options{Policy: p, Logger: quiet}); err != nil {
+		b.Fatal(err)
+	}
+	c.Receiver = []rpcapi.ReceiverOption{rpcapi.WithObserver(&benchObserver{}), rpcapi.WithCallTimeout(serverdefaults.CallTimeout)}
+	return c
+}
+
+// benchObserver stands in for server-rpc's Prometheus observer (rpcadmin,
+// in the server's module: the client's module links no Prometheus): a
+// count per method and code and a latency sum, atomic adds as a
+// Prometheus counter and histogram make.
+type benchObserver struct {
+	calls   [8][16]atomic.Int64
+	ids     atomic.Int64
+	elapsed atomic.Int64
+}
+
+func (o *benchObserver) ObserveCall(method string, ids int, err *rpcapi.Error, elapsed time.Duration) {
+	code := 0
+	if err != nil {
+		code = int(err.Code) & 15
+	}
+	o.calls[len(method)&7][code].Add(1)
+	o.ids.Add(int64(ids))
+	o.elapsed.Add(int64(elapsed))
 }
 
 // BenchmarkGenIdsBatch takes batches of 1000 IDs with 4 callers. Besides

@@ -41,6 +41,9 @@ type Config struct {
 	Logger   *slog.Logger // nil: discard
 	// Guard checks every call's token, scope and quota; nil: none.
 	Guard *access.Guard
+	// Receiver are more options of the receiver (e.g. its observer, its
+	// call timeout), applied after Segments and Guard.
+	Receiver []rpcapi.ReceiverOption
 	// Options are the server's limits and timeouts; MaxConns and Logger
 	// above replace theirs.
 	Options rpcserver.Options
@@ -90,7 +93,8 @@ func Start(tb testing.TB, c Config) *Server {
 		opts.MaxConns = c.MaxConns
 	}
 	opts.Logger = c.Logger
-	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, c.MaxBatch, rpcapi.WithSegments(c.Segments), rpcapi.WithGuard(c.Guard)), opts)
+	recvOpts := append([]rpcapi.ReceiverOption{rpcapi.WithSegments(c.Segments), rpcapi.WithGuard(c.Guard)}, c.Receiver...)
+	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, c.MaxBatch, recvOpts...), opts)
 	if err != nil {
 		svc.Close()
 		tb.Fatalf("rpctest: %v", err)
