@@ -381,6 +381,39 @@ func TestReloadKeepsQuotaAndCounters(t *testing.T) {
 	gr.Done(20)
 }
 
+// A connection's cache answers its token as Authenticate does: a known
+// token, another one, a refused one, and no longer after a reload that
+// dropped it.
+func TestAuthenticateCached(t *testing.T) {
+	g := newGuard(t, newFakeClock(), access.Client{Name: "a", Tokens: [][32]byte{sum("t1")}},
+		access.Client{Name: "b", Tokens: [][32]byte{sum("t2")}})
+	var tc access.TokenCache
+	for _, tok := range []string{"t1", "t1", "t2", "t1"} {
+		c, err := g.AuthenticateCached(&tc, tok, "")
+		require.NoError(t, err)
+		want, err := g.Authenticate(tok, "")
+		require.NoError(t, err)
+		assert.Equal(t, want.Name(), c.Name(), tok)
+	}
+	_, err := g.AuthenticateCached(&tc, "t3", "")
+	assert.ErrorIs(t, err, intf.ErrUnauthenticated)
+	_, err = g.AuthenticateCached(&tc, "t1", "")
+	require.NoError(t, err, "a refusal leaves the cache as it was")
+	_, err = g.AuthenticateCached(&tc, "t1x", "")
+	assert.ErrorIs(t, err, intf.ErrUnauthenticated, "a longer token is not the cached one")
+	_, err = g.AuthenticateCached(&tc, "", "")
+	assert.ErrorIs(t, err, intf.ErrUnauthenticated)
+
+	p, err := access.NewPolicy([]access.Client{{Name: "b", Tokens: [][32]byte{sum("t2")}}})
+	require.NoError(t, err)
+	g.SetPolicy(p)
+	_, err = g.AuthenticateCached(&tc, "t1", "")
+	assert.ErrorIs(t, err, intf.ErrUnauthenticated, "the reload dropped t1: the cache does not keep it")
+	st := g.Stats()
+	assert.Equal(t, uint64(3), st.Refusals[access.ReasonUnknownToken], "each refusal counted, as by Authenticate")
+	assert.Equal(t, uint64(1), st.Refusals[access.ReasonNoToken])
+}
+
 func TestQuotaPerAddress(t *testing.T) {
 	clock := newFakeClock()
 	g, err := access.NewGuard(access.Options{AddrRate: 100, AddrBurst: 10, Now: clock.Now, Logger: slog.New(slog.DiscardHandler)})

@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -206,6 +207,11 @@ func (g *Guard) Authenticate(token, remote string) (Caller, error) {
 	if st == nil {
 		return Caller{}, nil
 	}
+	return g.authenticate(st, token, remote)
+}
+
+// authenticate is Authenticate under the policy st.
+func (g *Guard) authenticate(st *policyState, token, remote string) (Caller, error) {
 	if err := CheckToken(token); err != nil {
 		return Caller{}, g.refuse(err, remote)
 	}
@@ -214,6 +220,51 @@ func (g *Guard) Authenticate(token, remote string) (Caller, error) {
 		return Caller{}, g.refuse(errUnknownToken, remote)
 	}
 	return Caller{st.clients[i]}, nil
+}
+
+// TokenCache remembers the token one connection last authenticated with
+// and its client under the policy then in force, so that its next calls
+// skip the hashing (AuthenticateCached). The zero value is empty; it is
+// safe for concurrent use.
+type TokenCache struct{ last atomic.Pointer[cachedToken] }
+
+type cachedToken struct {
+	st     *policyState // the policy the token was checked under
+	token  string
+	caller Caller
+}
+
+// AuthenticateCached is Authenticate with tc: a token equal (in constant
+// time) to the one tc holds, under the same policy, is that client again
+// without hashing it; after a reload (SetPolicy) or with another token it
+// is checked afresh, and a success replaces what tc holds. A refusal is
+// counted and logged as by Authenticate.
+func (g *Guard) AuthenticateCached(tc *TokenCache, token, remote string) (Caller, error) {
+	st := g.policy.Load()
+	if st == nil {
+		return Caller{}, nil
+	}
+	if e := tc.last.Load(); e != nil && e.st == st && sameToken(e.token, token) {
+		return e.caller, nil
+	}
+	c, err := g.authenticate(st, token, remote)
+	if err == nil {
+		tc.last.Store(&cachedToken{st: st, token: token, caller: c})
+	}
+	return c, err
+}
+
+// sameToken compares two tokens in time that depends on their length
+// only.
+func sameToken(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	var v byte
+	for i := 0; i < len(a); i++ {
+		v |= a[i] ^ b[i]
+	}
+	return subtle.ConstantTimeByteEq(v, 0) == 1
 }
 
 // Authorize says whether c has scope s: nil, or a *intf.ScopeError

@@ -37,6 +37,9 @@ type Receiver struct {
 	// authed is set once a call of this peer's connection authenticated
 	// (ForPeer; nil on a shared receiver).
 	authed *atomic.Bool
+	// tokens skips hashing the token this peer's connection presented
+	// before (ForPeer; nil on a shared receiver).
+	tokens *access.TokenCache
 	// obs is told of every call (WithObserver); nil: none.
 	obs CallObserver
 }
@@ -86,7 +89,7 @@ func (r *Receiver) Guarded() bool { return r.guard != nil }
 // its calls are counted against remote's quota and logged with it.
 func (r *Receiver) ForPeer(remote string) *Receiver {
 	c := *r
-	c.peer, c.authed = remote, new(atomic.Bool)
+	c.peer, c.authed, c.tokens = remote, new(atomic.Bool), new(access.TokenCache)
 	return &c
 }
 
@@ -100,7 +103,13 @@ func (r *Receiver) Authenticated() bool {
 // authenticate checks token with the guard, noting a success for the
 // connection.
 func (r *Receiver) authenticate(token string) (access.Caller, error) {
-	c, err := r.guard.Authenticate(token, r.peer)
+	var c access.Caller
+	var err error
+	if r.tokens != nil {
+		c, err = r.guard.AuthenticateCached(r.tokens, token, r.peer)
+	} else {
+		c, err = r.guard.Authenticate(token, r.peer)
+	}
 	if err == nil && r.authed != nil {
 		r.authed.Store(true)
 	}
