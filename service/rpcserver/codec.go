@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vesta-go/vesta/internal/ctxtime"
 )
 
 // serverCodec is net/rpc's gob server codec with the limits: reads go
@@ -25,6 +27,7 @@ type serverCodec struct {
 	r            *frameReader
 	dec          *gob.Decoder
 	w            *bufio.Writer
+	wd           *deadlineWriter // under w: the write deadline
 	enc          *gob.Encoder
 	writeTimeout time.Duration
 	ctr          *counters
@@ -41,8 +44,9 @@ type serverCodec struct {
 }
 
 func newServerCodec(c *conn, r *frameReader, o *Options, authed func() bool, ctr *counters) *serverCodec {
-	w := bufio.NewWriter(c.Conn)
-	return &serverCodec{c: c, r: r, dec: gob.NewDecoder(r), w: w, enc: gob.NewEncoder(w),
+	wd := &deadlineWriter{c: c, lazyDeadline: lazyDeadline{step: o.WriteTimeout, exact: !c.lazy(), set: c.Conn.SetWriteDeadline}}
+	w := bufio.NewWriter(wd)
+	return &serverCodec{c: c, r: r, dec: gob.NewDecoder(r), w: w, wd: wd, enc: gob.NewEncoder(w),
 		writeTimeout: o.WriteTimeout, ctr: ctr, slots: make(chan struct{}, o.MaxCallsPerConn), authed: authed}
 }
 
@@ -88,10 +92,8 @@ func (s *serverCodec) WriteResponse(resp *rpc.Response, body any) error {
 		n = cap(s.slots)
 	}
 	defer s.release(n)
-	err := s.c.SetWriteDeadline(time.Now().Add(s.writeTimeout))
-	if err == nil {
-		err = s.enc.Encode(resp)
-	}
+	s.wd.want = ctxtime.Monotonic() + s.writeTimeout
+	err := s.enc.Encode(resp)
 	if err == nil {
 		err = s.enc.Encode(body)
 	}

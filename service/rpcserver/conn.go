@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vesta-go/vesta/internal/ctxtime"
 )
 
 // errStopping is what a read of a connection being stopped (Shutdown,
@@ -28,7 +30,7 @@ type conn struct {
 	started atomic.Bool
 
 	mu       sync.Mutex
-	stopping bool // set by stop: reads may no longer move the deadline
+	stopping atomic.Bool // set by stop, under mu: reads may no longer move the deadline
 
 	counted bool // in Server.live and Server.perIP; guarded by Server.mu
 }
@@ -46,7 +48,7 @@ func newConn(nc net.Conn) *conn {
 func (c *conn) setReadDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stopping {
+	if c.stopping.Load() {
 		return errStopping
 	}
 	return c.Conn.SetReadDeadline(t)
@@ -57,12 +59,112 @@ func (c *conn) setReadDeadline(t time.Time) error {
 func (c *conn) stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.stopping = true
+	c.stopping.Store(true)
 	_ = c.Conn.SetReadDeadline(time.Now())
 }
 
-func (c *conn) isStopping() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stopping
+func (c *conn) isStopping() bool { return c.stopping.Load() }
+
+// lazyDeadline keeps one direction's deadline on the socket (armed) no
+// later than the one its I/O must meet (want), without moving it for
+// every call: moving a deadline is a runtime timer change, and the server
+// did three per call. A deadline armed for an earlier call fires early:
+// the read or write that timed out is tried again with the deadline
+// re-armed, and fails only once want has passed. Re-arming goes at most
+// step ahead (the least of the timeouts that use it), so that a deadline
+// armed for one kind of wait is never later than the next kind's: it
+// fires early at most once per step on a busy connection.
+//
+// Times are ctxtime.Monotonic readings. It is used by one goroutine at a
+// time (the reading one, or the one writing replies).
+type lazyDeadline struct {
+	want, armed time.Duration // armed 0: none set yet
+	step        time.Duration
+	// exact arms want itself, early never: a TLS connection's state does
+	// not survive a write timeout, nor its handshake a read timeout.
+	exact bool
+	set   func(time.Time) error
+}
+
+// ready arms the deadline when the armed one is too late (or, exact, not
+// want).
+func (d *lazyDeadline) ready() error {
+	if d.armed == 0 || d.armed > d.want || (d.exact && d.armed != d.want) {
+		return d.arm(ctxtime.Monotonic())
+	}
+	return nil
+}
+
+func (d *lazyDeadline) arm(now time.Duration) error {
+	at := d.want
+	if !d.exact {
+		at = min(at, now+d.step)
+	}
+	if err := d.set(time.Now().Add(at - now)); err != nil {
+		return err
+	}
+	d.armed = at
+	return nil
+}
+
+// retry says whether I/O that failed with err timed out early (and
+// re-arms the deadline): it may be tried again.
+func (d *lazyDeadline) retry(err error) bool {
+	if d.exact || !isTimeout(err) {
+		return false
+	}
+	now := ctxtime.Monotonic()
+	return now < d.want && d.arm(now) == nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// lazy says whether c's deadlines may fire early (lazyDeadline): a plain
+// TCP connection's reads and writes are tried again after a timeout.
+func (c *conn) lazy() bool {
+	_, ok := c.Conn.(*net.TCPConn)
+	return ok
+}
+
+// deadlineReader is what the frameReader's buffer reads c through, with
+// its read deadline; a stopped connection's timeout is not retried.
+type deadlineReader struct {
+	c *conn
+	lazyDeadline
+}
+
+func (r *deadlineReader) Read(p []byte) (int, error) {
+	for {
+		if err := r.ready(); err != nil {
+			return 0, err
+		}
+		n, err := r.c.Conn.Read(p)
+		if n > 0 || err == nil || r.c.isStopping() || !r.retry(err) {
+			return n, err
+		}
+	}
+}
+
+// deadlineWriter is what replies are written to c through, with its
+// write deadline.
+type deadlineWriter struct {
+	c *conn
+	lazyDeadline
+}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	written := 0
+	for {
+		if err := w.ready(); err != nil {
+			return written, err
+		}
+		n, err := w.c.Conn.Write(p[written:])
+		written += n
+		if err == nil || !w.retry(err) {
+			return written, err
+		}
+	}
 }

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"time"
+
+	"github.com/vesta-go/vesta/internal/ctxtime"
 )
 
 // MessageTooBigError is why a connection sending a message over
@@ -36,6 +37,7 @@ var ErrBadHeader = errors.New("vesta rpc: malformed message header")
 type frameReader struct {
 	c   *conn
 	br  *bufio.Reader
+	d   *deadlineReader // under br: the read deadline
 	o   *Options
 	ctr *counters
 	seq func() uint64 // the next idleSince
@@ -50,7 +52,10 @@ type frameReader struct {
 }
 
 func newFrameReader(c *conn, o *Options, ctr *counters, seq func() uint64) *frameReader {
-	return &frameReader{c: c, br: bufio.NewReader(c.Conn), o: o, ctr: ctr, seq: seq}
+	// The first wait is armed exactly: a TLS handshake runs in it.
+	d := &deadlineReader{c: c, lazyDeadline: lazyDeadline{exact: true, set: c.setReadDeadline,
+		step: min(o.FirstByteTimeout, o.IdleTimeout, o.MessageTimeout)}}
+	return &frameReader{c: c, br: bufio.NewReader(d), d: d, o: o, ctr: ctr, seq: seq}
 }
 
 // startCall says that the next message begins a call.
@@ -108,9 +113,10 @@ func (r *frameReader) readHeader() error {
 		if !r.started {
 			wait = r.o.FirstByteTimeout
 		}
-		if err := r.c.setReadDeadline(time.Now().Add(wait)); err != nil {
+		if r.c.isStopping() {
 			return io.EOF // stopping: no new call is read
 		}
+		r.d.want = ctxtime.Monotonic() + wait
 		r.c.idleSince.Store(r.seq())
 	}
 	b, err := r.br.ReadByte()
@@ -121,11 +127,12 @@ func (r *frameReader) readHeader() error {
 		return r.failed(err, call)
 	}
 	if call {
-		r.callNext, r.started = false, true
-		r.c.started.Store(true)
-		if err := r.c.setReadDeadline(time.Now().Add(r.o.MessageTimeout)); err != nil {
-			return io.EOF
+		if !r.started {
+			r.c.started.Store(true)
+			r.d.exact = !r.c.lazy()
 		}
+		r.callNext, r.started = false, true
+		r.d.want = ctxtime.Monotonic() + r.o.MessageTimeout
 	}
 	r.hdr[0], r.hdrLen, r.hdrOff = b, 1, 0
 	count := uint64(b)

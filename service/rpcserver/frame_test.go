@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/internal/ctxtime"
 )
 
 type msg struct {
@@ -80,4 +82,74 @@ func TestStopIsNotUndoneByReads(t *testing.T) {
 	_, err := r.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, io.EOF, "a stopped connection reads no new call")
 	assert.Zero(t, ctr.firstByteTimeouts.Load()+ctr.idleTimeouts.Load(), "a stop is not a timeout")
+}
+
+// tcpPair is a connected pair of TCP connections (a lazy conn, unlike a
+// pipe).
+func tcpPair(t *testing.T) (*conn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	nc, err := ln.Accept()
+	require.NoError(t, err)
+	t.Cleanup(func() { peer.Close(); nc.Close() })
+	c := newConn(nc)
+	require.True(t, c.lazy())
+	return c, peer
+}
+
+// A deadline armed for an earlier call fires early: the read is tried
+// again, and fails only once its own deadline has passed.
+func TestLazyReadDeadline(t *testing.T) {
+	c, peer := tcpPair(t)
+	sets := 0
+	r := &deadlineReader{c: c, lazyDeadline: lazyDeadline{step: 10 * time.Millisecond,
+		set: func(d time.Time) error { sets++; return c.setReadDeadline(d) }}}
+	r.want = ctxtime.Monotonic() + time.Hour
+	go func() {
+		time.Sleep(100 * time.Millisecond) // several steps
+		_, _ = peer.Write([]byte("x"))
+	}()
+	b := make([]byte, 1)
+	n, err := r.Read(b)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Greater(t, sets, 1, "re-armed after an early timeout")
+
+	r.want = ctxtime.Monotonic() + 30*time.Millisecond
+	_, err = r.Read(b)
+	var ne net.Error
+	require.ErrorAs(t, err, &ne)
+	assert.True(t, ne.Timeout(), "its own deadline passed")
+
+	c.stop()
+	r.want = ctxtime.Monotonic() + time.Hour
+	_, err = r.Read(b)
+	assert.Error(t, err, "a stop is not retried")
+}
+
+// A write blocked past a deadline armed for an earlier reply goes on: it
+// writes everything once the peer reads.
+func TestLazyWriteDeadline(t *testing.T) {
+	c, peer := tcpPair(t)
+	sets := 0
+	w := &deadlineWriter{c: c, lazyDeadline: lazyDeadline{step: 10 * time.Millisecond,
+		set: func(d time.Time) error { sets++; return c.Conn.SetWriteDeadline(d) }}}
+	w.want = ctxtime.Monotonic() + time.Hour
+	data := bytes.Repeat([]byte("0123456789abcdef"), 2<<20) // 32 MB: more than the socket buffers
+	read := make(chan int64, 1)
+	go func() {
+		time.Sleep(100 * time.Millisecond) // the writer blocks meanwhile
+		n, _ := io.Copy(io.Discard, peer)
+		read <- n
+	}()
+	n, err := w.Write(data)
+	require.NoError(t, err)
+	assert.Equal(t, len(data), n)
+	assert.Greater(t, sets, 1, "re-armed after an early timeout")
+	c.Conn.Close()
+	assert.Equal(t, int64(len(data)), <-read)
 }
