@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/rpc"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -99,7 +100,8 @@ func NewConn(c *rpc.Client, service string, opts ...ConnOption) *Conn {
 // caller's deadline (see Conn), and Heard tells whether the peer sent
 // anything lately.
 func NewNetConn(nc net.Conn, service string, opts ...ConnOption) *Conn {
-	w := &netConn{Conn: nc, base: time.Now()}
+	_, lazy := nc.(*net.TCPConn)
+	w := &netConn{Conn: nc, base: time.Now(), lazy: lazy}
 	c := &Conn{c: rpc.NewClient(w), m: newMethods(service), nc: w, send: make(chan struct{}, 1)}
 	w.abandoned = &c.abandoned
 	for _, o := range opts {
@@ -109,12 +111,22 @@ func NewNetConn(nc net.Conn, service string, opts ...ConnOption) *Conn {
 }
 
 // netConn is the net.Conn under a NewNetConn: it notes when a byte last
-// came in.
+// came in, and bounds each send by its caller's deadline (setSendDeadline).
 type netConn struct {
 	net.Conn
 	base      time.Time    // lastRead counts from here (monotonic)
 	lastRead  atomic.Int64 // ns since base; 0: nothing read yet
 	abandoned *atomic.Int32
+
+	// On plain TCP (lazy) the write deadline moves only when the one
+	// armed is later than the send's (want); one armed for an earlier
+	// send fires early and the write goes on (Write). Moving it is a
+	// runtime timer change per call otherwise. Over TLS (whose state does
+	// not survive a write timeout) it is set for every send. Guarded by
+	// Conn.send, but aborted.
+	lazy        bool
+	want, armed time.Time   // the zero time: none
+	aborted     atomic.Bool // the send was cancelled: no retry
 }
 
 func (n *netConn) Read(p []byte) (int, error) {
@@ -126,6 +138,41 @@ func (n *netConn) Read(p []byte) (int, error) {
 		}
 	}
 	return k, err
+}
+
+// setSendDeadline bounds the next send by dl (the zero time: none).
+func (n *netConn) setSendDeadline(dl time.Time) {
+	n.want = dl
+	// After abortSend the armed deadline is in the past: set it anew.
+	if n.aborted.Swap(false) || !n.lazy || n.armed.IsZero() != dl.IsZero() || dl.Before(n.armed) {
+		n.arm()
+	}
+}
+
+func (n *netConn) arm() {
+	_ = n.SetWriteDeadline(n.want)
+	n.armed = n.want
+}
+
+// abortSend ends the send under way: a cancel.
+func (n *netConn) abortSend() {
+	n.aborted.Store(true)
+	_ = n.SetWriteDeadline(time.Unix(1, 0))
+}
+
+// Write writes p within want, going on after a deadline that fired
+// early (armed for an earlier send).
+func (n *netConn) Write(p []byte) (int, error) {
+	written := 0
+	for {
+		k, err := n.Conn.Write(p[written:])
+		written += k
+		if err == nil || !n.lazy || n.aborted.Load() || !errors.Is(err, os.ErrDeadlineExceeded) ||
+			(!n.want.IsZero() && !time.Now().Before(n.want)) {
+			return written, err
+		}
+		n.arm()
+	}
 }
 
 // Close closes the underlying *rpc.Client.
@@ -207,11 +254,11 @@ func (c *Conn) sendBounded(ctx context.Context, method string, args, reply any) 
 		return nil, fmt.Errorf("vesta rpc %s: waiting to send: %w", method, ctx.Err())
 	}
 	dl, hasDeadline := ctx.Deadline()
-	_ = c.nc.SetWriteDeadline(dl) // the zero time: no deadline
+	c.nc.setSendDeadline(dl) // the zero time: no deadline
 	stop := noStop
 	if !hasDeadline && ctx.Done() != nil {
 		// Only a cancel can end this call: let it end the write too.
-		stop = context.AfterFunc(ctx, func() { _ = c.nc.SetWriteDeadline(time.Unix(1, 0)) })
+		stop = context.AfterFunc(ctx, c.nc.abortSend)
 	}
 	call := c.c.Go(method, args, reply, make(chan *rpc.Call, 1))
 	stop()

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/rpc"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -152,4 +153,49 @@ func pipeToSilence(t *testing.T) net.Conn {
 	}()
 	t.Cleanup(func() { a.Close() })
 	return b
+}
+
+// On TCP a send's write deadline is moved only when the one armed is later
+// than the send's: a deadline armed for an earlier send fires early and
+// the write goes on; the send's own deadline, and a cancel, end it.
+func TestLazySendDeadline(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	peer, err := ln.Accept()
+	require.NoError(t, err)
+	defer peer.Close()
+	n := NewNetConn(nc, ServiceName).nc
+	defer n.Close()
+	require.True(t, n.lazy)
+
+	n.setSendDeadline(time.Now().Add(10 * time.Millisecond)) // an earlier send's
+	armed := n.armed
+	n.setSendDeadline(time.Now().Add(time.Hour))
+	assert.Equal(t, armed, n.armed, "a later deadline is not armed")
+	data := []byte(strings.Repeat("0123456789abcdef", 2<<20)) // 32 MB: more than the socket buffers
+	read := make(chan int64, 1)
+	go func() {
+		time.Sleep(100 * time.Millisecond) // the write blocks past the armed deadline meanwhile
+		k, _ := io.CopyN(io.Discard, peer, int64(len(data)))
+		read <- k
+	}()
+	k, err := n.Write(data)
+	require.NoError(t, err)
+	assert.Equal(t, len(data), k)
+	assert.Equal(t, int64(len(data)), <-read)
+
+	n.setSendDeadline(time.Now().Add(30 * time.Millisecond))
+	_, err = n.Write(data) // the peer reads no more
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded, "its own deadline passed")
+
+	n.setSendDeadline(time.Time{})
+	n.abortSend()
+	_, err = n.Write(data)
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded, "a cancel is not retried")
+	n.setSendDeadline(time.Now().Add(time.Hour))
+	assert.False(t, n.aborted.Load())
+	assert.Equal(t, n.want, n.armed, "armed anew after a cancel")
 }
