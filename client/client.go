@@ -160,14 +160,26 @@ func call[T any](c *Client, ctx context.Context, judge func(error) verdict, f fu
 // rateLimited says whether err is a server's refusal over the caller's
 // quota that the call may wait out: its Retry-After ends before ctx does.
 func rateLimited(ctx context.Context, err error) (time.Duration, bool) {
-	var rl *intf.RateLimitError
-	if err == nil || !errors.As(err, &rl) || rl.RetryAfter <= 0 {
+	if err == nil { // apart from rateLimitOf: errors.As makes its target escape
+		return 0, false
+	}
+	rl := rateLimitOf(err)
+	if rl == nil || rl.RetryAfter <= 0 {
 		return 0, false
 	}
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < rl.RetryAfter {
 		return 0, false
 	}
 	return rl.RetryAfter, true
+}
+
+// rateLimitOf is err's quota refusal, nil if none.
+func rateLimitOf(err error) *intf.RateLimitError {
+	var rl *intf.RateLimitError
+	if errors.As(err, &rl) {
+		return rl
+	}
+	return nil
 }
 
 // callOnce is one round of call over the servers.
