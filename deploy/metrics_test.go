@@ -128,7 +128,7 @@ func TestEveryMetricNamedExists(t *testing.T) {
 		},
 		append(sec.args(), "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--machine", "22",
 			"--data-dir", t.TempDir(), "--segment-tags", "order")...)
-	c, err := client.New([]string{rpc.addr["listen"]}, client.WithToken(token), client.WithTLS(tlstest.ClientConfig(sec.ca, nil)))
+	c, err := client.New([]string{rpc.addr["listen"]}, client.WithToken(token), client.WithTLS(tlstest.ClientConfig(sec.ca, nil)), client.WithDialTimeout(10*time.Second))
 	require.NoError(t, err)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -109,7 +109,9 @@ func TestSecureServerBinary(t *testing.T) {
 	me := clientCA.Client(t, "orders-app")
 	secure := client.WithTLS(tlstest.ClientConfig(ca, &me))
 	newClient := func(opts ...client.Option) *client.Client {
-		c, err := client.New([]string{p.addr}, append(opts, client.WithCallTimeout(3*time.Second))...)
+		// A dial (with its TLS handshake) gets far more than the default
+		// second: CI saw a handshake under -race on a loaded machine miss it.
+		c, err := client.New([]string{p.addr}, append(opts, client.WithCallTimeout(3*time.Second), client.WithDialTimeout(10*time.Second))...)
 		require.NoError(t, err)
 		t.Cleanup(func() { c.Close() })
 		return c
