@@ -262,6 +262,11 @@ func (c *Client) timedOut(ctx context.Context, ep *endpoint, gen uint64, allowed
 		return
 	}
 	given := time.Since(start)
+	if dl, ok := ctx.Deadline(); ok && dl.Sub(start) < given {
+		// What the deadline allowed, not how late this goroutine ran: on a
+		// loaded machine it may wake long after a short deadline.
+		given = dl.Sub(start)
+	}
 	fair := fairTime
 	if ct := c.opts.callTimeout; ct > 0 && ct < fair {
 		fair = ct
@@ -350,5 +355,8 @@ func (c *Client) Close() error {
 		ep.close()
 	}
 	c.wg.Wait()
+	if c.ranges != nil {
+		c.ranges.drop()
+	}
 	return nil
 }
