@@ -143,3 +143,26 @@ func ExampleWithSegmentRanges() {
 	// [4 5]
 	// range of 1000
 }
+
+// Sequence is a handle on one tag, got once and shared: with
+// WithSegmentRanges its Next takes from the range the client holds
+// without looking the tag up.
+func ExampleClient_Sequence() {
+	addr, stop := startSegmentServer("order")
+	defer stop()
+
+	c, err := client.New([]string{addr}, client.WithSegmentRanges(0))
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	orders := c.Sequence("order")
+	for range 3 {
+		id, err := orders.Next()
+		fmt.Println(id, err)
+	}
+	// Output:
+	// 1 <nil>
+	// 2 <nil>
+	// 3 <nil>
+}

@@ -214,3 +214,20 @@ func (c *Client) SegmentStatus(tag string) (st segbuf.Status, ok bool) {
 	}
 	return b.Status(), true
 }
+
+// drop drops every buffer's ranges once the loads have ended, so that the
+// handles' fast path (Sequence) ends with Close too.
+func (r *ranges) drop() {
+	for _, b := range r.tags.Map() {
+		b.Drop()
+	}
+}
+
+// find is a Sequence's lookup: the tag's buffer, made at its first
+// request, or intf.ErrClosed once the client is closed.
+func (r *ranges) find(_ context.Context, tag string) (*segbuf.Buffer, error) {
+	if r.c.closed.Load() {
+		return nil, intf.ErrClosed
+	}
+	return r.buffer(tag)
+}

@@ -50,13 +50,21 @@ func TestSegmentRangesUnique(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), first, "the first range has the tag's step and starts at the row's max_id")
 
-	const goroutines, perG = 8, 2000
-	got := make([][]int64, 3*goroutines)
+	c1Seq, plainSeq := c1.Sequence("order"), plain.Sequence("order") // handles, shared by their callers
+	const goroutines, perG = 6, 2000
+	got := make([][]int64, 5*goroutines)
 	var wg sync.WaitGroup
 	for i := range got {
 		wg.Go(func() {
 			for n := 0; len(got[i]) < perG; n++ {
-				switch i % 3 {
+				switch i % 5 {
+				case 3, 4:
+					seq := map[bool]*Sequence{true: c1Seq, false: plainSeq}[i%5 == 3]
+					id, err := seq.Next()
+					if !assert.NoError(t, err) {
+						return
+					}
+					got[i] = append(got[i], id)
 				case 0:
 					id, err := c1.NextSegmentId(ctx, "order")
 					if !assert.NoError(t, err) {
@@ -105,6 +113,12 @@ func TestSegmentRangesAllocateNothing(t *testing.T) {
 	ctx := context.Background()
 	_, err := c.NextSegmentId(ctx, "order")
 	require.NoError(t, err)
+	seq := c.Sequence("order")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() {
+		if _, err := seq.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}), "Sequence.Next")
 	assert.Zero(t, testing.AllocsPerRun(1000, func() {
 		if _, err := c.NextSegmentId(ctx, "order"); err != nil {
 			t.Fatal(err)
@@ -184,5 +198,27 @@ func TestSegmentRangesErrors(t *testing.T) {
 	assert.ErrorIs(t, err, intf.ErrInvalidArgument)
 	require.NoError(t, c.Close())
 	_, err = c.NextSegmentId(ctx, "order")
+	assert.ErrorIs(t, err, intf.ErrClosed)
+}
+
+// A handle made before Close fails after it, even with IDs left in the
+// range it holds; a malformed tag is its first Next's error.
+func TestSequenceAfterClose(t *testing.T) {
+	t.Parallel()
+	gs := sharedSegments(t, 1, "order:1:1000")
+	srv := rpctest.Start(t, rpctest.Config{Segments: gs[0]})
+	c, err := New([]string{srv.Addr}, WithLogger(quiet), WithSegmentRanges(0))
+	require.NoError(t, err)
+	seq := c.Sequence("order")
+	id, err := seq.Next()
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), id)
+	_, err = c.Sequence("bad tag").Next()
+	var te *intf.TagError
+	assert.ErrorAs(t, err, &te)
+	require.NoError(t, c.Close())
+	_, err = seq.Next()
+	assert.ErrorIs(t, err, intf.ErrClosed)
+	_, err = seq.NextContext(context.Background())
 	assert.ErrorIs(t, err, intf.ErrClosed)
 }

@@ -56,3 +56,19 @@ func BenchmarkTryNextOnly(b *testing.B) {
 		sink = id
 	}
 }
+
+func BenchmarkSeq(b *testing.B) {
+	buf := instant(b)
+	seq := NewSeq("t", buf, func(context.Context, string) (*Buffer, error) { return buf, nil })
+	var err error
+	var id int64
+	for b.Loop() {
+		if id, err = seq.Next(); err != nil {
+			break
+		}
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	sink = id
+}

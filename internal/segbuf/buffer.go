@@ -66,13 +66,17 @@ type span struct {
 	keyLen     int
 	start, end int64
 	preloadAt  int64 // the ID whose taker starts the next load
-	_          [24]byte
-	last       atomic.Int64
-	_          [56]byte
+	// fastEnd bounds Seq.Next's fast path: preloadAt until a Seq caller
+	// past it started the next load, then end (written once per range).
+	fastEnd atomic.Int64
+	_       [16]byte
+	last    atomic.Int64
+	_       [56]byte
 }
 
 func newSpan(r Range, key *byte, keyLen int) *span {
 	s := &span{keyLen: keyLen, start: r.Start, end: r.End, preloadAt: r.Start + r.Size()/10}
+	s.fastEnd.Store(s.preloadAt)
 	atomic.StorePointer(&s.key, unsafe.Pointer(key))
 	s.last.Store(r.Start - 1)
 	return s
@@ -336,6 +340,18 @@ func (b *Buffer) acceptLocked(step int64, r Range, floor int64, err error, now t
 		b.floor = floor
 	}
 	return nil
+}
+
+// Drop drops the buffer's ranges, current and spare, for an owner being
+// closed: every caller then takes the slow path (Seq.Next too) and gets
+// the owner's error. Loads must have ended (the owner's Go refuses new
+// ones once closed); the IDs dropped are never served.
+func (b *Buffer) Drop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.retired += b.cur.Load().taken()
+	b.cur.Store(empty)
+	b.spare = nil
 }
 
 // NoteFloor records the source's step as a listing gives it, so that

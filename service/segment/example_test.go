@@ -35,3 +35,30 @@ func ExampleNew() {
 	// Output:
 	// [100 101 102 103 104 105 106 107 108 109 110 111 112 113 114]
 }
+
+// Sequence is a handle on one tag, got once: its Next takes the next ID
+// without looking the tag up.
+func ExampleGenerator_Sequence() {
+	ctx := context.Background()
+	st := segtest.NewMem()
+	if err := st.CreateTag(ctx, segment.TagInfo{Tag: "order", MaxId: 1, Step: 1000}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	g, err := segment.New(ctx, segment.Settings{Store: st, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer g.Close()
+
+	orders := g.Sequence("order")
+	for range 3 {
+		id, err := orders.Next()
+		fmt.Println(id, err)
+	}
+	// Output:
+	// 1 <nil>
+	// 2 <nil>
+	// 3 <nil>
+}

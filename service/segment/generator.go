@@ -166,9 +166,23 @@ func (g *Generator) Close() error {
 		g.tags.Close() // after isClosed: a lookup racing with Close sees one of them
 		g.cancel()
 		g.wg.Wait()
+		g.dropBuffers() // the handles' fast path (Sequence) ends here too
 		g.closeErr = g.s.Store.Close()
 	})
 	return g.closeErr
+}
+
+// dropBuffers drops every buffer's ranges (current tags and retired
+// ones) once the loads have ended.
+func (g *Generator) dropBuffers() {
+	g.refreshMu.Lock()
+	defer g.refreshMu.Unlock()
+	for _, b := range g.tags.Map() {
+		b.Drop()
+	}
+	for _, b := range g.retired {
+		b.Drop()
+	}
 }
 
 // NextRange allocates a range of size IDs of tag from the store, for a

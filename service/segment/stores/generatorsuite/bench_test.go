@@ -11,7 +11,8 @@ import (
 // benchCase is one way of asking for IDs.
 type benchCase struct {
 	name     string
-	batch    int   // IDs per call: 1 uses NextId, more NextIds
+	batch    int   // IDs per call: 1 uses NextId (or Sequence.Next, seq), more NextIds
+	seq      bool  // one Sequence handle of the tag, got before the timer starts
 	parallel bool  // RunParallel with 64 goroutines in all
 	maxStep  int64 // 0: Leaf's dynamic step up to 1,000,000
 	step     int64 // the tag row's step; 0: 1000
@@ -34,6 +35,8 @@ const (
 var benchCases = []benchCase{
 	{name: "NextId/serial", batch: 1, maxStep: loadedMax, step: loadedStep},
 	{name: "NextId/parallel", batch: 1, parallel: true, maxStep: loadedMax, step: loadedStep},
+	{name: "Seq/serial", batch: 1, seq: true, maxStep: loadedMax, step: loadedStep},
+	{name: "Seq/parallel", batch: 1, seq: true, parallel: true, maxStep: loadedMax, step: loadedStep},
 	{name: "NextId/serial/leaf-max-step", batch: 1},
 	{name: "NextId/parallel/leaf-max-step", batch: 1, parallel: true},
 	{name: "NextIds100/serial", batch: 100},
@@ -78,9 +81,33 @@ func runBench(b *testing.B, f *fixture, tag string, bc benchCase) {
 	if st, err := f.g.Status(tag); err == nil {
 		waits = st.Waits
 	}
+	seq := f.g.Sequence(tag)
 	b.ReportAllocs()
 	b.ResetTimer()
-	if bc.parallel && bc.batch == 1 {
+	if bc.seq && bc.parallel {
+		b.SetParallelism(benchbase.Parallelism())
+		b.RunParallel(func(pb *testing.PB) {
+			var err error
+			for pb.Next() { // the handle's Next called directly, as the bare atomic is
+				if _, err = seq.Next(); err != nil {
+					break
+				}
+			}
+			if err != nil {
+				b.Error(err)
+			}
+		})
+	} else if bc.seq {
+		var err error
+		for b.Loop() {
+			if _, err = seq.Next(); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	} else if bc.parallel && bc.batch == 1 {
 		b.SetParallelism(benchbase.Parallelism())
 		g := f.g
 		b.RunParallel(func(pb *testing.PB) {
