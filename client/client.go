@@ -303,8 +303,8 @@ func (c *Client) GenIds(ctx context.Context, n int) ([]int64, error) {
 }
 
 // ExpId splits an ID into its fields.
-func (c *Client) ExpId(ctx context.Context, id int64) (intf.Id, error) {
-	return call(c, ctx, idVerdict, func(ctx context.Context, cn *rpcapi.Conn) (intf.Id, error) { return cn.ExpId(ctx, id) })
+func (c *Client) ExpId(ctx context.Context, id int64) (intf.IdFields, error) {
+	return call(c, ctx, idVerdict, func(ctx context.Context, cn *rpcapi.Conn) (intf.IdFields, error) { return cn.ExpId(ctx, id) })
 }
 
 // MakeId packs fields into an ID; omitted fields come from the server that

@@ -30,7 +30,7 @@ func TestEveryMethod(t *testing.T) {
 	assert.Less(t, id, ids[0])
 
 	// REFERENCE's worked example, every field given.
-	made, err := c.MakeId(ctx, intf.FromId(intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}))
+	made, err := c.MakeId(ctx, intf.FromFields(intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}))
 	require.NoError(t, err)
 	assert.Equal(t, int64(2705126582500361294), made)
 	// Omitted fields come from the server: machine 78, genMethod 1.

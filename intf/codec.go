@@ -6,10 +6,10 @@ import "time"
 // names, and returns that layout too: the one Encode takes to build the ID
 // back (or a neighbour of it). It is pure: no service is needed to read an
 // ID. Int64Id's Decode method returns the fields alone.
-func Decode(id int64) (Id, Layout) {
+func Decode(id int64) (IdFields, Layout) {
 	u := uint64(id)
 	l := LayoutOfId(id)
-	return Id{
+	return IdFields{
 		Machine:   l.Machine.Get(u),
 		Seq:       l.Seq.Get(u),
 		Time:      l.Time.Get(u),
@@ -23,7 +23,7 @@ func Decode(id int64) (Id, Layout) {
 // width, so that no value spills into a neighbouring field (Vesta's
 // encoder did not check). id.Type must be l's type. An out-of-range field
 // is a *FieldError naming it.
-func Encode(l Layout, id Id) (int64, error) {
+func Encode(l Layout, id IdFields) (int64, error) {
 	if !l.Type.Valid() {
 		return 0, &FieldError{Field: "type", Value: int64(l.Type), Min: 0, Max: 1}
 	}
@@ -48,7 +48,7 @@ func Encode(l Layout, id Id) (int64, error) {
 // named Time, so the method cannot be; bwmarrin/snowflake's ID.Time is
 // this.
 // A Type other than MinGranularity reads as max-peak (seconds).
-func (id Id) Timestamp(epochMillis int64) time.Time {
+func (id IdFields) Timestamp(epochMillis int64) time.Time {
 	l := layouts[MaxPeak]
 	if IdType(id.Type) == MinGranularity {
 		l = layouts[MinGranularity]

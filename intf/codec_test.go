@@ -16,7 +16,7 @@ import (
 func TestEncodeDecodeWorkedExample(t *testing.T) {
 	want := int64(78 | 498081<<10 | 371861805<<30 | 2<<60)
 	require.Equal(t, int64(2705126582500361294), want)
-	f := intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}
+	f := intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}
 	id, err := intf.Encode(mustLayout(t, intf.MaxPeak), f)
 	require.NoError(t, err)
 	assert.Equal(t, want, id)
@@ -38,7 +38,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, typ := range []intf.IdType{intf.MaxPeak, intf.MinGranularity} {
 		l := mustLayout(t, typ)
-		top := intf.Id{Machine: l.Machine.Max(), Seq: l.Seq.Max(), Time: l.Time.Max(), GenMethod: 3, Type: int64(typ), Version: 1}
+		top := intf.IdFields{Machine: l.Machine.Max(), Seq: l.Seq.Max(), Time: l.Time.Max(), GenMethod: 3, Type: int64(typ), Version: 1}
 		id, err := intf.Encode(l, top)
 		require.NoError(t, err)
 		assert.Less(t, id, int64(0))
@@ -46,7 +46,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		assert.Equal(t, top, got)
 		assert.Equal(t, l, gl)
 		for range 1000 {
-			f := intf.Id{Machine: r.Int64N(l.Machine.Max() + 1), Seq: r.Int64N(l.Seq.Max() + 1),
+			f := intf.IdFields{Machine: r.Int64N(l.Machine.Max() + 1), Seq: r.Int64N(l.Seq.Max() + 1),
 				Time: r.Int64N(l.Time.Max() + 1), GenMethod: r.Int64N(4), Type: int64(typ), Version: r.Int64N(2)}
 			id, err := intf.Encode(l, f)
 			require.NoError(t, err)
@@ -62,7 +62,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 // A field out of range is refused by name, never masked.
 func TestEncodeRefusesOutOfRange(t *testing.T) {
 	l := mustLayout(t, intf.MinGranularity)
-	for field, f := range map[string]intf.Id{
+	for field, f := range map[string]intf.IdFields{
 		"machine":   {Machine: 1024, Type: 1},
 		"seq":       {Seq: 1024, Type: 1},
 		"time":      {Time: 1 << 40, Type: 1},
@@ -76,14 +76,14 @@ func TestEncodeRefusesOutOfRange(t *testing.T) {
 		assert.Equal(t, field, fe.Field)
 		assert.ErrorIs(t, err, intf.ErrInvalidArgument)
 	}
-	_, err := intf.Encode(intf.Layout{Type: 7}, intf.Id{Type: 7})
+	_, err := intf.Encode(intf.Layout{Type: 7}, intf.IdFields{Type: 7})
 	assert.ErrorIs(t, err, intf.ErrInvalidArgument)
 }
 
 func TestTimestamp(t *testing.T) {
 	assert.Equal(t, time.Date(2026, 10, 13, 14, 56, 45, 0, time.UTC),
 		intf.Int64Id(2705126582500361294).Decode().Timestamp(intf.DefaultEpochMillis))
-	mg := intf.Id{Time: 1500, Type: 1}
+	mg := intf.IdFields{Time: 1500, Type: 1}
 	assert.Equal(t, time.UnixMilli(intf.DefaultEpochMillis+1500).UTC(), mg.Timestamp(intf.DefaultEpochMillis))
 	assert.Equal(t, time.UnixMilli(1500).UTC(), mg.Timestamp(0))
 	l, _ := intf.MaxPeak.Layout()
@@ -120,9 +120,9 @@ func ExampleDecode() {
 // Encode checks every field against the layout's widths.
 func ExampleEncode() {
 	l, _ := intf.MaxPeak.Layout()
-	id, err := intf.Encode(l, intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: intf.GenMethodREST})
+	id, err := intf.Encode(l, intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: intf.GenMethodREST})
 	fmt.Println(id, err)
-	_, err = intf.Encode(l, intf.Id{Machine: 1024})
+	_, err = intf.Encode(l, intf.IdFields{Machine: 1024})
 	fmt.Println(err)
 	// Output:
 	// 2705126582500361294 <nil>

@@ -24,8 +24,8 @@ const (
 	GenMethodREST     = 2
 )
 
-// Id is an ID split into its fields. Its JSON uses Vesta's names.
-type Id struct {
+// IdFields is an ID split into its fields. Its JSON uses Vesta's names.
+type IdFields struct {
 	Machine   int64 `json:"machine"`
 	Seq       int64 `json:"seq"`
 	Time      int64 `json:"time"`
@@ -34,14 +34,14 @@ type Id struct {
 	Version   int64 `json:"version"`
 }
 
-func (id Id) String() string {
+func (id IdFields) String() string {
 	return fmt.Sprintf("{machine:%d seq:%d time:%d genMethod:%d type:%d version:%d}",
 		id.Machine, id.Seq, id.Time, id.GenMethod, id.Type, id.Version)
 }
 
 // MakeIdRequest holds the fields for MakeId. Time and Seq are always given;
 // a nil field takes the value from the service's own configuration, as
-// Vesta's shorter makeId arities do. Build one with TimeSeq or FromId.
+// Vesta's shorter makeId arities do. Build one with TimeSeq or FromFields.
 type MakeIdRequest struct {
 	Time      int64
 	Seq       int64
@@ -56,8 +56,8 @@ type MakeIdRequest struct {
 // TimeSeq(t, s).WithMachine(3) is makeId(time, seq, machine).
 func TimeSeq(time, seq int64) MakeIdRequest { return MakeIdRequest{Time: time, Seq: seq} }
 
-// FromId asks for exactly the given fields: Vesta's six-argument makeId.
-func FromId(id Id) MakeIdRequest {
+// FromFields asks for exactly the given fields: Vesta's six-argument makeId.
+func FromFields(id IdFields) MakeIdRequest {
 	return TimeSeq(id.Time, id.Seq).WithMachine(id.Machine).WithGenMethod(id.GenMethod).
 		WithType(id.Type).WithVersion(id.Version)
 }

@@ -58,29 +58,29 @@ func TestWithDoesNotAlias(t *testing.T) {
 	assert.Equal(t, int64(6), *b.Machine)
 }
 
-func TestFromId(t *testing.T) {
-	id := intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2, Type: 1, Version: 1}
-	r := intf.FromId(id)
+func TestFromFields(t *testing.T) {
+	id := intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2, Type: 1, Version: 1}
+	r := intf.FromFields(id)
 	assert.Equal(t, id.Time, r.Time)
 	assert.Equal(t, id.Seq, r.Seq)
 	require.NotNil(t, r.Machine)
 	require.NotNil(t, r.GenMethod)
 	require.NotNil(t, r.Type)
 	require.NotNil(t, r.Version)
-	assert.Equal(t, id, intf.Id{Machine: *r.Machine, Seq: r.Seq, Time: r.Time, GenMethod: *r.GenMethod, Type: *r.Type, Version: *r.Version})
+	assert.Equal(t, id, intf.IdFields{Machine: *r.Machine, Seq: r.Seq, Time: r.Time, GenMethod: *r.GenMethod, Type: *r.Type, Version: *r.Version})
 }
 
 func TestIdJSONUsesVestaNames(t *testing.T) {
-	id := intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2, Type: 0, Version: 1}
+	id := intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2, Type: 0, Version: 1}
 	b, err := json.Marshal(id)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"machine":78,"seq":498081,"time":371861805,"genMethod":2,"type":0,"version":1}`, string(b))
-	var back intf.Id
+	var back intf.IdFields
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, id, back)
 }
 
 func TestIdString(t *testing.T) {
-	id := intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2, Type: 0, Version: 1}
+	id := intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2, Type: 0, Version: 1}
 	assert.Equal(t, "{machine:78 seq:498081 time:371861805 genMethod:2 type:0 version:1}", id.String())
 }

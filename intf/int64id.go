@@ -59,7 +59,7 @@ func (id Int64Id) Int64() int64 { return int64(id) }
 func (id Int64Id) String() string { return strconv.FormatInt(int64(id), 10) }
 
 // Decode splits the ID into its fields (the package's Decode).
-func (id Int64Id) Decode() Id {
+func (id Int64Id) Decode() IdFields {
 	f, _ := Decode(int64(id))
 	return f
 }

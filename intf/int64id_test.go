@@ -100,7 +100,7 @@ func TestInt64IdDecodeAndTime(t *testing.T) {
 	assert.Equal(t, time.Date(2026, 10, 13, 14, 56, 45, 0, time.UTC), id.Time(intf.DefaultEpochMillis))
 	assert.Equal(t, fields.Timestamp(0), id.Time(0), "the epoch given is the one used")
 
-	ms, err := intf.Encode(mustLayout(t, intf.MinGranularity), intf.Id{Time: 1234, Type: 1})
+	ms, err := intf.Encode(mustLayout(t, intf.MinGranularity), intf.IdFields{Time: 1234, Type: 1})
 	require.NoError(t, err)
 	assert.Equal(t, time.UnixMilli(intf.DefaultEpochMillis+1234).UTC(), intf.Int64Id(ms).Time(intf.DefaultEpochMillis),
 		"min-granularity counts milliseconds")

@@ -62,7 +62,7 @@ func TestLayoutFieldPositions(t *testing.T) {
 type layoutCase struct {
 	name string
 	id   uint64
-	want intf.Id
+	want intf.IdFields
 }
 
 func layoutCases() []layoutCase {
@@ -70,42 +70,42 @@ func layoutCases() []layoutCase {
 		{
 			name: "worked example max-peak",
 			id:   uint64(78) | 498081<<10 | 371861805<<30 | 2<<60,
-			want: intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2, Type: 0, Version: 0},
+			want: intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2, Type: 0, Version: 0},
 		},
 		{
 			name: "max-peak version 1",
 			id:   uint64(1) | 2<<10 | 3<<30 | 1<<60 | 1<<63,
-			want: intf.Id{Machine: 1, Seq: 2, Time: 3, GenMethod: 1, Type: 0, Version: 1},
+			want: intf.IdFields{Machine: 1, Seq: 2, Time: 3, GenMethod: 1, Type: 0, Version: 1},
 		},
 		{
 			name: "max-peak all zero",
 			id:   0,
-			want: intf.Id{},
+			want: intf.IdFields{},
 		},
 		{
 			name: "max-peak all ones",
 			id:   uint64(1023) | (1<<20-1)<<10 | (1<<30-1)<<30 | 3<<60 | 0<<62 | 1<<63,
-			want: intf.Id{Machine: 1023, Seq: 1<<20 - 1, Time: 1<<30 - 1, GenMethod: 3, Type: 0, Version: 1},
+			want: intf.IdFields{Machine: 1023, Seq: 1<<20 - 1, Time: 1<<30 - 1, GenMethod: 3, Type: 0, Version: 1},
 		},
 		{
 			name: "min-granularity",
 			id:   uint64(5) | 1000<<10 | 123456789012<<20 | 1<<60 | 1<<62,
-			want: intf.Id{Machine: 5, Seq: 1000, Time: 123456789012, GenMethod: 1, Type: 1, Version: 0},
+			want: intf.IdFields{Machine: 5, Seq: 1000, Time: 123456789012, GenMethod: 1, Type: 1, Version: 0},
 		},
 		{
 			name: "min-granularity version 1",
 			id:   uint64(1023) | 7<<10 | 371861805123<<20 | 3<<60 | 1<<62 | 1<<63,
-			want: intf.Id{Machine: 1023, Seq: 7, Time: 371861805123, GenMethod: 3, Type: 1, Version: 1},
+			want: intf.IdFields{Machine: 1023, Seq: 7, Time: 371861805123, GenMethod: 3, Type: 1, Version: 1},
 		},
 		{
 			name: "min-granularity all zero",
 			id:   uint64(1) << 62,
-			want: intf.Id{Type: 1},
+			want: intf.IdFields{Type: 1},
 		},
 		{
 			name: "min-granularity all ones",
 			id:   uint64(1023) | (1<<10-1)<<10 | (1<<40-1)<<20 | 3<<60 | 1<<62 | 1<<63,
-			want: intf.Id{Machine: 1023, Seq: 1<<10 - 1, Time: 1<<40 - 1, GenMethod: 3, Type: 1, Version: 1},
+			want: intf.IdFields{Machine: 1023, Seq: 1<<10 - 1, Time: 1<<40 - 1, GenMethod: 3, Type: 1, Version: 1},
 		},
 	}
 }
@@ -117,7 +117,7 @@ func TestLayoutDecodesHandComputedIds(t *testing.T) {
 			l := intf.LayoutOfId(id)
 			assert.Equal(t, intf.IdType(c.want.Type), l.Type)
 			assert.Equal(t, intf.IdType(c.want.Type), intf.TypeOf(id))
-			got := intf.Id{
+			got := intf.IdFields{
 				Machine:   l.Machine.Get(c.id),
 				Seq:       l.Seq.Get(c.id),
 				Time:      l.Time.Get(c.id),

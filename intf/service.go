@@ -14,7 +14,7 @@ type IdService interface {
 	// GenIds issues n new IDs, 1 <= n <= MaxBatch, in increasing order.
 	GenIds(ctx context.Context, n int) ([]int64, error)
 	// ExpId splits an ID into its fields, decoding it by its own type bit.
-	ExpId(ctx context.Context, id int64) (Id, error)
+	ExpId(ctx context.Context, id int64) (IdFields, error)
 	// MakeId packs fields into an ID. Every field is range-checked: a value
 	// that does not fit is an error naming the field, never masked.
 	MakeId(ctx context.Context, req MakeIdRequest) (int64, error)

@@ -145,7 +145,7 @@ func testServe(t *testing.T, bin string) {
 	require.NoError(t, err)
 	fields, err := c.ExpId(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, intf.Id{Machine: 9, GenMethod: intf.GenMethodCentral, Seq: fields.Seq, Time: fields.Time}, fields)
+	assert.Equal(t, intf.IdFields{Machine: 9, GenMethod: intf.GenMethodCentral, Seq: fields.Seq, Time: fields.Time}, fields)
 	_, err = c.GenIds(ctx, 51)
 	assert.ErrorIs(t, err, intf.ErrInvalidArgument, "--max-batch caps batches")
 	seg, err := c.NextIds(ctx, "order", 50)

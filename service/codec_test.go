@@ -17,22 +17,22 @@ import (
 var handIds = []struct {
 	name string
 	id   uint64
-	f    intf.Id
+	f    intf.IdFields
 }{
 	{"worked example", uint64(78) | 498081<<10 | 371861805<<30 | 2<<60,
-		intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}},
-	{"max-peak zero", 0, intf.Id{}},
+		intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}},
+	{"max-peak zero", 0, intf.IdFields{}},
 	{"max-peak ones", uint64(1023) | (1<<20-1)<<10 | (1<<30-1)<<30 | 3<<60 | 1<<63,
-		intf.Id{Machine: 1023, Seq: 1<<20 - 1, Time: 1<<30 - 1, GenMethod: 3, Version: 1}},
+		intf.IdFields{Machine: 1023, Seq: 1<<20 - 1, Time: 1<<30 - 1, GenMethod: 3, Version: 1}},
 	{"max-peak version 1", uint64(9) | 8<<10 | 7<<30 | 1<<63,
-		intf.Id{Machine: 9, Seq: 8, Time: 7, Version: 1}},
+		intf.IdFields{Machine: 9, Seq: 8, Time: 7, Version: 1}},
 	{"min-granularity", uint64(5) | 1000<<10 | 123456789012<<20 | 1<<60 | 1<<62,
-		intf.Id{Machine: 5, Seq: 1000, Time: 123456789012, GenMethod: 1, Type: 1}},
-	{"min-granularity zero", uint64(1) << 62, intf.Id{Type: 1}},
+		intf.IdFields{Machine: 5, Seq: 1000, Time: 123456789012, GenMethod: 1, Type: 1}},
+	{"min-granularity zero", uint64(1) << 62, intf.IdFields{Type: 1}},
 	{"min-granularity ones", uint64(1023) | (1<<10-1)<<10 | (1<<40-1)<<20 | 3<<60 | 1<<62 | 1<<63,
-		intf.Id{Machine: 1023, Seq: 1023, Time: 1<<40 - 1, GenMethod: 3, Type: 1, Version: 1}},
+		intf.IdFields{Machine: 1023, Seq: 1023, Time: 1<<40 - 1, GenMethod: 3, Type: 1, Version: 1}},
 	{"min-granularity version 1", uint64(1) | 2<<10 | 3<<20 | 1<<62 | 1<<63,
-		intf.Id{Machine: 1, Seq: 2, Time: 3, Type: 1, Version: 1}},
+		intf.IdFields{Machine: 1, Seq: 2, Time: 3, Type: 1, Version: 1}},
 }
 
 func TestMakeIdAndExpIdHandComputed(t *testing.T) {
@@ -46,7 +46,7 @@ func TestMakeIdAndExpIdHandComputed(t *testing.T) {
 			want := int64(c.id)
 			assert.Equal(t, c.f.Version == 1, want < 0, "version 1 is a negative int64")
 			for _, svc := range []*service.Service{mp, mg} {
-				got, err := svc.MakeId(bg, intf.FromId(c.f))
+				got, err := svc.MakeId(bg, intf.FromFields(c.f))
 				require.NoError(t, err)
 				assert.Equal(t, want, got, "MakeId(%v)", c.f)
 				f, err := svc.ExpId(bg, want)
@@ -65,7 +65,7 @@ func TestWorkedExampleId(t *testing.T) {
 	assert.Equal(t, int64(uint64(78)|498081<<10|371861805<<30|2<<60), id)
 	f, err := svc.ExpId(bg, 2705126582500361294)
 	require.NoError(t, err)
-	assert.Equal(t, intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2, Type: 0, Version: 0}, f)
+	assert.Equal(t, intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2, Type: 0, Version: 0}, f)
 }
 
 func TestExpIdDecodesByTheIdsTypeBit(t *testing.T) {
@@ -78,10 +78,10 @@ func TestExpIdDecodesByTheIdsTypeBit(t *testing.T) {
 	for _, svc := range []*service.Service{mp, mg} {
 		f, err := svc.ExpId(bg, minId)
 		require.NoError(t, err)
-		assert.Equal(t, intf.Id{Machine: 7, Seq: 1023, Time: 987654321, Type: 1}, f)
+		assert.Equal(t, intf.IdFields{Machine: 7, Seq: 1023, Time: 987654321, Type: 1}, f)
 		f, err = svc.ExpId(bg, maxId)
 		require.NoError(t, err)
-		assert.Equal(t, intf.Id{Machine: 7, Seq: 1048575, Time: 987654321, Type: 0}, f)
+		assert.Equal(t, intf.IdFields{Machine: 7, Seq: 1048575, Time: 987654321, Type: 0}, f)
 	}
 }
 
@@ -96,7 +96,7 @@ func TestExpIdOfGeneratedId(t *testing.T) {
 			require.NoError(t, err)
 			l := layoutOf(t, typ)
 			wantTime := (testStart.UnixMilli() - intf.DefaultEpochMillis) / l.Unit.Milliseconds()
-			assert.Equal(t, intf.Id{Machine: 513, Seq: 0, Time: wantTime, GenMethod: 3, Type: int64(typ), Version: 1}, f)
+			assert.Equal(t, intf.IdFields{Machine: 513, Seq: 0, Time: wantTime, GenMethod: 3, Type: int64(typ), Version: 1}, f)
 			assert.Less(t, id, int64(0), "version 1")
 			tm, err := svc.TransTime(bg, f.Time, typ)
 			require.NoError(t, err)
@@ -116,7 +116,7 @@ func fieldLimits(typ intf.IdType) map[string]int64 {
 // request builds a six-field request with field set to v and the others
 // at a valid value.
 func request(typ intf.IdType, field string, v int64) intf.MakeIdRequest {
-	id := intf.Id{Machine: 1, Seq: 2, Time: 3, GenMethod: 1, Type: int64(typ), Version: 0}
+	id := intf.IdFields{Machine: 1, Seq: 2, Time: 3, GenMethod: 1, Type: int64(typ), Version: 0}
 	switch field {
 	case "machine":
 		id.Machine = v
@@ -133,7 +133,7 @@ func request(typ intf.IdType, field string, v int64) intf.MakeIdRequest {
 	default:
 		panic(field)
 	}
-	return intf.FromId(id)
+	return intf.FromFields(id)
 }
 
 func TestMakeIdFieldRanges(t *testing.T) {
@@ -242,7 +242,7 @@ func TestMakeIdOmittedFieldsComeFromSettings(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, int64(uint64(other)<<62|1<<63|78|5<<10|300<<ob|2<<60), got)
 			// The full six-field form.
-			got, err = svc.MakeId(bg, intf.FromId(intf.Id{Machine: 4, Seq: 6, Time: 9, GenMethod: 3, Type: int64(other), Version: 0}))
+			got, err = svc.MakeId(bg, intf.FromFields(intf.IdFields{Machine: 4, Seq: 6, Time: 9, GenMethod: 3, Type: int64(other), Version: 0}))
 			require.NoError(t, err)
 			assert.Equal(t, int64(uint64(other)<<62|4|6<<10|9<<ob|3<<60), got)
 		})
@@ -306,7 +306,7 @@ func TestExpIdEveryBitPattern(t *testing.T) {
 	for _, id := range []int64{0, -1, math.MinInt64, math.MaxInt64, 1 << 62, 2705126582500361294, -2705126582500361294} {
 		f, err := svc.ExpId(bg, id)
 		require.NoError(t, err)
-		back, err := svc.MakeId(bg, intf.FromId(f))
+		back, err := svc.MakeId(bg, intf.FromFields(f))
 		require.NoError(t, err)
 		assert.Equal(t, id, back, "%d", id)
 	}

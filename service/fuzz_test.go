@@ -41,7 +41,7 @@ func FuzzMakeExpRoundTrip(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := intf.Id{
+		in := intf.IdFields{
 			Machine:   mod(machine, l.Machine.Max()+1),
 			Seq:       mod(seq, l.Seq.Max()+1),
 			Time:      mod(tm, l.Time.Max()+1),
@@ -49,7 +49,7 @@ func FuzzMakeExpRoundTrip(f *testing.F) {
 			Type:      int64(tt),
 			Version:   mod(version, l.Version.Max()+1),
 		}
-		id, err := svc.MakeId(ctx, intf.FromId(in))
+		id, err := svc.MakeId(ctx, intf.FromFields(in))
 		if err != nil {
 			t.Fatalf("MakeId(%v): %v", in, err)
 		}
@@ -67,7 +67,7 @@ func FuzzMakeExpRoundTrip(f *testing.F) {
 
 		// Raw values: either all in range (then the same round trip), or
 		// an error naming an out-of-range field.
-		rawIn := intf.Id{Machine: machine, Seq: seq, Time: tm, GenMethod: genMethod, Type: int64(typ), Version: version}
+		rawIn := intf.IdFields{Machine: machine, Seq: seq, Time: tm, GenMethod: genMethod, Type: int64(typ), Version: version}
 		var bad []string
 		if rawIn.Type > 1 {
 			bad = append(bad, "type")
@@ -86,7 +86,7 @@ func FuzzMakeExpRoundTrip(f *testing.F) {
 				bad = append(bad, c.name)
 			}
 		}
-		id, err = svc.MakeId(ctx, intf.FromId(rawIn))
+		id, err = svc.MakeId(ctx, intf.FromFields(rawIn))
 		if len(bad) == 0 {
 			if err != nil {
 				t.Fatalf("MakeId(%v): %v", rawIn, err)
@@ -115,7 +115,7 @@ func FuzzMakeExpRoundTrip(f *testing.F) {
 		if parts.Type != int64(intf.TypeOf(raw)) {
 			t.Fatalf("ExpId(%d).Type = %d, want the type bit %d", raw, parts.Type, intf.TypeOf(raw))
 		}
-		back, err := svc.MakeId(ctx, intf.FromId(parts))
+		back, err := svc.MakeId(ctx, intf.FromFields(parts))
 		if err != nil || back != raw {
 			t.Fatalf("MakeId(ExpId(%d) = %v) = %d, %v", raw, parts, back, err)
 		}

@@ -111,9 +111,9 @@ func checkUnique(l intf.Layout, ids [][]int64) (total int, err error) {
 }
 
 // fieldsOf decodes an ID by its own type bit, independently of a Service.
-func fieldsOf(id int64) intf.Id {
+func fieldsOf(id int64) intf.IdFields {
 	l, u := intf.LayoutOfId(id), uint64(id)
-	return intf.Id{Machine: l.Machine.Get(u), Seq: l.Seq.Get(u), Time: l.Time.Get(u),
+	return intf.IdFields{Machine: l.Machine.Get(u), Seq: l.Seq.Get(u), Time: l.Time.Get(u),
 		GenMethod: l.GenMethod.Get(u), Type: l.TypeBit.Get(u), Version: l.Version.Get(u)}
 }
 

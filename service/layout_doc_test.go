@@ -44,8 +44,8 @@ func TestLayoutDocExamples(t *testing.T) {
 			v[i], err = strconv.ParseInt(strings.TrimSpace(c), 10, 64)
 			require.NoError(t, err, line)
 		}
-		want := intf.Id{Version: v[1], Type: v[2], GenMethod: v[3], Time: v[4], Seq: v[5], Machine: v[6]}
-		id, err := svc.MakeId(t.Context(), intf.FromId(want))
+		want := intf.IdFields{Version: v[1], Type: v[2], GenMethod: v[3], Time: v[4], Seq: v[5], Machine: v[6]}
+		id, err := svc.MakeId(t.Context(), intf.FromFields(want))
 		require.NoError(t, err, line)
 		assert.Equal(t, v[0], id, line)
 		got, err := svc.ExpId(t.Context(), v[0])

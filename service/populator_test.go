@@ -439,7 +439,7 @@ func testGenIdsLargeBatch(t *testing.T, pop string) {
 			require.NoError(t, err)
 			assert.Equal(t, intf.MaxBatch, n)
 			f := fieldsOf(ids[len(ids)-1])
-			assert.Equal(t, intf.Id{Machine: 1023, GenMethod: 3, Type: int64(typ), Version: 1}, intf.Id{Machine: f.Machine, GenMethod: f.GenMethod, Type: f.Type, Version: f.Version})
+			assert.Equal(t, intf.IdFields{Machine: 1023, GenMethod: 3, Type: int64(typ), Version: 1}, intf.IdFields{Machine: f.Machine, GenMethod: f.GenMethod, Type: f.Type, Version: f.Version})
 			first, _ := unitSeq(l, ids[0])
 			last, _ := unitSeq(l, ids[len(ids)-1])
 			if typ == intf.MinGranularity {

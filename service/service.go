@@ -245,14 +245,14 @@ func (s *Service) GenIds(ctx context.Context, n int) ([]int64, error) {
 func (s *Service) varBits() uint64 { return s.layout.Time.Mask() | s.layout.Seq.Mask() }
 
 // ExpId splits an ID into its fields by the layout its type bit names.
-func (s *Service) ExpId(_ context.Context, id int64) (intf.Id, error) {
+func (s *Service) ExpId(_ context.Context, id int64) (intf.IdFields, error) {
 	return intf.Int64Id(id).Decode(), nil
 }
 
 // MakeId packs the request's fields, taking omitted ones from the
 // settings. A field out of range is an *intf.FieldError naming it.
 func (s *Service) MakeId(_ context.Context, r intf.MakeIdRequest) (int64, error) {
-	id := intf.Id{Time: r.Time, Seq: r.Seq, Machine: s.Machine(), GenMethod: s.settings.GenMethod,
+	id := intf.IdFields{Time: r.Time, Seq: r.Seq, Machine: s.Machine(), GenMethod: s.settings.GenMethod,
 		Type: int64(s.settings.Type), Version: s.settings.Version}
 	for _, f := range []struct {
 		dst *int64

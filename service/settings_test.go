@@ -139,7 +139,7 @@ func TestSettingsEveryValidCombination(t *testing.T) {
 					require.NoError(t, err)
 					for _, id := range ids {
 						f := fieldsOf(id)
-						assert.Equal(t, intf.Id{Machine: 700, GenMethod: gm, Type: int64(typ), Version: version, Time: f.Time, Seq: f.Seq}, f)
+						assert.Equal(t, intf.IdFields{Machine: 700, GenMethod: gm, Type: int64(typ), Version: version, Time: f.Time, Seq: f.Seq}, f)
 						assert.Equal(t, version == 1, id < 0)
 					}
 					require.NoError(t, svc.Close())

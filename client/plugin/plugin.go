@@ -209,10 +209,10 @@ func (p *Plugin) GenIds(ctx context.Context, n int) ([]int64, error) {
 }
 
 // ExpId splits an ID into its fields.
-func (p *Plugin) ExpId(ctx context.Context, id int64) (intf.Id, error) {
+func (p *Plugin) ExpId(ctx context.Context, id int64) (intf.IdFields, error) {
 	s, err := p.service()
 	if err != nil {
-		return intf.Id{}, err
+		return intf.IdFields{}, err
 	}
 	return s.ExpId(ctx, id)
 }

@@ -58,7 +58,7 @@ func TestPlugin(t *testing.T) {
 	require.ErrorAs(t, err, &fe, "the plugin's maxBatch (from the environment) holds")
 	assert.Equal(t, int64(100), fe.Max)
 
-	made, err := p.MakeId(ctx, intf.FromId(intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}))
+	made, err := p.MakeId(ctx, intf.FromFields(intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}))
 	require.NoError(t, err)
 	assert.Equal(t, int64(2705126582500361294), made)
 	_, err = p.TransTime(ctx, 1, intf.MinGranularity)

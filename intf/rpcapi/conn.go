@@ -368,10 +368,10 @@ func (c *Conn) NextRange(ctx context.Context, tag string, size int64) (intf.Segm
 }
 
 // ExpId splits an ID into its fields.
-func (c *Conn) ExpId(ctx context.Context, id int64) (intf.Id, error) {
+func (c *Conn) ExpId(ctx context.Context, id int64) (intf.IdFields, error) {
 	var reply ExpIdReply
 	if err := c.call(ctx, c.m.expId, ExpIdArgs{Id: id, Timeout: timeout(ctx), Token: c.token}, &reply); err != nil {
-		return intf.Id{}, err
+		return intf.IdFields{}, err
 	}
 	return reply.Id, errOf(reply.Err)
 }

@@ -25,7 +25,7 @@ func (failing) GenIds(context.Context, int) ([]int64, error) { return nil, intf.
 // decoder answers the decode calls too.
 type decoder struct{ recorder }
 
-func (decoder) ExpId(_ context.Context, id int64) (intf.Id, error) {
+func (decoder) ExpId(_ context.Context, id int64) (intf.IdFields, error) {
 	return intf.Int64Id(id).Decode(), nil
 }
 func (decoder) MakeId(context.Context, intf.MakeIdRequest) (int64, error) {

@@ -278,7 +278,7 @@ func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	reply.Id, reply.Err = call(r, args.Timeout, func(ctx context.Context) (intf.Id, error) {
+	reply.Id, reply.Err = call(r, args.Timeout, func(ctx context.Context) (intf.IdFields, error) {
 		return r.svc.ExpId(ctx, args.Id)
 	})
 	return nil

@@ -55,7 +55,7 @@ type ExpIdArgs struct {
 
 // ExpIdReply carries the fields, or Err.
 type ExpIdReply struct {
-	Id  intf.Id
+	Id  intf.IdFields
 	Err *Error
 }
 

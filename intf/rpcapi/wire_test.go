@@ -16,7 +16,7 @@ func TestMakeIdArgsKeepExplicitZeros(t *testing.T) {
 		intf.TimeSeq(5, 6),
 		intf.TimeSeq(5, 6).WithMachine(0),
 		intf.TimeSeq(0, 0).WithMachine(0).WithGenMethod(0).WithType(0).WithVersion(0),
-		intf.FromId(intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2, Type: 1, Version: 1}),
+		intf.FromFields(intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2, Type: 1, Version: 1}),
 		intf.TimeSeq(1, 2).WithVersion(1),
 	} {
 		var buf bytes.Buffer

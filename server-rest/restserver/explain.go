@@ -12,7 +12,7 @@ import (
 // expIdBody is the JSON of /expid: Vesta's Id plus the ID as a string
 // (JavaScript loses integers above 2^53) and its time, readable.
 type expIdBody struct {
-	intf.Id
+	intf.IdFields
 	// ID, not Id, only because the embedded intf.Id holds that name.
 	ID         intf.Int64Id `json:"id"` // a JSON string
 	IDUnsigned string       `json:"idUnsigned"`
@@ -51,7 +51,7 @@ func (s *Server) expId(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, expIdBody{
-		Id:         x,
+		IdFields:   x,
 		ID:         intf.Int64Id(id),
 		IDUnsigned: strconv.FormatUint(uint64(id), 10),
 		TypeName:   intf.IdType(x.Type).String(),

@@ -224,8 +224,8 @@ var errBug = errors.New("a bug the server does not know")
 
 func (failingService) GenId(context.Context) (int64, error)         { return 0, errBug }
 func (failingService) GenIds(context.Context, int) ([]int64, error) { return nil, errBug }
-func (failingService) ExpId(context.Context, int64) (intf.Id, error) {
-	return intf.Id{}, errBug
+func (failingService) ExpId(context.Context, int64) (intf.IdFields, error) {
+	return intf.IdFields{}, errBug
 }
 func (failingService) MakeId(context.Context, intf.MakeIdRequest) (int64, error) { return 0, errBug }
 func (failingService) TransTime(context.Context, int64, intf.IdType) (time.Time, error) {

@@ -49,7 +49,7 @@ func TestEveryMethodOverTCP(t *testing.T) {
 
 	// REFERENCE's worked example.
 	var made rpcapi.MakeIdReply
-	args := rpcapi.NewMakeIdArgs(intf.FromId(intf.Id{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}))
+	args := rpcapi.NewMakeIdArgs(intf.FromFields(intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}))
 	require.NoError(t, c.Call("IdService.MakeId", args, &made))
 	require.Nil(t, made.Err)
 	assert.Equal(t, int64(2705126582500361294), made.Id)
