@@ -293,7 +293,7 @@ func BenchmarkGenIdsBatch(b *testing.B) {
 	}
 }
 
-func timeOf(id int64) int64 { return intf.LayoutOfId(id).Time.Get(uint64(id)) }
+func timeOf(id intf.Id) int64 { return intf.LayoutOfId(id).Time.Get(uint64(id)) }
 
 // BenchmarkBufferedGenId is GenId served from a 50,000-ID buffer refilled
 // with batches of 10,000.

@@ -12,19 +12,19 @@ import (
 // buffer is a stock of IDs for GenId. Only refillLoop puts IDs in, and
 // never more than the free room.
 type buffer struct {
-	ids  chan int64
+	ids  chan intf.Id
 	low  int           // refill below this: half the size
 	kick chan struct{} // asks refillLoop for a refill
 }
 
 func newBuffer(size int) *buffer {
-	b := &buffer{ids: make(chan int64, size), low: (size + 1) / 2, kick: make(chan struct{}, 1)}
+	b := &buffer{ids: make(chan intf.Id, size), low: (size + 1) / 2, kick: make(chan struct{}, 1)}
 	b.signal() // fill at start
 	return b
 }
 
 // take returns a buffered ID, asking for a refill when the stock is low.
-func (b *buffer) take() (int64, bool) {
+func (b *buffer) take() (intf.Id, bool) {
 	select {
 	case id := <-b.ids:
 		if len(b.ids) < b.low {

@@ -26,7 +26,7 @@ func TestBufferedClient(t *testing.T) {
 	// The stock fills in the background at start.
 	require.Eventually(t, func() bool { return len(c.buf.ids) == 100 }, 10*time.Second, time.Millisecond)
 
-	seen := map[int64]bool{}
+	seen := map[intf.Id]bool{}
 	for range 1000 {
 		id, err := c.GenId(ctx)
 		require.NoError(t, err)
@@ -75,11 +75,11 @@ func TestBufferTake(t *testing.T) {
 	assert.Len(t, b.kick, 1, "an empty take asks for a refill")
 	<-b.kick
 	for i := range 4 {
-		b.ids <- int64(i)
+		b.ids <- intf.Id(i)
 	}
 	id, ok := b.take()
 	assert.True(t, ok)
-	assert.Equal(t, int64(0), id)
+	assert.Equal(t, intf.Id(0), id)
 	assert.Empty(t, b.kick, "3 of 4 left: no refill yet")
 	_, _ = b.take()
 	_, _ = b.take()

@@ -286,7 +286,7 @@ func (c *Client) timedOut(ctx context.Context, ep *endpoint, gen uint64, allowed
 
 // GenId issues one ID: from the buffer when WithBuffer is on and it has
 // one, else from a server.
-func (c *Client) GenId(ctx context.Context) (int64, error) {
+func (c *Client) GenId(ctx context.Context) (intf.Id, error) {
 	if c.buf != nil && !c.closed.Load() {
 		if id, ok := c.buf.take(); ok {
 			return id, nil
@@ -295,22 +295,22 @@ func (c *Client) GenId(ctx context.Context) (int64, error) {
 	return call(c, ctx, idVerdict, genId)
 }
 
-func genId(ctx context.Context, cn *rpcapi.Conn) (int64, error) { return cn.GenId(ctx) }
+func genId(ctx context.Context, cn *rpcapi.Conn) (intf.Id, error) { return cn.GenId(ctx) }
 
 // GenIds issues n IDs in increasing order, 1 <= n <= the server's maxBatch.
-func (c *Client) GenIds(ctx context.Context, n int) ([]int64, error) {
-	return call(c, ctx, idVerdict, func(ctx context.Context, cn *rpcapi.Conn) ([]int64, error) { return cn.GenIds(ctx, n) })
+func (c *Client) GenIds(ctx context.Context, n int) ([]intf.Id, error) {
+	return call(c, ctx, idVerdict, func(ctx context.Context, cn *rpcapi.Conn) ([]intf.Id, error) { return cn.GenIds(ctx, n) })
 }
 
 // ExpId splits an ID into its fields.
-func (c *Client) ExpId(ctx context.Context, id int64) (intf.IdFields, error) {
+func (c *Client) ExpId(ctx context.Context, id intf.Id) (intf.IdFields, error) {
 	return call(c, ctx, idVerdict, func(ctx context.Context, cn *rpcapi.Conn) (intf.IdFields, error) { return cn.ExpId(ctx, id) })
 }
 
 // MakeId packs fields into an ID; omitted fields come from the server that
 // answers.
-func (c *Client) MakeId(ctx context.Context, req intf.MakeIdRequest) (int64, error) {
-	return call(c, ctx, idVerdict, func(ctx context.Context, cn *rpcapi.Conn) (int64, error) { return cn.MakeId(ctx, req) })
+func (c *Client) MakeId(ctx context.Context, req intf.MakeIdRequest) (intf.Id, error) {
+	return call(c, ctx, idVerdict, func(ctx context.Context, cn *rpcapi.Conn) (intf.Id, error) { return cn.MakeId(ctx, req) })
 }
 
 // TransTime turns the time field of an ID of type t into a time.

@@ -32,15 +32,15 @@ func TestEveryMethod(t *testing.T) {
 	// REFERENCE's worked example, every field given.
 	made, err := c.MakeId(ctx, intf.FromFields(intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}))
 	require.NoError(t, err)
-	assert.Equal(t, int64(2705126582500361294), made)
+	assert.Equal(t, intf.Id(2705126582500361294), made)
 	// Omitted fields come from the server: machine 78, genMethod 1.
 	made, err = c.MakeId(ctx, intf.TimeSeq(371861805, 498081))
 	require.NoError(t, err)
-	assert.Equal(t, int64(2705126582500361294-(1<<60)), made)
+	assert.Equal(t, intf.Id(2705126582500361294-(1<<60)), made)
 	// An explicit zero is not an omitted field.
 	made, err = c.MakeId(ctx, intf.TimeSeq(371861805, 498081).WithMachine(0).WithGenMethod(0))
 	require.NoError(t, err)
-	assert.Equal(t, int64(2705126582500361294-(2<<60)-78), made)
+	assert.Equal(t, intf.Id(2705126582500361294-(2<<60)-78), made)
 
 	tm, err := c.TransTime(ctx, fields.Time, intf.MaxPeak)
 	require.NoError(t, err)

@@ -28,7 +28,7 @@ func TestFailoverUnderLoad(t *testing.T) {
 	const callers, perCaller = 8, 400
 	var (
 		mu   sync.Mutex
-		ids  = make(map[int64]struct{}, callers*perCaller)
+		ids  = make(map[intf.Id]struct{}, callers*perCaller)
 		errs []error
 		wg   sync.WaitGroup
 	)

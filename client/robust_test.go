@@ -45,7 +45,7 @@ func (f *scripted) GenId(_ rpcapi.GenIdArgs, r *rpcapi.GenIdReply) error {
 		r.Err = f.genErr
 		return nil
 	}
-	r.Id = f.next.Add(1)
+	r.Id = intf.Id(f.next.Add(1))
 	return nil
 }
 
@@ -56,7 +56,7 @@ func (f *scripted) GenIds(a rpcapi.GenIdsArgs, r *rpcapi.GenIdsReply) error {
 		return nil
 	}
 	for range a.Count + f.extra {
-		r.Ids = append(r.Ids, f.next.Add(1))
+		r.Ids = append(r.Ids, intf.Id(f.next.Add(1)))
 	}
 	return nil
 }
@@ -203,7 +203,7 @@ func TestBufferRefillFollowsTheServersMaxBatch(t *testing.T) {
 	c := newClient(t, []string{srv.Addr}, WithBuffer(1000, 500))
 	require.Eventually(t, func() bool { return len(c.buf.ids) == 1000 }, 5*time.Second, 10*time.Millisecond,
 		"the stock fills in batches of the server's maxBatch (100), not the 500 asked for")
-	seen := map[int64]bool{}
+	seen := map[intf.Id]bool{}
 	for range 1000 {
 		id, err := c.GenId(context.Background())
 		require.NoError(t, err)

@@ -100,7 +100,7 @@ func TestTokens(t *testing.T) {
 	orders := newClient(t, addrs, WithToken(tokOrders))
 	id, err := orders.GenId(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), intf.Int64Id(id).Decode().Machine)
+	assert.Equal(t, int64(1), intf.Id(id).Fields().Machine)
 	_, err = orders.ExpId(ctx, id)
 	var se *intf.ScopeError
 	require.ErrorAs(t, err, &se)

@@ -5,8 +5,8 @@ import "time"
 // Decode splits an ID into its fields by the layout its own type bit
 // names, and returns that layout too: the one Encode takes to build the ID
 // back (or a neighbour of it). It is pure: no service is needed to read an
-// ID. Int64Id's Decode method returns the fields alone.
-func Decode(id int64) (IdFields, Layout) {
+// ID. Id.Fields is the same.
+func Decode(id Id) (IdFields, Layout) {
 	u := uint64(id)
 	l := LayoutOfId(id)
 	return IdFields{
@@ -23,7 +23,7 @@ func Decode(id int64) (IdFields, Layout) {
 // width, so that no value spills into a neighbouring field (Vesta's
 // encoder did not check). id.Type must be l's type. An out-of-range field
 // is a *FieldError naming it.
-func Encode(l Layout, id IdFields) (int64, error) {
+func Encode(l Layout, id IdFields) (Id, error) {
 	if !l.Type.Valid() {
 		return 0, &FieldError{Field: "type", Value: int64(l.Type), Min: 0, Max: 1}
 	}
@@ -39,14 +39,13 @@ func Encode(l Layout, id IdFields) (int64, error) {
 			return 0, err
 		}
 	}
-	return int64(l.Machine.Put(id.Machine) | l.Seq.Put(id.Seq) | l.Time.Put(id.Time) |
+	return Id(l.Machine.Put(id.Machine) | l.Seq.Put(id.Seq) | l.Time.Put(id.Time) |
 		l.GenMethod.Put(id.GenMethod) | l.TypeBit.Put(int64(l.Type)) | l.Version.Put(id.Version)), nil
 }
 
 // Timestamp is the instant id's time field stands for, with the epoch in
 // Unix milliseconds (DefaultEpochMillis for Vesta's), in UTC. The field is
-// named Time, so the method cannot be; bwmarrin/snowflake's ID.Time is
-// this.
+// named Time, so the method cannot be; Id.Time reads it from the ID.
 // A Type other than MinGranularity reads as max-peak (seconds).
 func (id IdFields) Timestamp(epochMillis int64) time.Time {
 	l := layouts[MaxPeak]

@@ -14,8 +14,8 @@ import (
 
 // REFERENCE's worked example, with explicit shifts.
 func TestEncodeDecodeWorkedExample(t *testing.T) {
-	want := int64(78 | 498081<<10 | 371861805<<30 | 2<<60)
-	require.Equal(t, int64(2705126582500361294), want)
+	want := intf.Id(78 | 498081<<10 | 371861805<<30 | 2<<60)
+	require.Equal(t, intf.Id(2705126582500361294), want)
 	f := intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}
 	id, err := intf.Encode(mustLayout(t, intf.MaxPeak), f)
 	require.NoError(t, err)
@@ -41,7 +41,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		top := intf.IdFields{Machine: l.Machine.Max(), Seq: l.Seq.Max(), Time: l.Time.Max(), GenMethod: 3, Type: int64(typ), Version: 1}
 		id, err := intf.Encode(l, top)
 		require.NoError(t, err)
-		assert.Less(t, id, int64(0))
+		assert.Less(t, id, intf.Id(0))
 		got, gl := intf.Decode(id)
 		assert.Equal(t, top, got)
 		assert.Equal(t, l, gl)
@@ -82,7 +82,7 @@ func TestEncodeRefusesOutOfRange(t *testing.T) {
 
 func TestTimestamp(t *testing.T) {
 	assert.Equal(t, time.Date(2026, 10, 13, 14, 56, 45, 0, time.UTC),
-		intf.Int64Id(2705126582500361294).Decode().Timestamp(intf.DefaultEpochMillis))
+		intf.Id(2705126582500361294).Time(intf.DefaultEpochMillis))
 	mg := intf.IdFields{Time: 1500, Type: 1}
 	assert.Equal(t, time.UnixMilli(intf.DefaultEpochMillis+1500).UTC(), mg.Timestamp(intf.DefaultEpochMillis))
 	assert.Equal(t, time.UnixMilli(1500).UTC(), mg.Timestamp(0))

@@ -1,9 +1,10 @@
 // Package intf is the public contract of vesta-go: the IdService interface
 // that every mode implements (the embedded service, the RPC client, the
-// plugin host), the Id struct, the two ID types with their bit layouts, the
-// pure codec (Decode, Encode, Id.Timestamp), Int64Id — an ID whose JSON
-// is a string, for programs that hand IDs to JavaScript — and the errors
-// callers can test with errors.Is and errors.As.
+// plugin host), Id — an ID, whose JSON is a string so that JavaScript
+// reads it exactly — and IdFields, an ID split into its fields, the two ID
+// types with their bit layouts, the pure codec (Decode, Encode, Id.Fields,
+// Id.Time, IdFields.Timestamp), and the errors callers can test with
+// errors.Is and errors.As.
 //
 // It depends on the standard library only, so a program that talks to a
 // remote vesta-go server needs nothing else to understand its answers.

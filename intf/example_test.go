@@ -37,7 +37,7 @@ func ExampleParseIdType() {
 // LayoutOfId reads an ID's own type bit, so any ID can be decoded without
 // knowing which service issued it.
 func ExampleLayoutOfId() {
-	id := int64(2705126582500361294)
+	id := intf.Id(2705126582500361294)
 	l := intf.LayoutOfId(id)
 	u := uint64(id)
 	fmt.Println(l.Type, l.Machine.Get(u), l.Seq.Get(u), l.Time.Get(u), l.GenMethod.Get(u))

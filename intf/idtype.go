@@ -112,7 +112,7 @@ func (t IdType) Layout() (Layout, error) {
 }
 
 // LayoutOfId returns the layout an ID was made with, read from its type bit.
-func LayoutOfId(id int64) Layout { return layouts[TypeOf(id)] }
+func LayoutOfId(id Id) Layout { return layouts[TypeOf(id)] }
 
 // TypeOf returns the type recorded in bit 62 of an ID.
-func TypeOf(id int64) IdType { return IdType(uint64(id) >> 62 & 1) }
+func TypeOf(id Id) IdType { return IdType(uint64(id) >> 62 & 1) }

@@ -113,7 +113,7 @@ func layoutCases() []layoutCase {
 func TestLayoutDecodesHandComputedIds(t *testing.T) {
 	for _, c := range layoutCases() {
 		t.Run(c.name, func(t *testing.T) {
-			id := int64(c.id)
+			id := intf.Id(c.id)
 			l := intf.LayoutOfId(id)
 			assert.Equal(t, intf.IdType(c.want.Type), l.Type)
 			assert.Equal(t, intf.IdType(c.want.Type), intf.TypeOf(id))
@@ -136,7 +136,7 @@ func TestWorkedExample(t *testing.T) {
 	// seq 498081, machine 78.
 	id := uint64(78) | 498081<<10 | 371861805<<30 | 2<<60
 	assert.Equal(t, uint64(2705126582500361294), id)
-	l := intf.LayoutOfId(int64(id))
+	l := intf.LayoutOfId(intf.Id(id))
 	assert.Equal(t, intf.MaxPeak, l.Type)
 	assert.Equal(t, int64(371861805), l.Time.Get(id))
 	assert.Equal(t, int64(498081), l.Seq.Get(id))
@@ -149,10 +149,10 @@ func TestTypeOf(t *testing.T) {
 	assert.Equal(t, intf.MinGranularity, intf.TypeOf(-1))
 	assert.Equal(t, intf.MaxPeak, intf.TypeOf(math.MaxInt64>>1), "bits 0-61 say nothing about the type")
 	// The type bit decides the layout: the same low bits decode differently.
-	id := int64(uint64(1)<<62 | 1<<20)
+	id := intf.Id(uint64(1)<<62 | 1<<20)
 	assert.Equal(t, int64(1), intf.LayoutOfId(id).Time.Get(uint64(id)))
 	assert.Equal(t, int64(0), intf.LayoutOfId(id).Seq.Get(uint64(id)))
-	id = int64(1 << 20)
+	id = intf.Id(1 << 20)
 	assert.Equal(t, int64(0), intf.LayoutOfId(id).Time.Get(uint64(id)))
 	assert.Equal(t, int64(1<<10), intf.LayoutOfId(id).Seq.Get(uint64(id)))
 }

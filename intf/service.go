@@ -10,14 +10,14 @@ import (
 // Implementations are safe for concurrent use.
 type IdService interface {
 	// GenId issues one new ID.
-	GenId(ctx context.Context) (int64, error)
+	GenId(ctx context.Context) (Id, error)
 	// GenIds issues n new IDs, 1 <= n <= MaxBatch, in increasing order.
-	GenIds(ctx context.Context, n int) ([]int64, error)
+	GenIds(ctx context.Context, n int) ([]Id, error)
 	// ExpId splits an ID into its fields, decoding it by its own type bit.
-	ExpId(ctx context.Context, id int64) (IdFields, error)
+	ExpId(ctx context.Context, id Id) (IdFields, error)
 	// MakeId packs fields into an ID. Every field is range-checked: a value
 	// that does not fit is an error naming the field, never masked.
-	MakeId(ctx context.Context, req MakeIdRequest) (int64, error)
+	MakeId(ctx context.Context, req MakeIdRequest) (Id, error)
 	// TransTime turns the time field of an ID of type t into a time.
 	TransTime(ctx context.Context, timeField int64, t IdType) (time.Time, error)
 }

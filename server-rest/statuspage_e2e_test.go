@@ -253,8 +253,8 @@ func TestStatusPageInABrowser(t *testing.T) {
 			require.NoError(t, err)
 			v1, err := intf.Encode(l, intf.IdFields{Machine: 1023, Seq: l.Seq.Max(), Time: 123456, GenMethod: 3, Type: int64(tc.typ), Version: 1})
 			require.NoError(t, err)
-			require.Less(t, v1, int64(0), "bit 63 set: negative as a Java long")
-			browser.checkDecode(v1)
+			require.Less(t, v1, intf.Id(0), "bit 63 set: negative as a Java long")
+			browser.checkDecode(int64(v1))
 			browser.run("decoding junk", chromedp.SetValue(chromedp.ID("decode-input"), "12x"), chromedp.Click(chromedp.ID("decode-btn")))
 			browser.waitText("d-error", `not a decimal integer: "12x"`)
 			browser.checkDecode(id) // the error clears
@@ -307,7 +307,7 @@ func (p *page) segmentsText(st statuspage.Status) string {
 // intf.Decode.
 func (p *page) checkDecode(id int64) {
 	p.t.Helper()
-	want, _ := intf.Decode(id)
+	want, _ := intf.Decode(intf.Id(id))
 	p.run("decoding "+strconv.FormatInt(id, 10), chromedp.SetValue(chromedp.ID("decode-input"), strconv.FormatInt(id, 10)),
 		chromedp.Click(chromedp.ID("decode-btn")))
 	p.waitText("d-machine", strconv.FormatInt(want.Machine, 10))

@@ -122,7 +122,7 @@ func TestSecureServerBinary(t *testing.T) {
 	orders := newClient(secure, client.WithToken(tokOrders))
 	ids, err := orders.GenIds(ctx, 10)
 	require.NoError(t, err)
-	assert.Equal(t, int64(11), intf.Int64Id(ids[0]).Decode().Machine)
+	assert.Equal(t, int64(11), intf.Id(ids[0]).Fields().Machine)
 	seg, err := orders.NextIds(ctx, "order", 3)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1, 2, 3}, seg)

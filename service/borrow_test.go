@@ -25,7 +25,7 @@ func TestBorrowRunsAheadWithoutWaiting(t *testing.T) {
 			svc := startDir(t, t.TempDir(), clk, service.Settings{Populator: pop, Type: intf.MinGranularity, MaxBorrow: 30 * time.Millisecond})
 			defer svc.Close()
 			perUnit := int(l.Seq.Max() + 1)
-			var all []int64
+			var all []intf.Id
 			for len(all) < 8*perUnit {
 				ids, err := svc.GenIds(bg, 1000)
 				require.NoError(t, err)
@@ -68,7 +68,7 @@ func TestBorrowedIdsSurviveACrash(t *testing.T) {
 	clk := newFakeClock(testStart)
 	s := service.Settings{Type: intf.MinGranularity, MaxBorrow: 10 * time.Second}
 	svc := startDir(t, dir, clk, s)
-	var first []int64
+	var first []intf.Id
 	for len(first) < 500*int(l.Seq.Max()+1) { // half a second of units, borrowed
 		ids, err := svc.GenIds(bg, intf.MaxBatch)
 		require.NoError(t, err)
@@ -86,7 +86,7 @@ func TestBorrowedIdsSurviveACrash(t *testing.T) {
 	defer svc.Close()
 	second := genN(t, svc, 100)
 	assert.Equal(t, waits, clk.waits.Load(), "no stall")
-	_, err = checkUnique(l, [][]int64{first, second})
+	_, err = checkUnique(l, [][]intf.Id{first, second})
 	require.NoError(t, err)
 	assert.Greater(t, minUnit(l, second), maxUnit(l, first))
 }

@@ -35,7 +35,7 @@ func TestSaturatedMinGranularityCatchesUpLateWakes(t *testing.T) {
 			clk := &lateClock{fakeClock: *newFakeClock(testStart), late: 3 * l.Unit}
 			svc := newSvc(t, service.Settings{Type: intf.MinGranularity, Populator: pop, Clock: clk})
 			const goroutines, perG = 8, 3000
-			ids := make([][]int64, goroutines)
+			ids := make([][]intf.Id, goroutines)
 			var wg sync.WaitGroup
 			for g := range goroutines {
 				wg.Go(func() {
@@ -45,7 +45,7 @@ func TestSaturatedMinGranularityCatchesUpLateWakes(t *testing.T) {
 							t.Error(err)
 							return
 						}
-						if at := intf.Int64Id(id).Time(intf.DefaultEpochMillis); at.After(clk.Now()) {
+						if at := intf.Id(id).Time(intf.DefaultEpochMillis); at.After(clk.Now()) {
 							t.Errorf("ID of %v issued at %v: ahead of the clock", at, clk.Now())
 							return
 						}
@@ -87,12 +87,12 @@ func TestSaturatedRunKeepsAUnitItsCallerLeftHalfUsed(t *testing.T) {
 		t.Run(pop, func(t *testing.T) {
 			clk := newFakeClock(testStart)
 			svc := newSvc(t, service.Settings{Type: intf.MinGranularity, Populator: pop, Clock: clk})
-			take := func(n int64) []int64 {
-				ids := make([]int64, 0, n)
+			take := func(n int64) []intf.Id {
+				ids := make([]intf.Id, 0, n)
 				for range n {
 					id, err := svc.GenId(bg)
 					require.NoError(t, err)
-					at := intf.Int64Id(id).Time(intf.DefaultEpochMillis)
+					at := intf.Id(id).Time(intf.DefaultEpochMillis)
 					require.False(t, at.After(clk.Now()), "ID of %v issued at %v: ahead of the clock", at, clk.Now())
 					ids = append(ids, id)
 				}
@@ -121,7 +121,7 @@ func TestSaturatedRunKeepsAUnitItsCallerLeftHalfUsed(t *testing.T) {
 			// next ID carries the clock's unit.
 			lightClk := newFakeClock(testStart)
 			light := newSvc(t, service.Settings{Type: intf.MinGranularity, Populator: pop, Clock: lightClk})
-			var last int64
+			var last intf.Id
 			for range 100 {
 				id, err := light.GenId(bg)
 				require.NoError(t, err)

@@ -43,7 +43,7 @@ func TestMakeIdAndExpIdHandComputed(t *testing.T) {
 	mg := newSvc(t, service.Settings{Machine: 2, GenMethod: 0, Version: 1, Type: intf.MinGranularity})
 	for _, c := range handIds {
 		t.Run(c.name, func(t *testing.T) {
-			want := int64(c.id)
+			want := intf.Id(c.id)
 			assert.Equal(t, c.f.Version == 1, want < 0, "version 1 is a negative int64")
 			for _, svc := range []*service.Service{mp, mg} {
 				got, err := svc.MakeId(bg, intf.FromFields(c.f))
@@ -61,8 +61,8 @@ func TestWorkedExampleId(t *testing.T) {
 	svc := newSvc(t, service.Settings{Machine: 78, GenMethod: 2})
 	id, err := svc.MakeId(bg, intf.TimeSeq(371861805, 498081))
 	require.NoError(t, err)
-	assert.Equal(t, int64(2705126582500361294), id)
-	assert.Equal(t, int64(uint64(78)|498081<<10|371861805<<30|2<<60), id)
+	assert.Equal(t, intf.Id(2705126582500361294), id)
+	assert.Equal(t, intf.Id(uint64(78)|498081<<10|371861805<<30|2<<60), id)
 	f, err := svc.ExpId(bg, 2705126582500361294)
 	require.NoError(t, err)
 	assert.Equal(t, intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2, Type: 0, Version: 0}, f)
@@ -73,8 +73,8 @@ func TestExpIdDecodesByTheIdsTypeBit(t *testing.T) {
 	// min-granularity layout, and the other way round.
 	mp := newSvc(t, service.Settings{})
 	mg := newSvc(t, service.Settings{Type: intf.MinGranularity})
-	minId := int64(uint64(7) | 1023<<10 | 987654321<<20 | 1<<62)
-	maxId := int64(uint64(7) | 1048575<<10 | 987654321<<30)
+	minId := intf.Id(uint64(7) | 1023<<10 | 987654321<<20 | 1<<62)
+	maxId := intf.Id(uint64(7) | 1048575<<10 | 987654321<<30)
 	for _, svc := range []*service.Service{mp, mg} {
 		f, err := svc.ExpId(bg, minId)
 		require.NoError(t, err)
@@ -230,7 +230,7 @@ func TestMakeIdOmittedFieldsComeFromSettings(t *testing.T) {
 			for _, c := range cases {
 				got, err := svc.MakeId(bg, c.req)
 				require.NoError(t, err, c.name)
-				assert.Equal(t, int64(c.want), got, c.name)
+				assert.Equal(t, intf.Id(c.want), got, c.name)
 			}
 			// The other type given explicitly switches the layout.
 			other := 1 - typ
@@ -240,11 +240,11 @@ func TestMakeIdOmittedFieldsComeFromSettings(t *testing.T) {
 			}
 			got, err := svc.MakeId(bg, intf.TimeSeq(300, 5).WithType(int64(other)))
 			require.NoError(t, err)
-			assert.Equal(t, int64(uint64(other)<<62|1<<63|78|5<<10|300<<ob|2<<60), got)
+			assert.Equal(t, intf.Id(uint64(other)<<62|1<<63|78|5<<10|300<<ob|2<<60), got)
 			// The full six-field form.
 			got, err = svc.MakeId(bg, intf.FromFields(intf.IdFields{Machine: 4, Seq: 6, Time: 9, GenMethod: 3, Type: int64(other), Version: 0}))
 			require.NoError(t, err)
-			assert.Equal(t, int64(uint64(other)<<62|4|6<<10|9<<ob|3<<60), got)
+			assert.Equal(t, intf.Id(uint64(other)<<62|4|6<<10|9<<ob|3<<60), got)
 		})
 	}
 }
@@ -303,7 +303,7 @@ func TestExpIdEveryBitPattern(t *testing.T) {
 	// Every int64 is some ID: ExpId never fails, and MakeId of its fields
 	// gives it back.
 	svc := newSvc(t, service.Settings{})
-	for _, id := range []int64{0, -1, math.MinInt64, math.MaxInt64, 1 << 62, 2705126582500361294, -2705126582500361294} {
+	for _, id := range []intf.Id{0, -1, math.MinInt64, math.MaxInt64, 1 << 62, 2705126582500361294, -2705126582500361294} {
 		f, err := svc.ExpId(bg, id)
 		require.NoError(t, err)
 		back, err := svc.MakeId(bg, intf.FromFields(f))

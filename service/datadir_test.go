@@ -55,9 +55,9 @@ func unitStartMs(l intf.Layout, u int64) int64 {
 }
 
 // genN takes n IDs one by one.
-func genN(t *testing.T, svc *service.Service, n int) []int64 {
+func genN(t *testing.T, svc *service.Service, n int) []intf.Id {
 	t.Helper()
-	ids := make([]int64, 0, n)
+	ids := make([]intf.Id, 0, n)
 	for range n {
 		id, err := svc.GenId(bg)
 		require.NoError(t, err)
@@ -67,7 +67,7 @@ func genN(t *testing.T, svc *service.Service, n int) []int64 {
 }
 
 // maxUnit is the largest time field among ids.
-func maxUnit(l intf.Layout, ids []int64) int64 {
+func maxUnit(l intf.Layout, ids []intf.Id) int64 {
 	m := int64(-1)
 	for _, id := range ids {
 		u, _ := unitSeq(l, id)
@@ -76,7 +76,7 @@ func maxUnit(l intf.Layout, ids []int64) int64 {
 	return m
 }
 
-func minUnit(l intf.Layout, ids []int64) int64 {
+func minUnit(l intf.Layout, ids []intf.Id) int64 {
 	m := int64(1) << 62
 	for _, id := range ids {
 		u, _ := unitSeq(l, id)
@@ -158,7 +158,7 @@ func TestRestartAfterCloseIssuesAbove(t *testing.T) {
 				second := genN(t, svc, 100)
 				assert.Greater(t, minUnit(l, second), maxUnit(l, first), "every ID after the restart is later in time")
 				assert.Equal(t, maxUnit(l, first)+1, minUnit(l, second), "the unit right after the last one issued")
-				n, err := checkUnique(l, [][]int64{first, second})
+				n, err := checkUnique(l, [][]intf.Id{first, second})
 				require.NoError(t, err)
 				assert.Equal(t, 200, n)
 			})
@@ -188,7 +188,7 @@ func TestRestartClockBehindWithinBound(t *testing.T) {
 			assert.Equal(t, before, clk.Now(), "no wait")
 			assert.Greater(t, minUnit(l, second), maxUnit(l, first))
 			assert.Equal(t, maxUnit(l, first)+1, minUnit(l, second))
-			_, err := checkUnique(l, [][]int64{first, second})
+			_, err := checkUnique(l, [][]intf.Id{first, second})
 			require.NoError(t, err)
 			require.NoError(t, svc.Close())
 
@@ -203,7 +203,7 @@ func TestRestartClockBehindWithinBound(t *testing.T) {
 			lastUnitStart := unitStartMs(l, maxUnit(l, second)+1)
 			assert.GreaterOrEqual(t, clk.Now().UnixMilli(), lastUnitStart-3000-l.Unit.Milliseconds(), "waited until the next unit is within the lead and a unit")
 			assert.Less(t, clk.Now().UnixMilli(), lastUnitStart-2000, "and not longer")
-			_, err = checkUnique(l, [][]int64{first, second, third})
+			_, err = checkUnique(l, [][]intf.Id{first, second, third})
 			require.NoError(t, err)
 		})
 	}
@@ -269,7 +269,7 @@ func TestRestartAfterCrash(t *testing.T) {
 			assert.Equal(t, floor+1, minUnit(l, second))
 			assert.Equal(t, before, clk.Now(), "no wait")
 			assert.LessOrEqual(t, unitStartMs(l, floor+1)-clk.Now().UnixMilli(), int64(3000), "at most the lead ahead")
-			_, err = checkUnique(l, [][]int64{first, second})
+			_, err = checkUnique(l, [][]intf.Id{first, second})
 			require.NoError(t, err)
 		})
 	}
@@ -292,7 +292,7 @@ func TestCloseRacingGenId(t *testing.T) {
 
 			entered, release := clk.blockNext()
 			type result struct {
-				id  int64
+				id  intf.Id
 				err error
 			}
 			racer := make(chan result, 1)
@@ -324,7 +324,7 @@ func TestCloseRacingGenId(t *testing.T) {
 			svc = startDir(t, dir, clk, service.Settings{Populator: pop})
 			defer svc.Close()
 			second := genN(t, svc, 3)
-			_, err := checkUnique(l, [][]int64{first, second})
+			_, err := checkUnique(l, [][]intf.Id{first, second})
 			require.NoError(t, err, "an ID issued while closing was repeated after the restart")
 		})
 	}
@@ -442,7 +442,7 @@ func TestNoDataDirWritesNothing(t *testing.T) {
 	svc, err := service.New(bg, service.Settings{NoDataDir: true, DataDir: dir, Clock: newFakeClock(testStart), Logger: logs.logger()})
 	require.NoError(t, err)
 	ids := genN(t, svc, 1000)
-	_, err = checkUnique(layoutOf(t, intf.MaxPeak), [][]int64{ids})
+	_, err = checkUnique(layoutOf(t, intf.MaxPeak), [][]intf.Id{ids})
 	require.NoError(t, err)
 	assert.Zero(t, svc.Stats().HighWaterMillis)
 	require.NoError(t, svc.Close())

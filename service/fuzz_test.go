@@ -33,7 +33,8 @@ func FuzzMakeExpRoundTrip(f *testing.F) {
 	f.Add(uint8(7), int64(0), int64(0), int64(0), int64(0), int64(0), int64(0))
 
 	svc := newSvc(f, service.Settings{})
-	f.Fuzz(func(t *testing.T, typ uint8, version, genMethod, tm, seq, machine, raw int64) {
+	f.Fuzz(func(t *testing.T, typ uint8, version, genMethod, tm, seq, machine, rawBits int64) {
+		raw := intf.Id(rawBits)
 		ctx := bg
 		// Reduced into range.
 		tt := intf.IdType(typ % 2)

@@ -47,7 +47,7 @@ func layoutOf(t testing.TB, typ intf.IdType) intf.Layout {
 }
 
 // unitSeq splits an ID into its time field and sequence.
-func unitSeq(l intf.Layout, id int64) (unit, seq int64) {
+func unitSeq(l intf.Layout, id intf.Id) (unit, seq int64) {
 	return l.Time.Get(uint64(id)), l.Seq.Get(uint64(id))
 }
 
@@ -56,7 +56,7 @@ func unitSeq(l intf.Layout, id int64) (unit, seq int64) {
 // one service differ only in those two fields, and the others must all be
 // equal. Much cheaper than a map or a sort of millions of IDs, which matters
 // under -race. It returns how many IDs it checked.
-func checkUnique(l intf.Layout, ids [][]int64) (total int, err error) {
+func checkUnique(l intf.Layout, ids [][]intf.Id) (total int, err error) {
 	fixedMask := ^(l.Time.Mask() | l.Seq.Mask())
 	var fixed uint64
 	fixedSet := false
@@ -82,7 +82,7 @@ func checkUnique(l intf.Layout, ids [][]int64) (total int, err error) {
 	span := (maxU - minU + 1) * seqSpan
 	if span > 1<<28 {
 		// Spread over too many units for a bitmap: sort a copy.
-		all := make([]int64, 0, total)
+		all := make([]intf.Id, 0, total)
 		for _, s := range ids {
 			all = append(all, s...)
 		}
@@ -111,7 +111,7 @@ func checkUnique(l intf.Layout, ids [][]int64) (total int, err error) {
 }
 
 // fieldsOf decodes an ID by its own type bit, independently of a Service.
-func fieldsOf(id int64) intf.IdFields {
+func fieldsOf(id intf.Id) intf.IdFields {
 	l, u := intf.LayoutOfId(id), uint64(id)
 	return intf.IdFields{Machine: l.Machine.Get(u), Seq: l.Seq.Get(u), Time: l.Time.Get(u),
 		GenMethod: l.GenMethod.Get(u), Type: l.TypeBit.Get(u), Version: l.Version.Get(u)}
@@ -126,7 +126,7 @@ func (b *logBuffer) logger() *slog.Logger {
 
 // assertStrictlyIncreasing checks that the (time, seq) pairs of ids, in
 // issue order, strictly increase.
-func assertStrictlyIncreasing(t testing.TB, l intf.Layout, ids []int64) {
+func assertStrictlyIncreasing(t testing.TB, l intf.Layout, ids []intf.Id) {
 	t.Helper()
 	tf, sf := l.Time, l.Seq // not the whole Layout per ID: this runs millions of times
 	for i := 1; i < len(ids); i++ {
@@ -141,17 +141,17 @@ func assertStrictlyIncreasing(t testing.TB, l intf.Layout, ids []int64) {
 func TestCheckUniqueFindsDuplicates(t *testing.T) {
 	// The checker itself must be able to fail.
 	l := layoutOf(t, intf.MinGranularity)
-	_, err := checkUnique(l, [][]int64{{1 << 20, 2 << 20}, {3 << 20, 2 << 20}})
+	_, err := checkUnique(l, [][]intf.Id{{1 << 20, 2 << 20}, {3 << 20, 2 << 20}})
 	assert.ErrorContains(t, err, "duplicate ID")
-	_, err = checkUnique(l, [][]int64{{1<<20 | 1, 1 << 20}})
+	_, err = checkUnique(l, [][]intf.Id{{1<<20 | 1, 1 << 20}})
 	assert.ErrorContains(t, err, "fixed fields differ")
-	n, err := checkUnique(l, [][]int64{{1 << 20, 2 << 20, 1<<20 | 1<<10}, {5 << 20}})
+	n, err := checkUnique(l, [][]intf.Id{{1 << 20, 2 << 20, 1<<20 | 1<<10}, {5 << 20}})
 	assert.NoError(t, err)
 	assert.Equal(t, 4, n)
 	// Far apart units take the sorting path.
-	_, err = checkUnique(l, [][]int64{{1 << 20, 1 << 50}, {1 << 20}})
+	_, err = checkUnique(l, [][]intf.Id{{1 << 20, 1 << 50}, {1 << 20}})
 	assert.ErrorContains(t, err, "duplicate ID")
-	n, err = checkUnique(l, [][]int64{{1 << 20, 1 << 50}, {1<<20 | 1<<10}})
+	n, err = checkUnique(l, [][]intf.Id{{1 << 20, 1 << 50}, {1<<20 | 1<<10}})
 	assert.NoError(t, err)
 	assert.Equal(t, 3, n)
 }

@@ -47,8 +47,8 @@ func TestLayoutDocExamples(t *testing.T) {
 		want := intf.IdFields{Version: v[1], Type: v[2], GenMethod: v[3], Time: v[4], Seq: v[5], Machine: v[6]}
 		id, err := svc.MakeId(t.Context(), intf.FromFields(want))
 		require.NoError(t, err, line)
-		assert.Equal(t, v[0], id, line)
-		got, err := svc.ExpId(t.Context(), v[0])
+		assert.Equal(t, intf.Id(v[0]), id, line)
+		got, err := svc.ExpId(t.Context(), intf.Id(v[0]))
 		require.NoError(t, err)
 		assert.Equal(t, want, got, line)
 		rows++

@@ -110,7 +110,7 @@ func FuzzMarkFile(f *testing.F) {
 		if ms < intf.DefaultEpochMillis {
 			markUnit = -1
 		}
-		if unit := intf.Int64Id(id).Decode().Time; unit <= markUnit {
+		if unit := intf.Id(id).Fields().Time; unit <= markUnit {
 			t.Fatalf("mark %q (unit %d): first ID %d has time unit %d, not after the mark", content, markUnit, id, unit)
 		}
 	})

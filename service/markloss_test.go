@@ -21,7 +21,7 @@ import (
 
 // usedDir runs a service on a new dir, issues 5 IDs and closes it. The
 // clock stays in the second the IDs were issued in.
-func usedDir(t *testing.T) (dir string, clk *fakeClock, ids []int64) {
+func usedDir(t *testing.T) (dir string, clk *fakeClock, ids []intf.Id) {
 	t.Helper()
 	dir, clk = t.TempDir(), newFakeClock(testStart)
 	svc := startDir(t, dir, clk, service.Settings{})
@@ -34,13 +34,13 @@ func usedDir(t *testing.T) (dir string, clk *fakeClock, ids []int64) {
 
 // requireNoRepeat starts a service on dir with s, takes 5 IDs and fails
 // if any of them was issued before.
-func requireNoRepeat(t *testing.T, dir string, clk *fakeClock, s service.Settings, before []int64) {
+func requireNoRepeat(t *testing.T, dir string, clk *fakeClock, s service.Settings, before []intf.Id) {
 	t.Helper()
 	svc := startDir(t, dir, clk, s)
 	defer svc.Close()
 	ids := genN(t, svc, 5)
 	l := layoutOf(t, intf.MaxPeak)
-	_, err := checkUnique(l, [][]int64{before, ids})
+	_, err := checkUnique(l, [][]intf.Id{before, ids})
 	require.NoError(t, err, "no ID of the previous run is issued again")
 	assert.Greater(t, minUnit(l, ids), maxUnit(l, before))
 }

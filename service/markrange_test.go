@@ -135,7 +135,7 @@ func TestCloseEndsWaiters(t *testing.T) {
 			svc = startDir(t, dir, newFakeClock(clk.Now()), service.Settings{Populator: pop, Type: intf.MinGranularity})
 			defer svc.Close()
 			second := genN(t, svc, 10)
-			_, err = checkUnique(l, [][]int64{first, second})
+			_, err = checkUnique(l, [][]intf.Id{first, second})
 			require.NoError(t, err)
 		})
 	}

@@ -79,15 +79,15 @@ func testPopulatorSettings(t *testing.T, pop string) {
 
 // genConcurrently runs g goroutines that each take n IDs with GenId and
 // returns each goroutine's IDs in issue order. It stops at the first error.
-func genConcurrently(t *testing.T, svc *service.Service, g, n int) [][]int64 {
+func genConcurrently(t *testing.T, svc *service.Service, g, n int) [][]intf.Id {
 	t.Helper()
-	out := make([][]int64, g)
+	out := make([][]intf.Id, g)
 	errs := make([]error, g)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range g {
 		wg.Go(func() {
-			ids := make([]int64, 0, n)
+			ids := make([]intf.Id, 0, n)
 			<-start
 			for range n {
 				id, err := svc.GenId(bg)
@@ -109,7 +109,7 @@ func genConcurrently(t *testing.T, svc *service.Service, g, n int) [][]int64 {
 // checkConcurrentRun proves the IDs of a concurrent run unique, and each
 // goroutine's IDs strictly increasing in (time, seq): so in particular its
 // time field never decreases.
-func checkConcurrentRun(t *testing.T, l intf.Layout, out [][]int64, want int) {
+func checkConcurrentRun(t *testing.T, l intf.Layout, out [][]intf.Id, want int) {
 	t.Helper()
 	for _, ids := range out {
 		assertStrictlyIncreasing(t, l, ids)
@@ -203,7 +203,7 @@ func testExhaustionFakeClock(t *testing.T, pop string) {
 			per := l.Seq.Max() + 1
 			total := 2*per + 5
 			u0 := (testStart.UnixMilli() - intf.DefaultEpochMillis) / l.Unit.Milliseconds()
-			ids := make([]int64, 0, total)
+			ids := make([]intf.Id, 0, total)
 			for int64(len(ids)) < total {
 				// Up to 10 before the end of the unit, bulk; then single.
 				if bulk := per - 10 - int64(len(ids))%per; per > 2048 && bulk > 0 {
@@ -229,7 +229,7 @@ func testExhaustionFakeClock(t *testing.T, pop string) {
 			assert.Equal(t, uint64(2), svc.Stats().ExhaustionWaits)
 			assert.Equal(t, int64(2), clk.waits.Load())
 			assert.Equal(t, testStart.Add(2*l.Unit), clk.Now(), "the clock moved exactly to the start of u0+2")
-			n, err := checkUnique(l, [][]int64{ids})
+			n, err := checkUnique(l, [][]intf.Id{ids})
 			require.NoError(t, err)
 			assert.Equal(t, int(total), n)
 		})
@@ -246,7 +246,7 @@ func testExhaustionBatchesFakeClock(t *testing.T, pop string) {
 			svc := newSvc(t, service.Settings{Populator: pop, Type: typ, Clock: clk})
 			per := l.Seq.Max() + 1
 			batch := min(int(per*3/2)+7, intf.MaxBatch)
-			var all []int64
+			var all []intf.Id
 			for len(all) < int(2*per+3) {
 				ids, err := svc.GenIds(bg, batch)
 				require.NoError(t, err)
@@ -302,7 +302,7 @@ func testExhaustionRealClock(t *testing.T, pop string) {
 	svc := newSvc(t, service.Settings{Populator: pop, Type: typ})
 	// Only the last two batches are kept: the wrap is inside the batch
 	// whose GenIds waited, or between it and the one before.
-	var prev, cur []int64
+	var prev, cur []intf.Id
 	for begin := time.Now(); svc.Stats().ExhaustionWaits == 0; {
 		require.Less(t, time.Since(begin), 20*time.Second, "the sequence never ran out (GenIds too slow?)")
 		ids, err := svc.GenIds(bg, intf.MaxBatch)
@@ -312,7 +312,7 @@ func testExhaustionRealClock(t *testing.T, pop string) {
 		}
 		prev, cur = cur, ids
 	}
-	all := append(append([]int64{}, prev...), cur...)
+	all := append(append([]intf.Id{}, prev...), cur...)
 	// A few more after the wait.
 	for range 3 {
 		id, err := svc.GenId(bg)
@@ -320,7 +320,7 @@ func testExhaustionRealClock(t *testing.T, pop string) {
 		all = append(all, id)
 	}
 	assertStrictlyIncreasing(t, l, all)
-	_, err := checkUnique(l, [][]int64{all})
+	_, err := checkUnique(l, [][]intf.Id{all})
 	require.NoError(t, err)
 	// Find the wrap: a unit used up to its last seq, followed by seq 0 of
 	// the next unit.
@@ -393,7 +393,7 @@ func testSteppingClock(t *testing.T, pop string) {
 			// One goroutine alone sees one strictly increasing series.
 			ids, err := svc.GenIds(bg, 1000)
 			require.NoError(t, err)
-			single := make([]int64, 0, 5000)
+			single := make([]intf.Id, 0, 5000)
 			for range 5000 {
 				id, err := svc.GenId(bg)
 				require.NoError(t, err)
@@ -435,7 +435,7 @@ func testGenIdsLargeBatch(t *testing.T, pop string) {
 			require.NoError(t, err)
 			require.Len(t, ids, intf.MaxBatch)
 			assertStrictlyIncreasing(t, l, ids)
-			n, err := checkUnique(l, [][]int64{ids})
+			n, err := checkUnique(l, [][]intf.Id{ids})
 			require.NoError(t, err)
 			assert.Equal(t, intf.MaxBatch, n)
 			f := fieldsOf(ids[len(ids)-1])
@@ -461,7 +461,7 @@ func testGenIdsConcurrentMixed(t *testing.T, pop string) {
 			var (
 				wg   sync.WaitGroup
 				mu   sync.Mutex
-				all  [][]int64
+				all  [][]intf.Id
 				errs []error
 			)
 			for range batchers {
@@ -480,7 +480,7 @@ func testGenIdsConcurrentMixed(t *testing.T, pop string) {
 			}
 			for range singles {
 				wg.Go(func() {
-					ids := make([]int64, 0, n)
+					ids := make([]intf.Id, 0, n)
 					for range n {
 						id, err := svc.GenId(bg)
 						if err != nil {

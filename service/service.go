@@ -157,7 +157,7 @@ func (s *Service) checkLifetime() error {
 
 // GenId issues one ID. It allocates nothing beyond what the populator
 // strategy needs and does no I/O. It never returns an ID once ctx is done.
-func (s *Service) GenId(ctx context.Context) (int64, error) {
+func (s *Service) GenId(ctx context.Context) (intf.Id, error) {
 	is := s.cur.Load()
 	unit, seq, _, err := s.pop.reserve(ctx, 1)
 	if err != nil {
@@ -176,7 +176,7 @@ func (s *Service) GenId(ctx context.Context) (int64, error) {
 	}
 	// Field.Put without its mask: unit ≤ the limit ≤ the time field's
 	// maximum, and seq ≤ the sequence's, so the hot path skips the ANDs.
-	return int64(is.fixed | uint64(unit)<<s.layout.Time.Shift | uint64(seq)<<s.layout.Seq.Shift), nil
+	return intf.Id(is.fixed | uint64(unit)<<s.layout.Time.Shift | uint64(seq)<<s.layout.Seq.Shift), nil
 }
 
 // admit decides a unit reserved under snapshot is that is above is's limit
@@ -209,11 +209,11 @@ func doneErr(ctx context.Context) error {
 
 // GenIds issues n IDs, 1 <= n <= intf.MaxBatch, in increasing order. It
 // takes whole runs of sequence numbers from the populator at once.
-func (s *Service) GenIds(ctx context.Context, n int) ([]int64, error) {
+func (s *Service) GenIds(ctx context.Context, n int) ([]intf.Id, error) {
 	if err := intf.CheckRange("count", int64(n), 1, intf.MaxBatch); err != nil {
 		return nil, err
 	}
-	ids := make([]int64, 0, n)
+	ids := make([]intf.Id, 0, n)
 	for len(ids) < n {
 		is := s.cur.Load()
 		unit, first, got, err := s.pop.reserve(ctx, int64(n-len(ids)))
@@ -231,7 +231,7 @@ func (s *Service) GenIds(ctx context.Context, n int) ([]int64, error) {
 		}
 		base := is.fixed | uint64(unit)<<s.layout.Time.Shift
 		for seq := first; seq < first+got; seq++ {
-			ids = append(ids, int64(base|uint64(seq)<<s.layout.Seq.Shift))
+			ids = append(ids, intf.Id(base|uint64(seq)<<s.layout.Seq.Shift))
 		}
 	}
 	if err := doneErr(ctx); err != nil {
@@ -245,13 +245,13 @@ func (s *Service) GenIds(ctx context.Context, n int) ([]int64, error) {
 func (s *Service) varBits() uint64 { return s.layout.Time.Mask() | s.layout.Seq.Mask() }
 
 // ExpId splits an ID into its fields by the layout its type bit names.
-func (s *Service) ExpId(_ context.Context, id int64) (intf.IdFields, error) {
-	return intf.Int64Id(id).Decode(), nil
+func (s *Service) ExpId(_ context.Context, id intf.Id) (intf.IdFields, error) {
+	return id.Fields(), nil
 }
 
 // MakeId packs the request's fields, taking omitted ones from the
 // settings. A field out of range is an *intf.FieldError naming it.
-func (s *Service) MakeId(_ context.Context, r intf.MakeIdRequest) (int64, error) {
+func (s *Service) MakeId(_ context.Context, r intf.MakeIdRequest) (intf.Id, error) {
 	id := intf.IdFields{Time: r.Time, Seq: r.Seq, Machine: s.Machine(), GenMethod: s.settings.GenMethod,
 		Type: int64(s.settings.Type), Version: s.settings.Version}
 	for _, f := range []struct {

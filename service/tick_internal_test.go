@@ -29,7 +29,7 @@ func TestSaturatedServiceKeepsThePresentUnit(t *testing.T) {
 			u := svc.units
 			clk := u.clock
 			const goroutines, perG = 4, 8000
-			ids := make([][]int64, goroutines)
+			ids := make([][]intf.Id, goroutines)
 			var kept sync.Once
 			sawKept := false
 			var wg sync.WaitGroup
@@ -56,7 +56,7 @@ func TestSaturatedServiceKeepsThePresentUnit(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			seen := make(map[int64]bool, goroutines*perG)
+			seen := make(map[intf.Id]bool, goroutines*perG)
 			for g, list := range ids {
 				for i, id := range list {
 					require.False(t, seen[id], "duplicate %d", id)

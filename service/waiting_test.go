@@ -142,7 +142,7 @@ func TestWaitersAreServedWhenTheUnitOpens(t *testing.T) {
 				useUp(t, svc)
 				l := layoutOf(t, intf.MaxPeak)
 				const callers = 64
-				ids := make(chan int64, callers)
+				ids := make(chan intf.Id, callers)
 				start := time.Now()
 				for range callers {
 					go func() {
@@ -202,7 +202,7 @@ func TestRestartWithinTheLastUnitServesAtOnce(t *testing.T) {
 		second := genN(t, svc, 3)
 		assert.Zero(t, time.Since(start), "no wait")
 		l := layoutOf(t, intf.MaxPeak)
-		_, err := checkUnique(l, [][]int64{first, second})
+		_, err := checkUnique(l, [][]intf.Id{first, second})
 		require.NoError(t, err)
 		assert.Equal(t, maxUnit(l, first)+1, minUnit(l, second))
 	})

@@ -191,7 +191,7 @@ func (p *Plugin) service() (*rpcapi.Conn, error) {
 }
 
 // GenId issues one ID.
-func (p *Plugin) GenId(ctx context.Context) (int64, error) {
+func (p *Plugin) GenId(ctx context.Context) (intf.Id, error) {
 	s, err := p.service()
 	if err != nil {
 		return 0, err
@@ -200,7 +200,7 @@ func (p *Plugin) GenId(ctx context.Context) (int64, error) {
 }
 
 // GenIds issues n IDs in increasing order.
-func (p *Plugin) GenIds(ctx context.Context, n int) ([]int64, error) {
+func (p *Plugin) GenIds(ctx context.Context, n int) ([]intf.Id, error) {
 	s, err := p.service()
 	if err != nil {
 		return nil, err
@@ -209,7 +209,7 @@ func (p *Plugin) GenIds(ctx context.Context, n int) ([]int64, error) {
 }
 
 // ExpId splits an ID into its fields.
-func (p *Plugin) ExpId(ctx context.Context, id int64) (intf.IdFields, error) {
+func (p *Plugin) ExpId(ctx context.Context, id intf.Id) (intf.IdFields, error) {
 	s, err := p.service()
 	if err != nil {
 		return intf.IdFields{}, err
@@ -218,7 +218,7 @@ func (p *Plugin) ExpId(ctx context.Context, id int64) (intf.IdFields, error) {
 }
 
 // MakeId packs fields into an ID.
-func (p *Plugin) MakeId(ctx context.Context, req intf.MakeIdRequest) (int64, error) {
+func (p *Plugin) MakeId(ctx context.Context, req intf.MakeIdRequest) (intf.Id, error) {
 	s, err := p.service()
 	if err != nil {
 		return 0, err

@@ -60,7 +60,7 @@ func TestPlugin(t *testing.T) {
 
 	made, err := p.MakeId(ctx, intf.FromFields(intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}))
 	require.NoError(t, err)
-	assert.Equal(t, int64(2705126582500361294), made)
+	assert.Equal(t, intf.Id(2705126582500361294), made)
 	_, err = p.TransTime(ctx, 1, intf.MinGranularity)
 	require.NoError(t, err)
 

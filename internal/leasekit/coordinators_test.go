@@ -152,8 +152,7 @@ func start(t *testing.T, args ...string) *leasetest.Rest {
 // issuing waits until r answers /genid, and returns the ID's machine.
 func issuing(t *testing.T, r *leasetest.Rest, limit time.Duration) int64 {
 	t.Helper()
-	f, _ := intf.Decode(r.FirstID(t, limit))
-	return f.Machine
+	return intf.Id(r.FirstID(t, limit)).Fields().Machine
 }
 
 // noDuplicate fails t if an ID appears twice among the lists.

@@ -304,7 +304,7 @@ func isServerError(err error) bool {
 }
 
 // GenId issues one ID.
-func (c *Conn) GenId(ctx context.Context) (int64, error) {
+func (c *Conn) GenId(ctx context.Context) (intf.Id, error) {
 	var reply GenIdReply
 	if err := c.call(ctx, c.m.genId, GenIdArgs{Timeout: timeout(ctx), Token: c.token}, &reply); err != nil {
 		return 0, err
@@ -313,7 +313,7 @@ func (c *Conn) GenId(ctx context.Context) (int64, error) {
 }
 
 // GenIds issues n IDs in increasing order.
-func (c *Conn) GenIds(ctx context.Context, n int) ([]int64, error) {
+func (c *Conn) GenIds(ctx context.Context, n int) ([]intf.Id, error) {
 	var reply GenIdsReply
 	if err := c.call(ctx, c.m.genIds, GenIdsArgs{Count: n, Timeout: timeout(ctx), Token: c.token}, &reply); err != nil {
 		return nil, err
@@ -326,7 +326,7 @@ func (c *Conn) GenIds(ctx context.Context, n int) ([]int64, error) {
 
 // checkCount refuses an answer with other than the n IDs asked for: a
 // broken or foreign server, treated like one that gave no answer.
-func checkCount(method string, ids []int64, n int) ([]int64, error) {
+func checkCount[T intf.Id | int64](method string, ids []T, n int) ([]T, error) {
 	if len(ids) != n {
 		return nil, &TransportError{Method: method, Err: fmt.Errorf("%w: %d IDs in the reply, %d asked for", ErrProtocol, len(ids), n)}
 	}
@@ -368,7 +368,7 @@ func (c *Conn) NextRange(ctx context.Context, tag string, size int64) (intf.Segm
 }
 
 // ExpId splits an ID into its fields.
-func (c *Conn) ExpId(ctx context.Context, id int64) (intf.IdFields, error) {
+func (c *Conn) ExpId(ctx context.Context, id intf.Id) (intf.IdFields, error) {
 	var reply ExpIdReply
 	if err := c.call(ctx, c.m.expId, ExpIdArgs{Id: id, Timeout: timeout(ctx), Token: c.token}, &reply); err != nil {
 		return intf.IdFields{}, err
@@ -377,7 +377,7 @@ func (c *Conn) ExpId(ctx context.Context, id int64) (intf.IdFields, error) {
 }
 
 // MakeId packs fields into an ID; omitted fields come from the server.
-func (c *Conn) MakeId(ctx context.Context, req intf.MakeIdRequest) (int64, error) {
+func (c *Conn) MakeId(ctx context.Context, req intf.MakeIdRequest) (intf.Id, error) {
 	var reply MakeIdReply
 	args := NewMakeIdArgs(req)
 	args.Timeout, args.Token = timeout(ctx), c.token

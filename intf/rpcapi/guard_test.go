@@ -20,15 +20,15 @@ import (
 // must go back.
 type failing struct{ recorder }
 
-func (failing) GenIds(context.Context, int) ([]int64, error) { return nil, intf.ErrNotPersisted }
+func (failing) GenIds(context.Context, int) ([]intf.Id, error) { return nil, intf.ErrNotPersisted }
 
 // decoder answers the decode calls too.
 type decoder struct{ recorder }
 
-func (decoder) ExpId(_ context.Context, id int64) (intf.IdFields, error) {
-	return intf.Int64Id(id).Decode(), nil
+func (decoder) ExpId(_ context.Context, id intf.Id) (intf.IdFields, error) {
+	return intf.Id(id).Fields(), nil
 }
-func (decoder) MakeId(context.Context, intf.MakeIdRequest) (int64, error) {
+func (decoder) MakeId(context.Context, intf.MakeIdRequest) (intf.Id, error) {
 	return 7, nil
 }
 func (decoder) TransTime(context.Context, int64, intf.IdType) (time.Time, error) {

@@ -262,7 +262,7 @@ func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	reply.Ids, reply.Err = call(r, args.Timeout, func(ctx context.Context) ([]int64, error) {
+	reply.Ids, reply.Err = call(r, args.Timeout, func(ctx context.Context) ([]intf.Id, error) {
 		return r.svc.GenIds(ctx, args.Count)
 	})
 	grant.Done(issued(reply.Err, args.Count))
@@ -298,7 +298,7 @@ func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	reply.Id, reply.Err = call(r, args.Timeout, func(ctx context.Context) (int64, error) {
+	reply.Id, reply.Err = call(r, args.Timeout, func(ctx context.Context) (intf.Id, error) {
 		return r.svc.MakeId(ctx, args.Request())
 	})
 	return nil

@@ -212,7 +212,7 @@ func FuzzReceiverArgs(f *testing.F) {
 			var r rpcapi.GenIdReply
 			fuzzCall(t, c, "GenId", rpcapi.GenIdArgs{Timeout: to}, &r)
 			checkErr("GenId", r.Err)
-			if r.Err == nil && intf.Int64Id(r.Id).Decode().Machine != fuzzMachine {
+			if r.Err == nil && intf.Id(r.Id).Fields().Machine != fuzzMachine {
 				t.Fatalf("GenId: %d is not machine %d's", r.Id, fuzzMachine)
 			}
 		case 1:
@@ -235,10 +235,10 @@ func FuzzReceiverArgs(f *testing.F) {
 			}
 		case 2:
 			var r rpcapi.ExpIdReply
-			fuzzCall(t, c, "ExpId", rpcapi.ExpIdArgs{Id: id, Timeout: to}, &r)
+			fuzzCall(t, c, "ExpId", rpcapi.ExpIdArgs{Id: intf.Id(id), Timeout: to}, &r)
 			checkErr("ExpId", r.Err)
-			if r.Err == nil && r.Id != intf.Int64Id(id).Decode() {
-				t.Fatalf("ExpId(%d) = %v, want %v", id, r.Id, intf.Int64Id(id).Decode())
+			if r.Err == nil && r.Id != intf.Id(id).Fields() {
+				t.Fatalf("ExpId(%d) = %v, want %v", id, r.Id, intf.Id(id).Fields())
 			}
 		case 3:
 			args := rpcapi.MakeIdArgs{Time: tm, Seq: seq, Machine: mach, GenMethod: gm, Type: typ, Version: ver,
@@ -316,7 +316,7 @@ func checkMakeId(t *testing.T, args rpcapi.MakeIdArgs, r rpcapi.MakeIdReply) {
 		}
 		return
 	}
-	x := intf.Int64Id(r.Id).Decode()
+	x := intf.Id(r.Id).Fields()
 	got := map[string]int64{"time": x.Time, "seq": x.Seq, "machine": x.Machine, "genMethod": x.GenMethod, "type": x.Type, "version": x.Version}
 	for name, v := range given {
 		if got[name] != v {

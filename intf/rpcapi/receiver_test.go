@@ -22,7 +22,7 @@ type recorder struct {
 	deadline chan bool // whether each call's ctx had a deadline
 }
 
-func (r *recorder) GenId(ctx context.Context) (int64, error) {
+func (r *recorder) GenId(ctx context.Context) (intf.Id, error) {
 	_, ok := ctx.Deadline()
 	r.deadline <- ok
 	if r.block {
@@ -32,10 +32,10 @@ func (r *recorder) GenId(ctx context.Context) (int64, error) {
 	return 42, nil
 }
 
-func (r *recorder) GenIds(_ context.Context, n int) ([]int64, error) {
-	ids := make([]int64, n)
+func (r *recorder) GenIds(_ context.Context, n int) ([]intf.Id, error) {
+	ids := make([]intf.Id, n)
 	for i := range ids {
-		ids[i] = int64(i)
+		ids[i] = intf.Id(i)
 	}
 	return ids, nil
 }
@@ -59,7 +59,7 @@ func TestDeadlineTravelsWithTheCall(t *testing.T) {
 
 	id, err := c.GenId(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, int64(42), id)
+	assert.Equal(t, intf.Id(42), id)
 	assert.False(t, <-r.deadline, "no deadline sent without one")
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -270,8 +270,8 @@ func TestUnknownSetBitsAreRefused(t *testing.T) {
 // their context ends: a call the server's bound must end.
 type stuck struct{ intf.IdService }
 
-func (stuck) GenId(ctx context.Context) (int64, error) { <-ctx.Done(); return 0, ctx.Err() }
-func (stuck) GenIds(ctx context.Context, _ int) ([]int64, error) {
+func (stuck) GenId(ctx context.Context) (intf.Id, error) { <-ctx.Done(); return 0, ctx.Err() }
+func (stuck) GenIds(ctx context.Context, _ int) ([]intf.Id, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }

@@ -29,7 +29,7 @@ type GenIdArgs struct {
 
 // GenIdReply carries the ID, or Err.
 type GenIdReply struct {
-	Id  int64
+	Id  intf.Id
 	Err *Error
 }
 
@@ -42,13 +42,13 @@ type GenIdsArgs struct {
 
 // GenIdsReply carries the IDs in increasing order, or Err.
 type GenIdsReply struct {
-	Ids []int64
+	Ids []intf.Id
 	Err *Error
 }
 
 // ExpIdArgs asks to split Id into its fields.
 type ExpIdArgs struct {
-	Id      int64
+	Id      intf.Id
 	Timeout time.Duration
 	Token   string
 }
@@ -88,7 +88,7 @@ type MakeIdArgs struct {
 
 // MakeIdReply carries the ID, or Err.
 type MakeIdReply struct {
-	Id  int64
+	Id  intf.Id
 	Err *Error
 }
 

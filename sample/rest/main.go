@@ -1,5 +1,5 @@
 // Command rest calls a running server-rest with nothing but net/http and
-// intf (stdlib only), whose Int64Id reads the IDs that JSON carries as
+// intf (stdlib only), whose Id reads the IDs that JSON carries as
 // strings: it takes one ID, a batch, and explains the batch's first ID;
 // with --tag, it also takes a batch of segment IDs of that tag.
 //
@@ -43,17 +43,17 @@ func main() {
 }
 
 // expId is the JSON of /expid. IDs travel as strings in JSON:
-// intf.Int64Id reads them (and writes them) so.
+// intf.Id reads them (and writes them) so.
 type expId struct {
-	Machine   int64        `json:"machine"`
-	Seq       int64        `json:"seq"`
-	Time      int64        `json:"time"`
-	GenMethod int64        `json:"genMethod"`
-	Type      int64        `json:"type"`
-	Version   int64        `json:"version"`
-	Id        intf.Int64Id `json:"id"`
-	TypeName  string       `json:"typeName"`
-	Timestamp string       `json:"timestamp"`
+	Machine   int64   `json:"machine"`
+	Seq       int64   `json:"seq"`
+	Time      int64   `json:"time"`
+	GenMethod int64   `json:"genMethod"`
+	Type      int64   `json:"type"`
+	Version   int64   `json:"version"`
+	Id        intf.Id `json:"id"`
+	TypeName  string  `json:"typeName"`
+	Timestamp string  `json:"timestamp"`
 }
 
 // run is the sample; envToken is $VESTA_TOKEN.
@@ -97,7 +97,7 @@ func run(ctx context.Context, args []string, out io.Writer, envToken string) err
 	}
 	fmt.Fprintln(out, "genid:", id)
 
-	var batch []intf.Int64Id
+	var batch []intf.Id
 	if err := c.getJSON(ctx, "/genid?count="+strconv.Itoa(*n), &batch); err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func run(ctx context.Context, args []string, out io.Writer, envToken string) err
 	if *tag == "" {
 		return nil
 	}
-	var segment []intf.Int64Id
+	var segment []intf.Id
 	if err := c.getJSON(ctx, "/segment/"+url.PathEscape(*tag)+"?count="+strconv.Itoa(*n), &segment); err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func run(ctx context.Context, args []string, out io.Writer, envToken string) err
 	return nil
 }
 
-func joinIds(ids []intf.Int64Id) string {
+func joinIds(ids []intf.Id) string {
 	s := make([]string, len(ids))
 	for i, id := range ids {
 		s[i] = id.String()

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/intf"
 )
 
 func main() {
@@ -106,7 +107,7 @@ func run(ctx context.Context, w io.Writer, addrs []string, n, batch int, tag str
 		return err
 	}
 	defer c.Close()
-	var last int64
+	var last intf.Id
 	for range n {
 		if last, err = c.GenId(ctx); err != nil {
 			return err

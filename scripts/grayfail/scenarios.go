@@ -36,7 +36,7 @@ func genId(c *client.Client) func(ctx context.Context, _ int) ([]int64, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []int64{id}, nil
+		return []int64{int64(id)}, nil
 	}
 }
 

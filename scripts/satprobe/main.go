@@ -129,9 +129,9 @@ func run(typ intf.IdType, pop string, goroutines int, window time.Duration, time
 	var wg sync.WaitGroup
 	for w := range goroutines {
 		wg.Go(func() {
-			var kept []int64
+			var kept []intf.Id
 			if keep {
-				kept = make([]int64, 0, 1<<16) // as the harness starts
+				kept = make([]intf.Id, 0, 1<<16) // as the harness starts
 			}
 			for i := 0; ; i++ {
 				if i&63 == 0 && time.Now().After(deadline) {

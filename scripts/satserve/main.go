@@ -87,8 +87,8 @@ type result struct {
 }
 
 // measure runs callers goroutines calling take for window.
-func measure(pid int, take func() ([]int64, error), callers int, window time.Duration) result {
-	got := make([][]int64, callers)
+func measure(pid int, take func() ([]intf.Id, error), callers int, window time.Duration) result {
+	got := make([][]intf.Id, callers)
 	errs := make([]int, callers)
 	slowest := make([]time.Duration, callers)
 	var firstErr sync.Once
@@ -112,7 +112,7 @@ func measure(pid int, take func() ([]int64, error), callers int, window time.Dur
 	}
 	wg.Wait()
 	r := result{wall: time.Since(t0).Seconds(), cpu: cpuSeconds(pid) - c0}
-	var all []int64
+	var all []intf.Id
 	for w := range callers {
 		all = append(all, got[w]...)
 		r.errs += errs[w]
@@ -129,17 +129,17 @@ func measure(pid int, take func() ([]int64, error), callers int, window time.Dur
 }
 
 // taker returns a function that asks the server for one batch.
-func taker(server, addr string, batch int) (func() ([]int64, error), func(), error) {
+func taker(server, addr string, batch int) (func() ([]intf.Id, error), func(), error) {
 	if server == "rpc" {
 		c, err := client.New([]string{addr}, client.WithPoolSize(64), client.WithCallTimeout(10*time.Second))
 		if err != nil {
 			return nil, nil, err
 		}
-		return func() ([]int64, error) { return c.GenIds(context.Background(), batch) }, func() { _ = c.Close() }, nil
+		return func() ([]intf.Id, error) { return c.GenIds(context.Background(), batch) }, func() { _ = c.Close() }, nil
 	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}, Timeout: 10 * time.Second}
 	url := fmt.Sprintf("http://%s/genid?count=%d", addr, batch)
-	return func() ([]int64, error) {
+	return func() ([]intf.Id, error) {
 		resp, err := hc.Get(url)
 		if err != nil {
 			return nil, err
@@ -148,10 +148,10 @@ func taker(server, addr string, batch int) (func() ([]int64, error), func(), err
 		if resp.StatusCode != http.StatusOK {
 			return nil, fmt.Errorf("status %s", resp.Status)
 		}
-		ids := make([]int64, 0, batch)
+		ids := make([]intf.Id, 0, batch)
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
-			id, err := strconv.ParseInt(sc.Text(), 10, 64)
+			id, err := intf.ParseId(sc.Text())
 			if err != nil {
 				return nil, err
 			}

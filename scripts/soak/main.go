@@ -750,7 +750,7 @@ func rpcWorker(ctx context.Context, o opts, c *client.Client, col *collector, se
 			method = "NextIds"
 			ids, err = c.NextIds(callCtx, "soak", o.segBatch)
 		} else {
-			ids, err = c.GenIds(callCtx, o.batch)
+			ids, err = int64s(c.GenIds(callCtx, o.batch))
 		}
 		cancel()
 		switch {
@@ -782,6 +782,16 @@ func rpcKind(err error) string {
 		msg = msg[:60]
 	}
 	return "other: " + msg
+}
+
+// int64s is a GenIds answer as the int64s the collector keeps for both
+// kinds of ID (segment IDs are plain counters).
+func int64s(ids []intf.Id, err error) ([]int64, error) {
+	out := make([]int64, len(ids))
+	for i, id := range ids {
+		out[i] = int64(id)
+	}
+	return out, err
 }
 
 // ---- report ----
@@ -840,7 +850,7 @@ func report(o opts, col *collector, nodes []*node, faults *faultLog, segments bo
 	for _, ps := range col.vesta {
 		for _, p := range ps {
 			for _, id := range p {
-				machines[intf.Int64Id(id).Decode().Machine] = true
+				machines[intf.Id(id).Fields().Machine] = true
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vesta-go/vesta/internal/server/config"
+	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/restserver"
 )
 
@@ -45,7 +46,7 @@ func BenchmarkHandler(b *testing.B) {
 // measures the HTTP path rather than the bit budget (2^20 IDs per second).
 type constService struct{ restserver.Service }
 
-func (constService) GenId(context.Context) (int64, error) { return 2705126582500361294, nil }
+func (constService) GenId(context.Context) (intf.Id, error) { return 2705126582500361294, nil }
 
 // BenchmarkGenIdPath is the /genid path with the ID service taken out.
 func BenchmarkGenIdPath(b *testing.B) {

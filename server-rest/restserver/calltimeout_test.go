@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/server/config"
+	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/internal/restapp"
 	"github.com/vesta-go/vesta/server-rest/restserver"
 )
@@ -17,8 +18,8 @@ import (
 // context ends: only the server's bound can end them.
 type stuckService struct{ restserver.Service }
 
-func (stuckService) GenId(ctx context.Context) (int64, error) { <-ctx.Done(); return 0, ctx.Err() }
-func (stuckService) GenIds(ctx context.Context, _ int) ([]int64, error) {
+func (stuckService) GenId(ctx context.Context) (intf.Id, error) { <-ctx.Done(); return 0, ctx.Err() }
+func (stuckService) GenIds(ctx context.Context, _ int) ([]intf.Id, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
@@ -107,7 +108,7 @@ type closingStuck struct {
 	closed  chan struct{}
 }
 
-func (c *closingStuck) GenId(ctx context.Context) (int64, error) {
+func (c *closingStuck) GenId(ctx context.Context) (intf.Id, error) {
 	c.entered <- struct{}{}
 	select {
 	case <-ctx.Done():

@@ -13,11 +13,10 @@ import (
 // (JavaScript loses integers above 2^53) and its time, readable.
 type expIdBody struct {
 	intf.IdFields
-	// ID, not Id, only because the embedded intf.Id holds that name.
-	ID         intf.Int64Id `json:"id"` // a JSON string
-	IDUnsigned string       `json:"idUnsigned"`
-	TypeName   string       `json:"typeName"`
-	Timestamp  string       `json:"timestamp"`
+	Id         intf.Id `json:"id"` // a JSON string
+	IDUnsigned string  `json:"idUnsigned"`
+	TypeName   string  `json:"typeName"`
+	Timestamp  string  `json:"timestamp"`
 }
 
 // expId serves /expid?id=N: the ID's fields, decoded by its own type bit.
@@ -52,7 +51,7 @@ func (s *Server) expId(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, expIdBody{
 		IdFields:   x,
-		ID:         intf.Int64Id(id),
+		Id:         id,
 		IDUnsigned: strconv.FormatUint(uint64(id), 10),
 		TypeName:   intf.IdType(x.Type).String(),
 		Timestamp:  t.Format(timeLayout),

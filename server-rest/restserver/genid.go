@@ -48,10 +48,11 @@ func (s *Server) batchSize(rawQuery string) (int, error) {
 }
 
 // idSource is where a request's IDs come from, the ID service or one
-// segment tag, and where they are counted once issued.
-type idSource interface {
-	one(ctx context.Context) (int64, error)
-	batch(ctx context.Context, n int) ([]int64, error)
+// segment tag, and where they are counted once issued. T is intf.Id for
+// the ID service's and int64 for a segment's (plain counters).
+type idSource[T intf.Id | int64] interface {
+	one(ctx context.Context) (T, error)
+	batch(ctx context.Context, n int) ([]T, error)
 	issued(n int)
 }
 
@@ -61,15 +62,15 @@ type vestaIds struct {
 	counter prometheus.Counter
 }
 
-func (v vestaIds) one(ctx context.Context) (int64, error)            { return v.svc.GenId(ctx) }
-func (v vestaIds) batch(ctx context.Context, n int) ([]int64, error) { return v.svc.GenIds(ctx, n) }
-func (v vestaIds) issued(n int)                                      { v.counter.Add(float64(n)) }
+func (v vestaIds) one(ctx context.Context) (intf.Id, error)            { return v.svc.GenId(ctx) }
+func (v vestaIds) batch(ctx context.Context, n int) ([]intf.Id, error) { return v.svc.GenIds(ctx, n) }
+func (v vestaIds) issued(n int)                                        { v.counter.Add(float64(n)) }
 
 // serveIds answers one ID from src (n == 0) or a batch of n, its call
 // bounded by the server's callTimeout, once the caller's quota allows
 // them (the IDs not issued go back to it). It is generic rather than taking an
 // interface so that src is not boxed.
-func serveIds[S idSource](s *Server, c echo.Context, src S, n int) error {
+func serveIds[T intf.Id | int64, S idSource[T]](s *Server, c echo.Context, src S, n int) error {
 	r := c.Request()
 	ctx := r.Context()
 	if s.callTimeout > 0 {

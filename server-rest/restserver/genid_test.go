@@ -22,7 +22,7 @@ import (
 func checkIds(t *testing.T, ids []int64) {
 	t.Helper()
 	for i, id := range ids {
-		l := intf.LayoutOfId(id)
+		l := intf.LayoutOfId(intf.Id(id))
 		require.EqualValues(t, 78, l.Machine.Get(uint64(id)), "machine of %d", id)
 		require.EqualValues(t, intf.GenMethodREST, l.GenMethod.Get(uint64(id)), "genMethod of %d", id)
 		if i > 0 {

@@ -86,7 +86,7 @@ func TestReadyzFollowsTheLease(t *testing.T) {
 	r = get(t, base+"/genid")
 	require.Equal(t, 200, r.status, r.body)
 	id := parseLines(t, r.body+"\n")[0]
-	assert.Equal(t, int64(9), intf.LayoutOfId(id).Machine.Get(uint64(id)), "IDs carry the machine now held")
+	assert.Equal(t, int64(9), intf.Id(id).Fields().Machine, "IDs carry the machine now held")
 	m = get(t, base+"/metrics").body
 	assert.Equal(t, 9.0, metricValue(t, m, "vesta_machine_id"))
 	assert.Equal(t, 1.0, metricValue(t, m, "vesta_machine_lease_held"))

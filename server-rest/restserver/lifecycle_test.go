@@ -23,10 +23,10 @@ import (
 // hookedService is the real service with GenIds wrapped in a hook.
 type hookedService struct {
 	*service.Service
-	genIds func(ctx context.Context, n int) ([]int64, error)
+	genIds func(ctx context.Context, n int) ([]intf.Id, error)
 }
 
-func (h *hookedService) GenIds(ctx context.Context, n int) ([]int64, error) {
+func (h *hookedService) GenIds(ctx context.Context, n int) ([]intf.Id, error) {
 	return h.genIds(ctx, n)
 }
 
@@ -83,7 +83,7 @@ func TestGracefulShutdown(t *testing.T) {
 			return nil, err
 		}
 		real = svc
-		return &hookedService{Service: svc, genIds: func(ctx context.Context, n int) ([]int64, error) {
+		return &hookedService{Service: svc, genIds: func(ctx context.Context, n int) ([]intf.Id, error) {
 			close(entered) // the request is in flight ...
 			<-release      // ... until the test lets it go
 			return svc.GenIds(ctx, n)
@@ -164,7 +164,7 @@ func TestServiceErrorsAreJSON(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return &hookedService{Service: svc, genIds: func(context.Context, int) ([]int64, error) {
+		return &hookedService{Service: svc, genIds: func(context.Context, int) ([]intf.Id, error) {
 			next.Lock()
 			defer next.Unlock()
 			if next.panic {

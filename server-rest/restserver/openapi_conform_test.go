@@ -222,12 +222,12 @@ type failingService struct{ restserver.Service }
 
 var errBug = errors.New("a bug the server does not know")
 
-func (failingService) GenId(context.Context) (int64, error)         { return 0, errBug }
-func (failingService) GenIds(context.Context, int) ([]int64, error) { return nil, errBug }
-func (failingService) ExpId(context.Context, int64) (intf.IdFields, error) {
+func (failingService) GenId(context.Context) (intf.Id, error)         { return 0, errBug }
+func (failingService) GenIds(context.Context, int) ([]intf.Id, error) { return nil, errBug }
+func (failingService) ExpId(context.Context, intf.Id) (intf.IdFields, error) {
 	return intf.IdFields{}, errBug
 }
-func (failingService) MakeId(context.Context, intf.MakeIdRequest) (int64, error) { return 0, errBug }
+func (failingService) MakeId(context.Context, intf.MakeIdRequest) (intf.Id, error) { return 0, errBug }
 func (failingService) TransTime(context.Context, int64, intf.IdType) (time.Time, error) {
 	return time.Time{}, errBug
 }

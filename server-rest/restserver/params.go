@@ -67,14 +67,14 @@ func parseDecimal(name, s, want string) (int64, error) {
 }
 
 // parseId accepts the signed and the unsigned decimal form of the same 64
-// bits (intf.ParseInt64Id): version 1 IDs are negative as int64 (Java's
+// bits (intf.ParseId): version 1 IDs are negative as int64 (Java's
 // long), and 2^63..2^64-1 written unsigned map to them.
-func parseId(name, s string) (int64, error) {
-	id, err := intf.ParseInt64Id(s)
+func parseId(name, s string) (intf.Id, error) {
+	id, err := intf.ParseId(s)
 	if err != nil {
 		return 0, numberError(name, s, idWant, err)
 	}
-	return int64(id), nil
+	return id, nil
 }
 
 // idWant describes the values /expid accepts.

@@ -262,7 +262,7 @@ func checkOK(t *testing.T, h http.Handler, path string, r *fuzzResponse) {
 			return
 		}
 		for _, id := range ids {
-			if m := intf.Int64Id(id).Decode().Machine; m != 17 {
+			if m := intf.Id(id).Fields().Machine; m != 17 {
 				t.Fatalf("GET %s: ID %d has machine %d, want 17", r.target, id, m)
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/vesta-go/vesta/intf"
 )
 
 // Content types, as header values shared by every response (net/http does
@@ -110,26 +112,26 @@ func (w *bodyWriter) finish() error {
 // writeId sends one ID: its decimal as text/plain (no newline, as Vesta:
 // the body parses as a number), or {"id":"..."} as JSON, which ends with a
 // newline as every JSON body does (Echo's encoder writes one).
-func writeId(c echo.Context, id int64, asJSON bool) error {
+func writeId[T intf.Id | int64](c echo.Context, id T, asJSON bool) error {
 	if asJSON {
 		w := newBodyWriter(c, appJSON)
 		w.b = append(w.b, `{"id":"`...)
-		w.b = strconv.AppendInt(w.b, id, 10)
+		w.b = strconv.AppendInt(w.b, int64(id), 10)
 		w.b = append(w.b, "\"}\n"...)
 		return w.finish()
 	}
 	w := newBodyWriter(c, textPlain)
-	w.b = strconv.AppendInt(w.b, id, 10)
+	w.b = strconv.AppendInt(w.b, int64(id), 10)
 	return w.finish()
 }
 
 // writeIds sends a batch: one decimal per line as text/plain, or a JSON
 // array of strings and a newline.
-func writeIds(c echo.Context, ids []int64, asJSON bool) error {
+func writeIds[T intf.Id | int64](c echo.Context, ids []T, asJSON bool) error {
 	if !asJSON {
 		w := newBodyWriter(c, textPlain)
 		for _, id := range ids {
-			w.b = append(strconv.AppendInt(w.b, id, 10), '\n')
+			w.b = append(strconv.AppendInt(w.b, int64(id), 10), '\n')
 			w.maybeFlush()
 		}
 		return w.finish()
@@ -140,7 +142,7 @@ func writeIds(c echo.Context, ids []int64, asJSON bool) error {
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
-		w.b = append(strconv.AppendInt(append(w.b, '"'), id, 10), '"')
+		w.b = append(strconv.AppendInt(append(w.b, '"'), int64(id), 10), '"')
 		w.maybeFlush()
 	}
 	w.b = append(w.b, "]\n"...)

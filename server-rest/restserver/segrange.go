@@ -15,9 +15,9 @@ import (
 // start..end-1 are the caller's alone. The numbers are strings in JSON,
 // as every ID of this API.
 type segmentRangeBody struct {
-	Tag   string       `json:"tag"`
-	Start intf.Int64Id `json:"start"`
-	End   intf.Int64Id `json:"end"`
+	Tag   string  `json:"tag"`
+	Start intf.Id `json:"start"`
+	End   intf.Id `json:"end"`
 }
 
 // segmentRange serves /segment/{tag}/range?size=N: a range of N IDs of the
@@ -71,5 +71,5 @@ func (s *Server) segmentRange(c echo.Context) error {
 	if err != nil {
 		return s.callError(ctx, err)
 	}
-	return c.JSON(http.StatusOK, segmentRangeBody{Tag: tag, Start: intf.Int64Id(r.Start), End: intf.Int64Id(r.End)})
+	return c.JSON(http.StatusOK, segmentRangeBody{Tag: tag, Start: intf.Id(r.Start), End: intf.Id(r.End)})
 }

@@ -15,7 +15,7 @@ import (
 
 // untilStopped calls GenId until it fails and returns the last ID issued,
 // the time read just before the call that issued it, and the error.
-func untilStopped(t *testing.T, svc *service.Service, limit time.Duration) (lastID int64, lastOK time.Time, err error) {
+func untilStopped(t *testing.T, svc *service.Service, limit time.Duration) (lastID intf.Id, lastOK time.Time, err error) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {

@@ -53,7 +53,9 @@ func (g *generator) run() {
 		ids, err := g.svc.GenIds(bg, 16)
 		switch {
 		case err == nil:
-			mine = append(mine, ids...)
+			for _, id := range ids {
+				mine = append(mine, int64(id))
+			}
 		case errors.Is(err, intf.ErrFenced), errors.Is(err, intf.ErrNotPersisted):
 			errs++
 		default:

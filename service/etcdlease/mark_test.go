@@ -53,7 +53,7 @@ func TestCloseReleasesIdAndStoresExactMark(t *testing.T) {
 	a := startNode(t, "a")
 	c := etcdClient(t)
 	keys := a.lease.Keys()
-	var last int64
+	var last intf.Id
 	for range 1000 {
 		id, err := a.svc.GenId(bg)
 		require.NoError(t, err)

@@ -102,24 +102,24 @@ func withEndpoint(addr string) func(*etcdlease.Options) {
 // the lease extends it right after Hold returns (see docs/operations.md).
 func firstID(t testing.TB, svc *service.Service) int64 {
 	t.Helper()
-	var id int64
+	var id intf.Id
 	eventually(t, etcdlease.RenewInterval(testTTL), "the new holder issues", func() bool {
 		var err error
 		id, err = svc.GenId(bg)
 		require.True(t, err == nil || errors.Is(err, intf.ErrFenced), "only an instant of fencing: %v", err)
 		return err == nil
 	})
-	return id
+	return int64(id)
 }
 
 // timeUnit is the time field of id.
-func timeUnit(id int64) int64 {
+func timeUnit[T intf.Id | int64](id T) int64 {
 	l, _ := intf.IdType(id >> 62 & 1).Layout()
 	return l.Time.Get(uint64(id))
 }
 
 // machineOf is the machine field of id.
-func machineOf(id int64) int64 {
+func machineOf[T intf.Id | int64](id T) int64 {
 	l, _ := intf.MaxPeak.Layout()
 	return l.Machine.Get(uint64(id))
 }

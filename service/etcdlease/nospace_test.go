@@ -52,7 +52,7 @@ func capturedLog(t *testing.T) (*slog.Logger, *syncbuf.Buffer) {
 
 // issueAll calls GenId until it fails, checking that every ID is new, and
 // returns how many it issued and the error.
-func issueAll(t *testing.T, svc *service.Service, seen map[int64]bool, limit time.Duration) (int, error) {
+func issueAll(t *testing.T, svc *service.Service, seen map[intf.Id]bool, limit time.Duration) (int, error) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	n := 0
@@ -83,7 +83,7 @@ func TestNoSpaceKeepsIssuingWithinTheMarkAndRecovers(t *testing.T) {
 	n := startNode(t, "full", withEndpoint(endpoint), func(o *etcdlease.Options) { o.TTL = 3 * time.Second; o.Logger = log })
 	keys := n.lease.Keys()
 	m := n.svc.Machine()
-	seen := map[int64]bool{}
+	seen := map[intf.Id]bool{}
 	for range 100 {
 		id, err := n.svc.GenId(bg)
 		require.NoError(t, err)
@@ -122,7 +122,7 @@ func TestNoSpaceKeepsIssuingWithinTheMarkAndRecovers(t *testing.T) {
 	assert.ErrorIs(t, err, intf.ErrNotPersisted)
 	assert.NotErrorIs(t, err, intf.ErrFenced, "the lease is still renewed")
 	assert.True(t, n.svc.Stats().LeaseHeld, "still held")
-	var last int64
+	var last intf.Id
 	for id := range seen {
 		last = max(last, id)
 	}

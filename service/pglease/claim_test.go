@@ -111,7 +111,7 @@ func TestCloseReleasesTheIdAndStoresTheExactMark(t *testing.T) {
 	assert.True(t, r.live)
 	assert.Equal(t, "a", r.holder)
 	assert.Greater(t, r.markMs, time.Now().UnixMilli(), "a mark ahead of the clock is stored before issuing")
-	var last int64
+	var last intf.Id
 	for range 100 {
 		id, err := svc.GenId(bg)
 		require.NoError(t, err)

@@ -136,13 +136,13 @@ func eventually(t testing.TB, limit time.Duration, what string, cond func() bool
 }
 
 // machineOf is the machine field of id.
-func machineOf(id int64) int64 {
+func machineOf[T intf.Id | int64](id T) int64 {
 	l, _ := intf.MaxPeak.Layout()
 	return l.Machine.Get(uint64(id))
 }
 
 // timeUnit is the time field of id (max-peak: seconds since the epoch).
-func timeUnit(id int64) int64 {
+func timeUnit[T intf.Id | int64](id T) int64 {
 	l, _ := intf.MaxPeak.Layout()
 	return l.Time.Get(uint64(id))
 }

@@ -34,7 +34,7 @@ func collect(svc *service.Service, stop <-chan struct{}) (ids func() ([]int64, i
 			mu.Lock()
 			switch {
 			case err == nil:
-				got = append(got, id)
+				got = append(got, int64(id))
 			case errors.Is(err, intf.ErrFenced):
 				fenced++
 			}

@@ -168,10 +168,10 @@ func TestMessageTooBig(t *testing.T) {
 // big is an IdService whose batches are quick and large on the wire.
 type big struct{ intf.IdService }
 
-func (big) GenIds(_ context.Context, n int) ([]int64, error) {
-	ids := make([]int64, n)
+func (big) GenIds(_ context.Context, n int) ([]intf.Id, error) {
+	ids := make([]intf.Id, n)
 	for i := range ids {
-		ids[i] = 1<<62 + int64(i)
+		ids[i] = 1<<62 + intf.Id(i)
 	}
 	return ids, nil
 }
@@ -237,7 +237,7 @@ type counting struct {
 	release chan struct{}
 }
 
-func (c *counting) GenIds(ctx context.Context, n int) ([]int64, error) {
+func (c *counting) GenIds(ctx context.Context, n int) ([]intf.Id, error) {
 	c.mu.Lock()
 	c.in++
 	c.max = max(c.max, c.in)
@@ -246,7 +246,7 @@ func (c *counting) GenIds(ctx context.Context, n int) ([]int64, error) {
 	c.mu.Lock()
 	c.in--
 	c.mu.Unlock()
-	return make([]int64, n), nil
+	return make([]intf.Id, n), nil
 }
 
 // A connection has at most MaxCallsPerConn calls in flight: net/rpc

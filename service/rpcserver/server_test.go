@@ -52,7 +52,7 @@ func TestEveryMethodOverTCP(t *testing.T) {
 	args := rpcapi.NewMakeIdArgs(intf.FromFields(intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}))
 	require.NoError(t, c.Call("IdService.MakeId", args, &made))
 	require.Nil(t, made.Err)
-	assert.Equal(t, int64(2705126582500361294), made.Id)
+	assert.Equal(t, intf.Id(2705126582500361294), made.Id)
 
 	var tt rpcapi.TransTimeReply
 	require.NoError(t, c.Call("IdService.TransTime", rpcapi.TransTimeArgs{Time: 0, Type: intf.MaxPeak}, &tt))
@@ -73,10 +73,10 @@ type gate struct {
 	release chan struct{}
 }
 
-func (g *gate) GenIds(ctx context.Context, n int) ([]int64, error) {
+func (g *gate) GenIds(ctx context.Context, n int) ([]intf.Id, error) {
 	close(g.entered)
 	<-g.release
-	return make([]int64, n), nil
+	return make([]intf.Id, n), nil
 }
 
 func startGate(t *testing.T) (*rpcserver.Server, *gate, string, chan error) {

@@ -9,31 +9,30 @@ import (
 	"time"
 )
 
-// Int64Id is an ID as the 64-bit number the services issue, for programs
-// that keep IDs in their own types and hand them to JSON: its JSON is a
-// string ("2705126582500361294"), because JavaScript reads a JSON number
-// above 2^53 rounded, and would turn an ID into another one. It reads
-// back from a string or a number.
+// Id is an ID: the 64-bit number the services issue, packed from its
+// fields (Fields splits it, Encode builds one). Its String and text form
+// are the signed decimal the servers write; its JSON is a string
+// ("2705126582500361294"), because JavaScript reads a JSON number above
+// 2^53 rounded and would turn an ID into another one, and it reads back
+// from a string or a number. int64(id) and Id(n) convert without cost,
+// and gob carries it as an int64.
 //
-// It is what bwmarrin/snowflake calls ID. The package spells the word Id
-// in every exported name, and Id is taken by the decoded fields, so the
-// number is Int64Id: int64(id) and Int64Id(n) convert without cost, and
-// Decode turns it into the fields.
-type Int64Id int64
+// It is what bwmarrin/snowflake calls ID.
+type Id int64
 
-// ParseInt64Id reads an ID in decimal, signed or unsigned: a version 1 ID
+// ParseId reads an ID in decimal, signed or unsigned: a version 1 ID
 // is negative as an int64 (Java's long), and its unsigned form
 // (2^63..2^64-1, as /expid's idUnsigned gives it) stands for the same 64
 // bits. Anything else is an error matching ErrInvalidArgument, and
 // strconv.ErrRange when the number needs more than 64 bits.
-func ParseInt64Id(s string) (Int64Id, error) {
+func ParseId(s string) (Id, error) {
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err == nil {
-		return Int64Id(v), nil
+		return Id(v), nil
 	}
 	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-") {
 		if u, uerr := strconv.ParseUint(strings.TrimPrefix(s, "+"), 10, 64); uerr == nil {
-			return Int64Id(u), nil
+			return Id(u), nil
 		}
 	}
 	var ne *strconv.NumError
@@ -53,26 +52,30 @@ func quoteId(s string) string {
 }
 
 // Int64 is the ID as an int64.
-func (id Int64Id) Int64() int64 { return int64(id) }
+func (id Id) Int64() int64 { return int64(id) }
 
 // String is the ID in signed decimal, as the servers write it.
-func (id Int64Id) String() string { return strconv.FormatInt(int64(id), 10) }
+func (id Id) String() string { return strconv.FormatInt(int64(id), 10) }
 
-// Decode splits the ID into its fields (the package's Decode).
-func (id Int64Id) Decode() IdFields {
-	f, _ := Decode(int64(id))
+// Fields splits the ID into its fields by the layout its own type bit
+// names: Decode without the layout, so that id.Fields().Machine reads.
+func (id Id) Fields() IdFields {
+	f, _ := Decode(id)
 	return f
 }
 
 // Time is the instant the ID's time field stands for, with the epoch in
 // Unix milliseconds (DefaultEpochMillis unless the issuing service was
-// given another): Decode(id).Timestamp(epochMillis).
-func (id Int64Id) Time(epochMillis int64) time.Time {
-	return id.Decode().Timestamp(epochMillis)
+// given another), in UTC, read in the ID's own layout. The epoch is an
+// argument because a service may be set up with another one
+// (service.Settings.EpochMillis).
+func (id Id) Time(epochMillis int64) time.Time {
+	l := LayoutOfId(id)
+	return l.Instant(epochMillis, l.Time.Get(uint64(id)))
 }
 
 // MarshalJSON writes the ID as a JSON string of its signed decimal.
-func (id Int64Id) MarshalJSON() ([]byte, error) {
+func (id Id) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 22)
 	b = append(b, '"')
 	b = strconv.AppendInt(b, int64(id), 10)
@@ -80,10 +83,10 @@ func (id Int64Id) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads a JSON string or number holding a decimal ID, in
-// either form ParseInt64Id accepts. null leaves the ID as it is, as
+// either form ParseId accepts. null leaves the ID as it is, as
 // encoding/json does for other types. A number with a fraction or an
 // exponent is refused: IDs are integers, and 1e18 is no way to write one.
-func (id *Int64Id) UnmarshalJSON(b []byte) error {
+func (id *Id) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if string(b) == "null" {
 		return nil
@@ -95,7 +98,7 @@ func (id *Int64Id) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("%w: ID %s: not a JSON string", ErrInvalidArgument, quoteId(string(b)))
 		}
 	}
-	v, err := ParseInt64Id(s)
+	v, err := ParseId(s)
 	if err != nil {
 		return err
 	}
@@ -105,11 +108,11 @@ func (id *Int64Id) UnmarshalJSON(b []byte) error {
 
 // MarshalText writes the ID in signed decimal, so that it is a string in
 // every text format (and a map key in JSON).
-func (id Int64Id) MarshalText() ([]byte, error) { return strconv.AppendInt(nil, int64(id), 10), nil }
+func (id Id) MarshalText() ([]byte, error) { return strconv.AppendInt(nil, int64(id), 10), nil }
 
-// UnmarshalText reads what ParseInt64Id reads.
-func (id *Int64Id) UnmarshalText(b []byte) error {
-	v, err := ParseInt64Id(string(b))
+// UnmarshalText reads what ParseId reads.
+func (id *Id) UnmarshalText(b []byte) error {
+	v, err := ParseId(string(b))
 	if err != nil {
 		return err
 	}
