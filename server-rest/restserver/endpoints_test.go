@@ -90,6 +90,27 @@ func TestEndpoints(t *testing.T) {
 		{name: "transtime time beyond 30 bits", path: "/transtime?time=1073741824", status: 400, param: "time", contains: []string{"0..1073741823"}},
 		{name: "transtime bad type", path: "/transtime?time=1&type=3", status: 400, param: "type", contains: []string{"0..1"}},
 
+		// ?format= (forms of the worked example computed apart, in intf's tests)
+		{name: "makeid base62", path: "/makeid?" + workedQuery + "&genMethod=2&format=base62", status: 200, ctype: text, want: "3DpVWTCF2ju"},
+		{name: "makeid base58 JSON", path: "/makeid?" + workedQuery + "&genMethod=2&format=base58", accept: js, status: 200, ctype: js, wantJSON: `{"id":"7HCPhEfmNJZ"}`},
+		{name: "makeid friendly", path: "/makeid?" + workedQuery + "&genMethod=2&format=friendly", status: 200, ctype: text, want: "2026-10-13T14:56:45Z_m78_s498081_g2"},
+		{name: "makeid dec", path: "/makeid?" + workedQuery + "&genMethod=2&format=dec", status: 200, ctype: text, want: workedId},
+		{name: "expid base62", path: "/expid?format=base62&id=3DpVWTCF2ju", status: 200, ctype: js, wantJSON: `{"machine":78,"seq":498081,"time":371861805,"genMethod":2,"type":0,"version":0,
+			"id":"` + workedId + `","idUnsigned":"` + workedId + `","typeName":"max-peak","timestamp":"` + workedTime + `"}`},
+		{name: "expid base36 upper case", path: "/expid?format=base36&id=KJVRCC2Y4CWE", status: 200, ctype: js, wantJSON: `{"machine":78,"seq":498081,"time":371861805,"genMethod":2,"type":0,"version":0,
+			"id":"` + workedId + `","idUnsigned":"` + workedId + `","typeName":"max-peak","timestamp":"` + workedTime + `"}`},
+		{name: "expid sortable", path: "/expid?format=sortable&id=3DpVWTCF2ju", status: 200, ctype: js, wantJSON: `{"machine":78,"seq":498081,"time":371861805,"genMethod":2,"type":0,"version":0,
+			"id":"` + workedId + `","idUnsigned":"` + workedId + `","typeName":"max-peak","timestamp":"` + workedTime + `"}`},
+		{name: "expid friendly", path: "/expid?format=friendly&id=2026-10-13T14:56:45Z_m78_s498081_g2", status: 200, ctype: js, wantJSON: `{"machine":78,"seq":498081,"time":371861805,"genMethod":2,"type":0,"version":0,
+			"id":"` + workedId + `","idUnsigned":"` + workedId + `","typeName":"max-peak","timestamp":"` + workedTime + `"}`},
+		{name: "expid base58 with a 0", path: "/expid?format=base58&id=7HCPhEfmNJ0", status: 400, param: "id", contains: []string{"not base58", "format=base58"}},
+		{name: "expid sortable too short", path: "/expid?format=sortable&id=3DpVWTCF2j", status: 400, param: "id", contains: []string{"11 characters"}},
+		{name: "expid base62 past 64 bits", path: "/expid?format=base62&id=LygHa16AHYH", status: 400, param: "id", contains: []string{"out of range"}},
+		{name: "expid friendly not canonical", path: "/expid?format=friendly&id=2026-10-13T14:56:45Z_s498081_m78_g2", status: 400, param: "id", contains: []string{"not in the form"}},
+		{name: "expid unknown format", path: "/expid?format=hex&id=1", status: 400, param: "format", contains: []string{"hex", "base62", "friendly"}},
+		{name: "genid unknown format", path: "/genid?format=base64", status: 400, param: "format", contains: []string{"base64", "sortable"}},
+		{name: "genid empty format", path: "/genid?format=", status: 400, param: "format"},
+
 		// /genid
 		{name: "genid count 0", path: "/genid?count=0", status: 400, param: "count", contains: []string{"1..10000"}},
 		{name: "genid count above maxBatch", path: "/genid?count=10001", status: 400, param: "count", contains: []string{"10001", "1..10000"}},

@@ -32,7 +32,12 @@ func (s *Server) expId(c echo.Context) error {
 	if !given {
 		return badParam("id", "missing: want %s", idWant)
 	}
-	id, err := parseId("id", raw)
+	ctx := c.Request().Context()
+	form, _, err := s.requestForm(ctx, p)
+	if err != nil {
+		return err
+	}
+	id, err := s.parseIdIn(ctx, "id", raw, form)
 	if err != nil {
 		return err
 	}
@@ -40,7 +45,6 @@ func (s *Server) expId(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
 	x, err := svc.ExpId(ctx, id)
 	if err != nil {
 		return err

@@ -11,21 +11,34 @@ import (
 	"github.com/vesta-go/vesta/intf"
 )
 
-// genId serves /genid: one ID, or with ?count=N a batch of N.
+// genId serves /genid: one ID, or with ?count=N a batch of N, in the form
+// ?format= names (the decimal by default).
 func (s *Server) genId(c echo.Context) error {
-	n, err := s.batchSize(c.Request().URL.RawQuery)
-	if err != nil {
-		return err
+	var (
+		n    int
+		form idForm
+	)
+	if raw := c.Request().URL.RawQuery; raw != "" { // the hot path has nothing to parse
+		p, err := parseParams(raw)
+		if err != nil {
+			return err
+		}
+		if n, err = s.countOf(p); err != nil {
+			return err
+		}
+		if _, form, err = s.requestForm(c.Request().Context(), p); err != nil {
+			return err
+		}
 	}
 	svc, err := s.service()
 	if err != nil {
 		return err
 	}
-	return serveIds(s, c, vestaIds{svc, s.metrics.issued}, n)
+	return serveIds(s, c, vestaIds{svc, s.metrics.issued}, n, form)
 }
 
-// batchSize reads ?count=N (1..maxBatch) of /genid and /segment/{tag}; 0
-// means count was not given: one ID.
+// batchSize reads ?count=N (1..maxBatch) of /segment/{tag}; 0 means count
+// was not given: one ID.
 func (s *Server) batchSize(rawQuery string) (int, error) {
 	if rawQuery == "" { // the hot path: nothing to parse
 		return 0, nil
@@ -34,6 +47,11 @@ func (s *Server) batchSize(rawQuery string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return s.countOf(p)
+}
+
+// countOf reads ?count=N (1..maxBatch) of p; 0 when not given.
+func (s *Server) countOf(p params) (int, error) {
 	if _, batch, err := p.get("count"); !batch || err != nil {
 		return 0, err
 	}
@@ -68,9 +86,9 @@ func (v vestaIds) issued(n int)                                        { v.count
 
 // serveIds answers one ID from src (n == 0) or a batch of n, its call
 // bounded by the server's callTimeout, once the caller's quota allows
-// them (the IDs not issued go back to it). It is generic rather than taking an
+// them (the IDs not issued go back to it), in form (nil: decimal). It is generic rather than taking an
 // interface so that src is not boxed.
-func serveIds[T intf.Id | int64, S idSource[T]](s *Server, c echo.Context, src S, n int) error {
+func serveIds[T intf.Id | int64, S idSource[T]](s *Server, c echo.Context, src S, n int, form idForm) error {
 	r := c.Request()
 	ctx := r.Context()
 	if s.callTimeout > 0 {
@@ -90,7 +108,7 @@ func serveIds[T intf.Id | int64, S idSource[T]](s *Server, c echo.Context, src S
 		}
 		grant.Done(1)
 		src.issued(1)
-		return writeId(c, id, wantsJSON(r))
+		return writeId(c, id, wantsJSON(r), form)
 	}
 	ids, err := src.batch(ctx, n)
 	if err != nil {
@@ -99,7 +117,7 @@ func serveIds[T intf.Id | int64, S idSource[T]](s *Server, c echo.Context, src S
 	}
 	grant.Done(len(ids))
 	src.issued(len(ids))
-	return writeIds(c, ids, wantsJSON(r))
+	return writeIds(c, ids, wantsJSON(r), form)
 }
 
 // callError names the callTimeout when it ended the call.

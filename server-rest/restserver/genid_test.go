@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,4 +134,48 @@ func TestLibraryMaxBatchIsTheServers(t *testing.T) {
 		ts.Close()
 		require.NoError(t, srv.Close())
 	}
+}
+
+// ?format= writes every ID of /genid in the form named, single and batch,
+// text and JSON (the batch of 10000 streamed in pieces): each reads back
+// with intf.ParseIdAs to an ID of this server, increasing across the
+// requests; sortable strings sort as the IDs do.
+func TestGenIdFormats(t *testing.T) {
+	_, ts := startServer(t, testConfig(t, "--machine", "78"))
+	var all []int64
+	var sortable []string
+	for _, f := range intf.Forms {
+		for _, n := range []int{0, 3, 10000} {
+			q := "/genid?format=" + string(f)
+			if n > 0 {
+				q += "&count=" + strconv.Itoa(n)
+			}
+			var strs []string
+			r := get(t, ts.URL+q)
+			require.Equal(t, 200, r.status, r.body)
+			strs = strings.Fields(r.body)
+			rj := getJSON(t, ts.URL+q)
+			require.Equal(t, 200, rj.status, rj.body)
+			if n == 0 {
+				var body struct{ Id string }
+				require.NoError(t, json.Unmarshal([]byte(rj.body), &body))
+				strs = append(strs, body.Id)
+			} else {
+				var list []string
+				require.NoError(t, json.Unmarshal([]byte(rj.body), &list))
+				strs = append(strs, list[:n/2]...) // the text batch's, then half the JSON one's
+				require.Len(t, list, n)
+			}
+			for _, s := range strs {
+				id, err := intf.ParseIdAs(s, f)
+				require.NoError(t, err, "%s %q", f, s)
+				all = append(all, int64(id))
+				if f == intf.FormSortable {
+					sortable = append(sortable, s)
+				}
+			}
+		}
+	}
+	checkIds(t, all)
+	assert.True(t, slices.IsSorted(sortable), "sortable strings sort as their IDs")
 }

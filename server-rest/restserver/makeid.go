@@ -17,8 +17,9 @@ var makeIdOptional = []struct {
 	{"version", intf.MakeIdRequest.WithVersion},
 }
 
-// makeId serves /makeid?time=&seq=[&machine&genMethod&type&version]:
-// omitted fields come from the server's configuration.
+// makeId serves /makeid?time=&seq=[&machine&genMethod&type&version&format]:
+// omitted fields come from the server's configuration; the ID is written
+// in ?format= (decimal by default).
 func (s *Server) makeId(c echo.Context) error {
 	p, err := parseParams(c.Request().URL.RawQuery)
 	if err != nil {
@@ -53,6 +54,10 @@ func (s *Server) makeId(c echo.Context) error {
 			req = f.with(req, v)
 		}
 	}
+	_, form, err := s.requestForm(c.Request().Context(), p)
+	if err != nil {
+		return err
+	}
 	svc, err := s.service()
 	if err != nil {
 		return err
@@ -61,5 +66,5 @@ func (s *Server) makeId(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeId(c, id, wantsJSON(c.Request()))
+	return writeId(c, id, wantsJSON(c.Request()), form)
 }

@@ -112,26 +112,35 @@ func (w *bodyWriter) finish() error {
 // writeId sends one ID: its decimal as text/plain (no newline, as Vesta:
 // the body parses as a number), or {"id":"..."} as JSON, which ends with a
 // newline as every JSON body does (Echo's encoder writes one).
-func writeId[T intf.Id | int64](c echo.Context, id T, asJSON bool) error {
+func writeId[T intf.Id | int64](c echo.Context, id T, asJSON bool, form idForm) error {
 	if asJSON {
 		w := newBodyWriter(c, appJSON)
 		w.b = append(w.b, `{"id":"`...)
-		w.b = strconv.AppendInt(w.b, int64(id), 10)
+		w.b = appendId(w.b, int64(id), form)
 		w.b = append(w.b, "\"}\n"...)
 		return w.finish()
 	}
 	w := newBodyWriter(c, textPlain)
-	w.b = strconv.AppendInt(w.b, int64(id), 10)
+	w.b = appendId(w.b, int64(id), form)
 	return w.finish()
 }
 
-// writeIds sends a batch: one decimal per line as text/plain, or a JSON
-// array of strings and a newline.
-func writeIds[T intf.Id | int64](c echo.Context, ids []T, asJSON bool) error {
+// appendId appends id in form: the signed decimal when form is nil. Every
+// form is made of characters JSON writes as they are.
+func appendId(b []byte, id int64, form idForm) []byte {
+	if form == nil {
+		return strconv.AppendInt(b, id, 10)
+	}
+	return append(b, form(intf.Id(id))...)
+}
+
+// writeIds sends a batch: one ID per line as text/plain, or a JSON
+// array of strings and a newline; decimal unless form says otherwise.
+func writeIds[T intf.Id | int64](c echo.Context, ids []T, asJSON bool, form idForm) error {
 	if !asJSON {
 		w := newBodyWriter(c, textPlain)
 		for _, id := range ids {
-			w.b = append(strconv.AppendInt(w.b, int64(id), 10), '\n')
+			w.b = append(appendId(w.b, int64(id), form), '\n')
 			w.maybeFlush()
 		}
 		return w.finish()
@@ -142,7 +151,7 @@ func writeIds[T intf.Id | int64](c echo.Context, ids []T, asJSON bool) error {
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
-		w.b = append(strconv.AppendInt(append(w.b, '"'), int64(id), 10), '"')
+		w.b = append(appendId(append(w.b, '"'), int64(id), form), '"')
 		w.maybeFlush()
 	}
 	w.b = append(w.b, "]\n"...)

@@ -55,7 +55,7 @@ func (s *Server) nextSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return serveIds(s, c, segmentIds{seg, tag}, n)
+	return serveIds(s, c, segmentIds{seg, tag}, n, nil) // plain counters: decimal only
 }
 
 // pathParam returns a path parameter unescaped exactly once. Echo routes
