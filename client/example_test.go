@@ -156,7 +156,10 @@ func ExampleClient_Sequence() {
 		panic(err)
 	}
 	defer c.Close()
-	orders := c.Sequence("order")
+	orders, err := c.Sequence("order")
+	if err != nil {
+		panic(err)
+	}
 	for range 3 {
 		id, err := orders.Next()
 		fmt.Println(id, err)

@@ -222,12 +222,3 @@ func (r *ranges) drop() {
 		b.Drop()
 	}
 }
-
-// find is a Sequence's lookup: the tag's buffer, made at its first
-// request, or intf.ErrClosed once the client is closed.
-func (r *ranges) find(_ context.Context, tag string) (*segbuf.Buffer, error) {
-	if r.c.closed.Load() {
-		return nil, intf.ErrClosed
-	}
-	return r.buffer(tag)
-}

@@ -50,7 +50,12 @@ func TestSegmentRangesUnique(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), first, "the first range has the tag's step and starts at the row's max_id")
 
-	c1Seq, plainSeq := c1.Sequence("order"), plain.Sequence("order") // handles, shared by their callers
+	c1Seq, err := c1.Sequence("order") // a handle, shared by its callers
+	require.NoError(t, err)
+	c2Seq, err := c2.Sequence("order")
+	require.NoError(t, err)
+	_, err = plain.Sequence("order")
+	assert.ErrorIs(t, err, intf.ErrInvalidArgument, "a handle needs WithSegmentRanges")
 	const goroutines, perG = 6, 2000
 	got := make([][]int64, 5*goroutines)
 	var wg sync.WaitGroup
@@ -59,7 +64,7 @@ func TestSegmentRangesUnique(t *testing.T) {
 			for n := 0; len(got[i]) < perG; n++ {
 				switch i % 5 {
 				case 3, 4:
-					seq := map[bool]*Sequence{true: c1Seq, false: plainSeq}[i%5 == 3]
+					seq := map[bool]*Sequence{true: c1Seq, false: c2Seq}[i%5 == 3]
 					id, err := seq.Next()
 					if !assert.NoError(t, err) {
 						return
@@ -113,7 +118,8 @@ func TestSegmentRangesAllocateNothing(t *testing.T) {
 	ctx := context.Background()
 	_, err := c.NextSegmentId(ctx, "order")
 	require.NoError(t, err)
-	seq := c.Sequence("order")
+	seq, err := c.Sequence("order")
+	require.NoError(t, err)
 	assert.Zero(t, testing.AllocsPerRun(1000, func() {
 		if _, err := seq.Next(); err != nil {
 			t.Fatal(err)
@@ -202,18 +208,19 @@ func TestSegmentRangesErrors(t *testing.T) {
 }
 
 // A handle made before Close fails after it, even with IDs left in the
-// range it holds; a malformed tag is its first Next's error.
+// range it holds; a malformed tag is an error.
 func TestSequenceAfterClose(t *testing.T) {
 	t.Parallel()
 	gs := sharedSegments(t, 1, "order:1:1000")
 	srv := rpctest.Start(t, rpctest.Config{Segments: gs[0]})
 	c, err := New([]string{srv.Addr}, WithLogger(quiet), WithSegmentRanges(0))
 	require.NoError(t, err)
-	seq := c.Sequence("order")
+	seq, err := c.Sequence("order")
+	require.NoError(t, err)
 	id, err := seq.Next()
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), id)
-	_, err = c.Sequence("bad tag").Next()
+	_, err = c.Sequence("bad tag")
 	var te *intf.TagError
 	assert.ErrorAs(t, err, &te)
 	require.NoError(t, c.Close())

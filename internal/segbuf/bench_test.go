@@ -57,13 +57,12 @@ func BenchmarkTryNextOnly(b *testing.B) {
 	}
 }
 
-func BenchmarkSeq(b *testing.B) {
+func BenchmarkTake(b *testing.B) {
 	buf := instant(b)
-	seq := NewSeq("t", buf, func(context.Context, string) (*Buffer, error) { return buf, nil })
 	var err error
 	var id int64
 	for b.Loop() {
-		if id, err = seq.Next(); err != nil {
+		if id, err = Take(buf, TakeSlow); err != nil {
 			break
 		}
 	}

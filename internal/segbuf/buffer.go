@@ -65,25 +65,24 @@ type span struct {
 	key        unsafe.Pointer // *byte; atomic (Find sets it on a range loaded before any Find)
 	keyLen     int
 	start, end int64
-	preloadAt  int64 // the ID whose taker starts the next load
-	// fastEnd bounds Seq.Next's fast path: preloadAt until a Seq caller
-	// past it started the next load, then end (written once per range).
-	fastEnd atomic.Int64
-	_       [16]byte
-	last    atomic.Int64
-	_       [56]byte
+	preloadAt  int64 // the ID whose taker starts the next load (Set.TryNext); -1 in a continuation
+	// fast bounds Take's fast path: preloadAt in a range as loaded, end in
+	// its continuation (see continueLocked). Never written once published;
+	// unsigned, as Take compares it, which keeps Take inlinable.
+	fast uint64
+	buf  *Buffer // the buffer the span is a range of: Take's slow path
+	_    [8]byte
+	last atomic.Int64
+	_    [56]byte
 }
 
-func newSpan(r Range, key *byte, keyLen int) *span {
-	s := &span{keyLen: keyLen, start: r.Start, end: r.End, preloadAt: r.Start + r.Size()/10}
-	s.fastEnd.Store(s.preloadAt)
+func (b *Buffer) newSpan(r Range, key *byte, keyLen int) *span {
+	s := &span{keyLen: keyLen, start: r.Start, end: r.End, preloadAt: r.Start + r.Size()/10, buf: b}
+	s.fast = uint64(s.preloadAt)
 	atomic.StorePointer(&s.key, unsafe.Pointer(key))
 	s.last.Store(r.Start - 1)
 	return s
 }
-
-// empty is the span of a buffer before its first range: used up.
-var empty = newSpan(Range{}, nil, 0)
 
 // next is the ID after the last taken, at most end.
 func (s *span) nextFree() int64 {
@@ -116,15 +115,21 @@ func (p Position) Left() int64 { return p.End - p.Next }
 // Buffer is the double buffer of one name (a segment tag). It is safe for
 // concurrent use.
 type Buffer struct {
-	cur atomic.Pointer[span] // never nil
-	_   [56]byte             // keep the line of cur read-only for the hot path
+	// cur is the current *span, never nil: an unsafe.Pointer read with
+	// atomic.LoadPointer (current) rather than an atomic.Pointer[span],
+	// whose generic Load the inliner prices higher than Take can afford.
+	cur unsafe.Pointer
+	_   [56]byte // keep the line of cur read-only for the hot path
 	// hotKey is the data of the last string Set.Find found this buffer
 	// by: the key of the spans made from now on (see span). Written when
 	// callers change strings, so not on the line of cur.
 	hotKey atomic.Pointer[byte]
-	name   string
-	load   Loader
-	p      *Policy
+	// empty is the span before the first range and after Drop: used up
+	// (its own, so that Take's slow path finds the buffer from it).
+	empty *span
+	name  string
+	load  Loader
+	p     *Policy
 
 	mu    sync.Mutex
 	spare *span // loaded ahead; nil when there is none
@@ -146,10 +151,17 @@ type Buffer struct {
 	retired int64
 }
 
+// current is the current range.
+func (b *Buffer) current() *span { return (*span)(atomic.LoadPointer(&b.cur)) }
+
+// setCurrent makes sp the current range.
+func (b *Buffer) setCurrent(sp *span) { atomic.StorePointer(&b.cur, unsafe.Pointer(sp)) }
+
 // New returns an empty Buffer: its first range loads at the first Fill.
 func New(name string, load Loader, p *Policy) *Buffer {
 	b := &Buffer{name: name, load: load, p: p}
-	b.cur.Store(empty)
+	b.empty = b.newSpan(Range{}, nil, 0)
+	b.setCurrent(b.empty)
 	return b
 }
 
@@ -214,20 +226,20 @@ func (b *Buffer) Fill(ctx context.Context, dst []int64) error {
 	}()
 	filled := 0
 	for {
-		s := b.cur.Load()
+		s := b.current()
 		filled += b.take(s, dst[filled:])
 		if filled == len(dst) {
 			return nil
 		}
 		// s is used up.
 		b.mu.Lock()
-		if b.cur.Load() != s {
+		if b.current() != s {
 			b.mu.Unlock() // another caller switched, or a load arrived
 			continue
 		}
 		if b.spare != nil {
 			b.retired += s.taken()
-			b.cur.Store(b.spare)
+			b.setCurrent(b.spare)
 			b.spare = nil
 			b.mu.Unlock()
 			continue
@@ -328,10 +340,10 @@ func (b *Buffer) acceptLocked(step int64, r Range, floor int64, err error, now t
 		b.lastErr, b.lastFail = err, now
 		return err
 	}
-	s := newSpan(r, b.hotKey.Load(), len(b.name))
-	if cur := b.cur.Load(); cur.usedUp() {
+	s := b.newSpan(r, b.hotKey.Load(), len(b.name))
+	if cur := b.current(); cur.usedUp() {
 		b.retired += cur.taken()
-		b.cur.Store(s)
+		b.setCurrent(s)
 	} else {
 		b.spare = s
 	}
@@ -349,8 +361,8 @@ func (b *Buffer) acceptLocked(step int64, r Range, floor int64, err error, now t
 func (b *Buffer) Drop() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.retired += b.cur.Load().taken()
-	b.cur.Store(empty)
+	b.retired += b.current().taken()
+	b.setCurrent(b.empty)
 	b.spare = nil
 }
 
@@ -407,11 +419,11 @@ type Status struct {
 func (b *Buffer) Status() Status {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	cur := b.cur.Load()
+	cur := b.current()
 	st := Status{Current: cur.left(), Step: b.step, Floor: b.floor, Loading: b.loading != nil,
 		LastLoad: b.lastLoad, LastError: b.lastErr, Waits: b.waits.Load(), Issued: b.retired + cur.taken(),
 		LastLoadTook: b.lastTook, HasSpare: b.spare != nil}
-	if cur != empty {
+	if cur != b.empty {
 		st.CurrentRange = cur.position()
 	}
 	if b.spare != nil {

@@ -70,8 +70,8 @@ func (s *Set) Find(name string) *Buffer {
 	if b.hotKey.Load() != key {
 		b.hotKey.Store(key)
 	}
-	cur := b.cur.Load()
-	if cur == empty {
+	cur := b.current()
+	if cur == b.empty {
 		return b
 	}
 	// A range loaded before any Find (a buffer just added and filled, or

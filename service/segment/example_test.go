@@ -52,7 +52,11 @@ func ExampleGenerator_Sequence() {
 	}
 	defer g.Close()
 
-	orders := g.Sequence("order")
+	orders, err := g.Sequence(ctx, "order")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	for range 3 {
 		id, err := orders.Next()
 		fmt.Println(id, err)

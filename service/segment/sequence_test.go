@@ -38,7 +38,8 @@ func TestSequenceNoDuplicateAcrossNodes(t *testing.T) {
 	var wg sync.WaitGroup
 	for c := range callers {
 		g := gens[c%2]
-		seq := g.Sequence("order")
+		seq, err := g.Sequence(ctx, "order")
+		require.NoError(t, err)
 		wg.Go(func() {
 			for range perCaller {
 				var id int64
@@ -68,26 +69,31 @@ func TestSequenceNoDuplicateAcrossNodes(t *testing.T) {
 	assert.Len(t, all, callers*perCaller)
 }
 
-// A handle of a tag created after it was made finds the tag at its first
-// Next (the tag list is reread, as NextId does); a malformed tag is an
-// error naming it; after Close, Next fails even with IDs left in the range.
+// A handle of a tag created since the Generator read its tags finds it
+// (the tag list is reread, as NextId does); a malformed tag is an error
+// naming it; after Close, Next fails even with IDs left in the range.
 func TestSequenceLookupAndClose(t *testing.T) {
 	ctx := context.Background()
 	store := segtest.NewMem()
 	g, err := segtest.Open(ctx, store, nil, segment.Settings{Logger: quiet})
 	require.NoError(t, err)
-	later := g.Sequence("later")
 	require.NoError(t, store.CreateTag(ctx, segment.TagInfo{Tag: "later", MaxId: 100, Step: 1000}))
+	later, err := g.Sequence(ctx, "later")
+	require.NoError(t, err)
 	id, err := later.Next()
 	require.NoError(t, err)
 	assert.Equal(t, int64(100), id)
 	assert.Equal(t, "later", later.Tag())
 
-	_, err = g.Sequence("no such").Next()
+	_, err = g.Sequence(ctx, "no such")
 	var te *intf.TagError
 	assert.ErrorAs(t, err, &te)
+	_, err = g.Sequence(ctx, "unknown")
+	assert.ErrorIs(t, err, intf.ErrUnknownTag)
 
 	require.NoError(t, g.Close())
 	_, err = later.Next()
+	assert.ErrorIs(t, err, intf.ErrClosed)
+	_, err = later.NextContext(ctx)
 	assert.ErrorIs(t, err, intf.ErrClosed)
 }

@@ -81,7 +81,10 @@ func runBench(b *testing.B, f *fixture, tag string, bc benchCase) {
 	if st, err := f.g.Status(tag); err == nil {
 		waits = st.Waits
 	}
-	seq := f.g.Sequence(tag)
+	seq, err := f.g.Sequence(ctx, tag)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	if bc.seq && bc.parallel {

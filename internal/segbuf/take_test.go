@@ -11,34 +11,31 @@ import (
 	"github.com/vesta-go/vesta/intf"
 )
 
-// Handles and the set's lookup path take from one buffer at once, across
-// thousands of switches of tiny ranges with a fifth of the loads failing:
-// no ID is served twice and each goroutine's IDs strictly increase. The
-// handles start dry (no buffer yet) and find it at their first Next. Run
-// under -race.
-func TestSeqNoDuplicateUnderChurn(t *testing.T) {
+// Handle callers (Take) and lookup callers (Next, Fill) take from one
+// buffer at once, across thousands of switches of tiny ranges with a
+// fifth of the loads failing: no ID is served twice and each goroutine's
+// IDs strictly increase. Run under -race.
+func TestTakeNoDuplicateUnderChurn(t *testing.T) {
 	src := &source{floor: 1, failP: 0.2, rnd: rand.New(rand.NewPCG(3, 4))}
 	var wg sync.WaitGroup
 	var closed atomic.Bool
 	b := New("t", src.load, policy(&wg, &closed, 7))
-	find := func(context.Context, string) (*Buffer, error) { return b, nil }
 	const goroutines, perG = 16, 2000
 	got := make([][]int64, goroutines)
 	var fails atomic.Int64
 	var run sync.WaitGroup
 	for g := range goroutines {
-		seq := NewSeq("t", nil, find) // one handle per goroutine, or shared
-		if g%2 == 0 {
-			seq = NewSeq("t", b, find)
-		}
 		run.Go(func() {
 			for len(got[g]) < perG {
 				var id int64
 				var err error
-				if g%4 == 3 {
+				switch g % 4 {
+				case 3:
 					id, err = b.Next(context.Background()) // the lookup path beside
-				} else {
-					id, err = seq.Next()
+				case 2:
+					id, err = b.TakeContext(context.Background())
+				default:
+					id, err = Take(b, TakeSlow)
 				}
 				if err != nil {
 					checkFailure(t, err, &fails)
@@ -58,18 +55,17 @@ func TestSeqNoDuplicateUnderChurn(t *testing.T) {
 	t.Logf("%d IDs, %d loads, %d failed calls", total, src.calls.Load(), fails.Load())
 }
 
-// A handle taking a range past its threshold starts the spare's load once
-// (not once per caller): loads stay one per range, and the spare is there
-// before the range runs dry, so no call waits.
-func TestSeqLoadsOncePerRange(t *testing.T) {
+// Take past a range's threshold starts the spare's load once (not once
+// per caller): loads stay one per range, and the spare is there before
+// the range runs dry, so no call waits but the very first.
+func TestTakeLoadsOncePerRange(t *testing.T) {
 	src := &source{floor: 1000, rnd: rand.New(rand.NewPCG(5, 6))}
 	var wg sync.WaitGroup
 	var closed atomic.Bool
 	defer func() { closed.Store(true); wg.Wait() }()
 	b := New("t", src.load, policy(&wg, &closed, 1000))
-	seq := NewSeq("t", b, func(context.Context, string) (*Buffer, error) { return b, nil })
 	for i := range int64(10_000) {
-		id, err := seq.Next()
+		id, err := Take(b, TakeSlow)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,35 +84,32 @@ func TestSeqLoadsOncePerRange(t *testing.T) {
 	}
 }
 
-// find's error is Next's: a closed owner (after Drop, even with IDs left
-// in the range), an unknown name.
-func TestSeqFindErrors(t *testing.T) {
+// After the owner closes and drops the buffer, Take fails with the
+// owner's error even with IDs left in the range, and a cancelled context
+// stops TakeContext's wait.
+func TestTakeAfterDrop(t *testing.T) {
 	src := &source{floor: 1000, rnd: rand.New(rand.NewPCG(7, 8))}
 	var wg sync.WaitGroup
 	var closed atomic.Bool
 	b := New("t", src.load, policy(&wg, &closed, 1000))
-	find := func(_ context.Context, name string) (*Buffer, error) {
-		switch {
-		case closed.Load():
-			return nil, intf.ErrClosed
-		case name != "t":
-			return nil, intf.ErrUnknownTag
-		}
-		return b, nil
-	}
-	if _, err := NewSeq("u", nil, find).Next(); !errors.Is(err, intf.ErrUnknownTag) {
-		t.Fatalf("unknown name: %v", err)
-	}
-	seq := NewSeq("t", nil, find)
-	if id, err := seq.Next(); err != nil || id != 0 {
+	if id, err := Take(b, TakeSlow); err != nil || id != 0 {
 		t.Fatalf("first ID %d, %v", id, err)
 	}
 	closed.Store(true)
 	wg.Wait()
 	b.Drop()
 	for range 3 {
-		if id, err := seq.Next(); !errors.Is(err, intf.ErrClosed) {
+		if id, err := Take(b, TakeSlow); !errors.Is(err, intf.ErrClosed) {
 			t.Fatalf("after Drop: %d, %v", id, err)
 		}
+	}
+	stop := make(chan struct{}) // a load that never ends before the test does
+	var wg2 sync.WaitGroup
+	defer func() { close(stop); wg2.Wait() }()
+	c := New("u", func(int64) (Range, int64, error) { <-stop; return Range{}, 0, errDown }, policy(&wg2, new(atomic.Bool), 1000))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.TakeContext(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
 	}
 }
