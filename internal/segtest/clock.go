@@ -1,6 +1,7 @@
 package segtest
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -60,3 +61,12 @@ type ticker struct{ ch chan time.Time }
 
 func (t ticker) C() <-chan time.Time { return t.ch }
 func (t ticker) Stop()               {}
+
+// Sleep implements segment.Sleeper: it advances the clock by d at once.
+func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.Advance(d)
+	return nil
+}

@@ -12,10 +12,12 @@ import (
 // Mem is an in-memory segment.Store with the stores' allocation rule:
 // max_id advances by the step in one step, and never past math.MaxInt64
 // (segment.ErrMaxIdOverflow). Edit lets a test change a row as an operator
-// (or a broken store) would.
+// (or a broken store) would. It keeps period tags too
+// (segment.PeriodStore), on a clock a test sets (SetNow).
 type Mem struct {
 	mu   sync.Mutex
 	rows map[string]segment.TagInfo
+	p    memPeriods
 }
 
 // NewMem returns an empty Mem.

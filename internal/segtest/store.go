@@ -87,3 +87,41 @@ func (a Alloc) Applied() int64 {
 	}
 	return a.DBStep
 }
+
+// CreatePeriodTag implements segment.PeriodStore on the wrapped store's.
+func (s *Store) CreatePeriodTag(ctx context.Context, t segment.PeriodTag) error {
+	ps, err := segment.PeriodStoreOf(s.Store)
+	if err != nil {
+		return err
+	}
+	if s.down.Load() {
+		return ErrDown
+	}
+	return ps.CreatePeriodTag(ctx, t)
+}
+
+// PeriodTags implements segment.PeriodStore on the wrapped store's.
+func (s *Store) PeriodTags(ctx context.Context) ([]segment.PeriodTag, error) {
+	ps, err := segment.PeriodStoreOf(s.Store)
+	if err != nil {
+		return nil, err
+	}
+	if s.down.Load() {
+		return nil, ErrDown
+	}
+	return ps.PeriodTags(ctx)
+}
+
+// AllocPeriod implements segment.PeriodStore on the wrapped store's,
+// counted with Calls.
+func (s *Store) AllocPeriod(ctx context.Context, tag string, step int64) (segment.PeriodRange, error) {
+	ps, err := segment.PeriodStoreOf(s.Store)
+	if err != nil {
+		return segment.PeriodRange{}, err
+	}
+	s.calls.Add(1)
+	if s.down.Load() {
+		return segment.PeriodRange{}, ErrDown
+	}
+	return ps.AllocPeriod(ctx, tag, step)
+}

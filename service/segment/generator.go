@@ -27,6 +27,7 @@ type Generator struct {
 	refreshGen atomic.Uint64
 	appliedGen uint64
 	miss       missRefresh // rereads caused by unknown tags
+	numbers    numberTags  // the period tags served (NextNumber)
 
 	bg     context.Context // cancelled by Close; parent of every load
 	cancel context.CancelFunc

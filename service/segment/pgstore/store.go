@@ -46,6 +46,11 @@ type Options struct {
 	// Logger receives the refusals and the accepted risk; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// NowSQL is the SQL expression of the database's clock that
+	// AllocPeriod reads the period from, a timestamptz; "" means now().
+	// A test replaces it to shift the clock, e.g. with
+	// "(SELECT t FROM test_clock)".
+	NowSQL string
 }
 
 var _ segment.Store = (*Store)(nil)
@@ -127,10 +132,13 @@ func OpenOptions(ctx context.Context, dsn string, o Options) (*Store, error) {
 // whose replication is unsafe for the DSN (ReplicationError).
 func (s *Store) Refusals() uint64 { return s.refusals.Load() }
 
-// Init creates leaf_alloc if it does not exist.
+// Init creates leaf_alloc and the period tags' tables if they do not
+// exist.
 func (s *Store) Init(ctx context.Context) error {
-	if _, err := s.pool.Exec(ctx, segment.SchemaSQL); err != nil {
-		return dbError("creating leaf_alloc", err)
+	for _, q := range append([]string{segment.SchemaSQL}, segment.PeriodSchemaSQL...) {
+		if _, err := s.pool.Exec(ctx, q); err != nil {
+			return dbError("creating the tables", err)
+		}
 	}
 	return nil
 }
@@ -171,34 +179,50 @@ func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 // — is not trusted: the range is skipped and ErrUnconfirmedCommit
 // returned, since a failover could hand it out again.
 func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxId, dbStep int64, err error) {
+	err = s.allocate(ctx, tag, func(conn *pgxpool.Conn) error {
+		q, args := segment.AllocQuery(tag, step)
+		err := conn.QueryRow(ctx, q, args...).Scan(&maxId, &dbStep)
+		if errors.Is(err, pgx.ErrNoRows) {
+			var n int64
+			if err = conn.QueryRow(ctx, segment.ExistsSQL, tag).Scan(&n); err == nil {
+				return segment.AllocMiss(tag, n > 0)
+			}
+		}
+		if err != nil {
+			return dbError(fmt.Sprintf("allocating for %q", tag), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return maxId, dbStep, nil
+}
+
+// allocate runs one allocation, f, on a connection: with a DSN naming
+// several servers it checks the server's replication first, and a commit
+// the server confirmed with a WARNING fails it (see Alloc).
+func (s *Store) allocate(ctx context.Context, tag string, f func(conn *pgxpool.Conn) error) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return 0, 0, dbError(fmt.Sprintf("allocating for %q", tag), err)
+		return dbError(fmt.Sprintf("allocating for %q", tag), err)
 	}
 	defer conn.Release()
 	if s.hosts > 1 { // one host: the connection's check holds (a primary turns standby only by a restart)
 		if err := s.checkReplication(ctx, conn.Conn()); err != nil {
-			return 0, 0, fmt.Errorf("segment tag %q: %w", tag, err)
+			return fmt.Errorf("segment tag %q: %w", tag, err)
 		}
 	}
 	pc := conn.Conn().PgConn()
 	s.warned.Delete(pc)
-	q, args := segment.AllocQuery(tag, step)
-	err = conn.QueryRow(ctx, q, args...).Scan(&maxId, &dbStep)
-	if errors.Is(err, pgx.ErrNoRows) {
-		var n int64
-		if err = conn.QueryRow(ctx, segment.ExistsSQL, tag).Scan(&n); err == nil {
-			return 0, 0, segment.AllocMiss(tag, n > 0)
-		}
-	}
-	if err != nil {
-		return 0, 0, dbError(fmt.Sprintf("allocating for %q", tag), err)
+	if err := f(conn); err != nil {
+		return err
 	}
 	if w, warned := s.warned.LoadAndDelete(pc); warned {
-		return 0, 0, fmt.Errorf("segment store postgres: allocating for %q: the server answered %q; the range up to %d is skipped: %w",
-			tag, w, maxId, ErrUnconfirmedCommit)
+		return fmt.Errorf("segment store postgres: allocating for %q: the server answered %q; the range is skipped: %w",
+			tag, w, ErrUnconfirmedCommit)
 	}
-	return maxId, dbStep, nil
+	return nil
 }
 
 // ErrUnconfirmedCommit: the server confirmed an allocation with a warning

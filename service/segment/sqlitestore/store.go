@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
@@ -26,6 +27,7 @@ const BusyTimeoutMillis = 5000
 type Store struct {
 	db   *sql.DB
 	path string
+	now  func() time.Time // the clock of the period tags (SetNow)
 }
 
 var _ segment.Store = (*Store)(nil)
@@ -59,16 +61,19 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("segment store sqlite: %s: %w", path, err)
 	}
-	return &Store{db: db, path: path}, nil
+	return &Store{db: db, path: path, now: time.Now}, nil
 }
 
 // Path is the file the store uses.
 func (s *Store) Path() string { return s.path }
 
-// Init creates leaf_alloc if it does not exist.
+// Init creates leaf_alloc and the period tags' tables if they do not
+// exist.
 func (s *Store) Init(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, segment.SchemaSQL); err != nil {
-		return fmt.Errorf("segment store sqlite: creating leaf_alloc in %s: %w", s.path, err)
+	for _, q := range append([]string{segment.SchemaSQL}, segment.PeriodSchemaSQL...) {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("segment store sqlite: creating the tables in %s: %w", s.path, err)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,227 @@
+package segment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/vesta-go/vesta/intf"
+)
+
+// Number is one number of a period tag: its text as the tag's format
+// writes it, its period and its sequence in the period.
+type Number = intf.SegmentNumber
+
+var _ intf.SegmentNumberer = (*Generator)(nil)
+
+// How long a range of a period is served. A node asks the store for a
+// range at local time sent and gets the database's time dbNow; at a later
+// local time T the database's time is at most
+//
+//	dbNow + (T - sent) + PeriodClockMargin + (T - sent) * PeriodDriftPPM / 1e6
+//
+// (the margin and the drift cover the clocks' rates, which are never quite
+// equal). The range is served only while that bound is before the
+// period's end: so once the database's clock has passed the end — the
+// only way a range of the next period can exist — no node issues a
+// number of the ended period. Only monotonic time differences of the
+// node are used: its wall clock, right or wrong, plays no part.
+const (
+	PeriodClockMargin = 100 * time.Millisecond
+	PeriodDriftPPM    = 1000
+)
+
+// maxPeriodLoads bounds the ranges one NextNumber takes at a period's
+// end, where a range may come too late to serve anything.
+const maxPeriodLoads = 4
+
+// Sleeper is a Clock that can wait; a fake clock advances itself. A
+// Clock without it waits on a timer.
+type Sleeper interface {
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// numberTags are the period tags a Generator has served.
+type numberTags struct {
+	mu       sync.Mutex
+	m        map[string]*numberTag
+	readMu   sync.Mutex // one reread of the tag list at a time
+	lastRead time.Time  // when the last reread began (Clock)
+}
+
+// numberTag is one period tag's allocator: the range it serves.
+type numberTag struct {
+	tag string
+	f   *Format
+	grp Grouping
+
+	mu    sync.Mutex
+	has   bool        // r holds a range
+	r     PeriodRange // the range served
+	start time.Time   // r's period start
+	next  int64       // the next number of r
+	until time.Time   // r is served while the Clock reads before it
+}
+
+// NextNumber returns the next number of the period tag tag, formatted:
+// NextNumber(ctx, "order") → {Text: "ORD20261127000123", Period:
+// "20261127", Seq: 123}. Numbers restart at 1 each period, the period
+// read from the database's clock when a range is taken (see
+// PeriodClockMargin for when a range stops being served). A sequence past
+// the format's {seq:N} width is an error matching ErrNumberOverflow,
+// naming the tag, the period and the width. A tag is looked up at its
+// first call (the tag list is reread on a miss, at most once per
+// Settings.MissRefreshInterval), its format read then: restart the
+// Generator after editing a tag's row.
+func (g *Generator) NextNumber(ctx context.Context, tag string) (Number, error) {
+	if g.isClosed.Load() {
+		return Number{}, intf.ErrClosed
+	}
+	if err := intf.CheckTag(tag); err != nil {
+		return Number{}, err
+	}
+	ps, err := PeriodStoreOf(g.s.Store)
+	if err != nil {
+		return Number{}, fmt.Errorf("period tag %q: %w: %w", tag, intf.ErrUnknownTag, err)
+	}
+	nt, err := g.numberTag(ctx, ps, tag)
+	if err != nil {
+		return Number{}, err
+	}
+	return nt.take(ctx, g, ps)
+}
+
+// numberTag returns tag's allocator, rereading the tag list when tag is
+// new to the Generator.
+func (g *Generator) numberTag(ctx context.Context, ps PeriodStore, tag string) (*numberTag, error) {
+	n := &g.numbers
+	if nt := n.find(tag); nt != nil {
+		return nt, nil
+	}
+	n.readMu.Lock()
+	defer n.readMu.Unlock()
+	if nt := n.find(tag); nt != nil { // read by the caller before
+		return nt, nil
+	}
+	now := g.s.Clock.Now()
+	unknown := fmt.Errorf("period tag %q: %w", tag, intf.ErrUnknownTag)
+	if !n.lastRead.IsZero() && now.Sub(n.lastRead) < max(g.s.MissRefreshInterval, time.Millisecond) {
+		return nil, unknown
+	}
+	n.lastRead = now
+	lctx, cancel := context.WithTimeout(ctx, g.s.LoadTimeout)
+	defer cancel()
+	tags, err := ps.PeriodTags(lctx)
+	if err != nil {
+		return nil, fmt.Errorf("period tag %q: reading the period tags: %w (%w)", tag, intf.ErrUnavailable, err)
+	}
+	for _, t := range tags {
+		if t.Tag != tag {
+			continue
+		}
+		f, err := ParseFormat(t.Format, t.Group)
+		if err != nil {
+			return nil, fmt.Errorf("period tag %q: its row in vesta_period_tags: %w", tag, err)
+		}
+		nt := &numberTag{tag: tag, f: f, grp: t.Group}
+		n.mu.Lock()
+		if n.m == nil {
+			n.m = map[string]*numberTag{}
+		}
+		n.m[tag] = nt
+		n.mu.Unlock()
+		return nt, nil
+	}
+	return nil, unknown
+}
+
+func (n *numberTags) find(tag string) *numberTag {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.m[tag]
+}
+
+// take serves the next number, taking a new range when the one held is
+// used up or may belong to a period that has ended.
+func (nt *numberTag) take(ctx context.Context, g *Generator, ps PeriodStore) (Number, error) {
+	nt.mu.Lock()
+	defer nt.mu.Unlock()
+	for loads := 0; ; loads++ {
+		if nt.has && nt.next < nt.r.End && g.s.Clock.Now().Before(nt.until) {
+			seq := nt.next
+			nt.next++
+			text, err := nt.f.Render(nt.start, seq)
+			if err != nil {
+				return Number{}, fmt.Errorf("period tag %q: period %s: format %q: %w", nt.tag, nt.r.Period, nt.f, err)
+			}
+			return Number{Text: text, Period: nt.r.Period, Seq: seq}, nil
+		}
+		if loads == maxPeriodLoads {
+			return Number{}, fmt.Errorf("period tag %q: period %s is ending: no range could be served before the database's clock passes %s: %w",
+				nt.tag, nt.r.Period, nt.r.PeriodEnd.Format(time.RFC3339), intf.ErrUnavailable)
+		}
+		if err := nt.load(ctx, g, ps); err != nil {
+			return Number{}, err
+		}
+	}
+}
+
+// load takes a range from the store. A range that arrives too late to
+// serve anything (the period ends within the margin) is kept as used up,
+// after waiting until the database's clock has surely passed the end, so
+// that the next load takes the next period's range.
+func (nt *numberTag) load(ctx context.Context, g *Generator, ps PeriodStore) error {
+	clock := g.s.Clock
+	sent := clock.Now()
+	lctx, cancel := context.WithTimeout(ctx, g.s.LoadTimeout)
+	r, err := ps.AllocPeriod(lctx, nt.tag, 0)
+	cancel()
+	recv := clock.Now()
+	switch {
+	case errors.Is(err, intf.ErrUnknownTag), errors.Is(err, ErrMaxIdOverflow), ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return err
+	case err != nil:
+		return fmt.Errorf("period tag %q: taking a range: %w (%w)", nt.tag, intf.ErrUnavailable, err)
+	case r.Start < 1 || r.End <= r.Start:
+		return fmt.Errorf("period tag %q: the store returned the range [%d, %d) of period %s: was vesta_period_alloc edited? refusing it: %w",
+			nt.tag, r.Start, r.End, r.Period, intf.ErrUnavailable)
+	case nt.has && r.Period < nt.r.Period:
+		return fmt.Errorf("period tag %q: the store returned a range of period %s after one of %s: the database's clock went back; refusing it: %w",
+			nt.tag, r.Period, nt.r.Period, intf.ErrUnavailable)
+	}
+	start, err := nt.grp.Start(r.Period)
+	if err != nil {
+		return fmt.Errorf("period tag %q: %w: %w", nt.tag, intf.ErrUnavailable, err)
+	}
+	left := r.PeriodEnd.Sub(r.DBNow)
+	serve := left - PeriodClockMargin
+	serve -= serve / (1e6/PeriodDriftPPM + 1) // serve*(1+drift) + margin = left
+	nt.has, nt.r, nt.start, nt.next, nt.until = true, r, start, r.Start, sent.Add(serve)
+	if recv.Before(nt.until) {
+		return nil
+	}
+	// The database's clock reads at least dbNow + (T - recv) * (1 - drift)
+	// at local time T: wait until that is past the end.
+	wait := recv.Add(left + left/(1e6/PeriodDriftPPM-1) + time.Millisecond).Sub(clock.Now())
+	return sleep(ctx, clock, wait)
+}
+
+// sleep waits d on the clock, or until ctx ends.
+func sleep(ctx context.Context, c Clock, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	if s, ok := c.(Sleeper); ok {
+		return s.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
