@@ -25,6 +25,7 @@ var help = config.Help{
 	Summary: "creates and lists the tags of segment mode in the store the vesta-go servers use.",
 	Usage: []string{
 		"vesta-segment [flags] create-tag TAG [--step N] [--initial N] [--description TEXT]",
+		"vesta-segment [flags] create-tag TAG --group day|month|year --format 'ORD{yyyyMMdd}{seq:6}' [--step N] [--description TEXT]",
 		"vesta-segment [flags] list",
 	},
 	Docs: []string{"docs/segment.md"},
@@ -63,6 +64,9 @@ type command struct {
 	step        int64
 	initial     int64
 	description string
+	// group and format make create-tag create a period tag.
+	group, format string
+	stepGiven     bool
 }
 
 // run is the whole program, minus os.Exit.
@@ -77,6 +81,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&cmd.step, "step", segspec.DefaultTagStep, "create-tag: the tag's step (ids per range; about 600 x peak ids/s)")
 	fs.Int64Var(&cmd.initial, "initial", segspec.DefaultInitialMaxId, "create-tag: the tag's first id")
 	fs.StringVar(&cmd.description, "description", "", "create-tag: a description, up to 256 characters")
+	fs.StringVar(&cmd.group, "group", "", "create-tag: make a period tag whose numbers restart at 1 each day, month or year (with --format)")
+	fs.StringVar(&cmd.format, "format", "", "create-tag --group: the numbers' format, e.g. 'ORD{yyyyMMdd}{seq:6}' (docs/segment.md)")
 	version := fs.Bool("version", false, "print the version and exit")
 	if err := loader.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -125,11 +131,13 @@ func (c *command) parse(fs *pflag.FlagSet) error {
 			return errors.New("create-tag takes one tag")
 		}
 		c.tag = args[1]
+		c.stepGiven = fs.Changed("step")
+		return c.checkPeriodFlags(fs)
 	case "list":
 		if len(args) != 1 {
 			return errors.New("list takes no arguments")
 		}
-		for _, f := range []string{"step", "initial", "description"} {
+		for _, f := range []string{"step", "initial", "description", "group", "format"} {
 			if fs.Changed(f) {
 				return fmt.Errorf("--%s belongs to create-tag", f)
 			}
@@ -148,6 +156,9 @@ func (c *command) exec(ctx context.Context, cfg stores.Config, stdout io.Writer)
 		return err
 	}
 	defer st.Close()
+	if c.name == "create-tag" && c.group != "" {
+		return c.createPeriodTag(ctx, st, stdout)
+	}
 	if c.name == "create-tag" {
 		return c.createTag(ctx, st, stdout)
 	}
@@ -155,7 +166,10 @@ func (c *command) exec(ctx context.Context, cfg stores.Config, stdout io.Writer)
 	if err != nil {
 		return err
 	}
-	return printTags(stdout, tags)
+	if err := printTags(stdout, tags); err != nil {
+		return err
+	}
+	return printPeriodTags(ctx, st, stdout)
 }
 
 // createTag creates the tag, or accepts the row already there when it

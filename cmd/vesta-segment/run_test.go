@@ -110,6 +110,7 @@ func TestUsageErrorSaysHow(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Equal(t, "vesta-segment: unknown command \"drop-tag\"\n\nusage:\n"+
 		"  vesta-segment [flags] create-tag TAG [--step N] [--initial N] [--description TEXT]\n"+
+		"  vesta-segment [flags] create-tag TAG --group day|month|year --format 'ORD{yyyyMMdd}{seq:6}' [--step N] [--description TEXT]\n"+
 		"  vesta-segment [flags] list\n(see --help)\n", errOut)
 }
 
@@ -125,7 +126,7 @@ func TestHelpListsOnlyWhatItReads(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"--config", "--data-dir", "--segment-store", "--segment-dsn", "--segment-allow-async-failover",
-		"--description", "--initial", "--step", "--version"}, flags, "by group, the command's own flags last")
+		"--description", "--format", "--group", "--initial", "--step", "--version"}, flags, "by group, the command's own flags last")
 }
 
 // --help says what the keys do for vesta-segment: no high-water mark, no

@@ -16,18 +16,19 @@ import (
 // methods holds the full method names of one registered service, built
 // once so that a call formats nothing.
 type methods struct {
-	genId, genIds, expId, makeId, transTime, segmentNextIds, segmentRange string
+	genId, genIds, expId, makeId, transTime, segmentNextIds, segmentRange, segmentNextNumber string
 }
 
 func newMethods(service string) methods {
 	return methods{
-		genId:          service + ".GenId",
-		genIds:         service + ".GenIds",
-		expId:          service + ".ExpId",
-		makeId:         service + ".MakeId",
-		transTime:      service + ".TransTime",
-		segmentNextIds: service + ".SegmentNextIds",
-		segmentRange:   service + ".SegmentRange",
+		genId:             service + ".GenId",
+		genIds:            service + ".GenIds",
+		expId:             service + ".ExpId",
+		makeId:            service + ".MakeId",
+		transTime:         service + ".TransTime",
+		segmentNextIds:    service + ".SegmentNextIds",
+		segmentRange:      service + ".SegmentRange",
+		segmentNextNumber: service + "." + MethodSegmentNextNumber,
 	}
 }
 
@@ -72,9 +73,10 @@ type Conn struct {
 const maxAbandoned = 4096
 
 var (
-	_ intf.IdService      = (*Conn)(nil)
-	_ intf.SegmentService = (*Conn)(nil)
-	_ intf.SegmentRanger  = (*Conn)(nil)
+	_ intf.IdService       = (*Conn)(nil)
+	_ intf.SegmentService  = (*Conn)(nil)
+	_ intf.SegmentRanger   = (*Conn)(nil)
+	_ intf.SegmentNumberer = (*Conn)(nil)
 )
 
 // ConnOption changes a Conn made by NewConn or NewNetConn.

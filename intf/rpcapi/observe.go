@@ -19,7 +19,7 @@ const (
 
 // Methods lists the methods, in documentation order.
 var Methods = []string{MethodGenId, MethodGenIds, MethodExpId, MethodMakeId, MethodTransTime, MethodSegmentNextIds,
-	MethodSegmentRange}
+	MethodSegmentRange, MethodSegmentNextNumber}
 
 // CallObserver is told of every call a Receiver answered: its method, the
 // IDs it issued (Vesta IDs for GenId and GenIds, segment IDs for

@@ -76,6 +76,7 @@ var routeScopes = map[string]access.Scope{
 	pathSegmentTag: "",
 	pathSegRange:   "",
 	pathSegment:    "",
+	pathNumber:     "",
 }
 
 // caller is the request's caller; anonymous without a guard.

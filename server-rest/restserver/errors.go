@@ -105,6 +105,10 @@ func classify(err error) *apiError {
 		// operator must act.
 		return &apiError{Status: http.StatusInternalServerError, Err: err,
 			Msg: err.Error() + ": the tag's numbers are used up; use a new tag"}
+	case errors.Is(err, segment.ErrNumberOverflow):
+		// As above: the period's numbers are used up until it ends.
+		return &apiError{Status: http.StatusInternalServerError, Err: err,
+			Msg: err.Error() + ": widen the format's {seq:N}"}
 	case errors.Is(err, intf.ErrInvalidArgument):
 		return &apiError{Status: http.StatusBadRequest, Msg: err.Error(), Err: err}
 	case errors.Is(err, intf.ErrClosed), errors.Is(err, intf.ErrUnavailable),

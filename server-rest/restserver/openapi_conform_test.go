@@ -28,6 +28,7 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/internal/restapp"
 	"github.com/vesta-go/vesta/server-rest/restserver"
+	"github.com/vesta-go/vesta/service/segment"
 )
 
 // spec is docs/openapi.yaml as kin-openapi reads it, loaded once: every
@@ -240,6 +241,12 @@ func (failingSegments) NextIds(context.Context, string, int) ([]int64, error) { 
 func (failingSegments) NextRange(context.Context, string, int64) (intf.SegmentRange, error) {
 	return intf.SegmentRange{}, errBug
 }
+func (failingSegments) NextNumber(context.Context, string) (intf.SegmentNumber, error) {
+	return intf.SegmentNumber{}, errBug
+}
+
+// periodOrder is the period tag the conformance test serves.
+var periodOrder = segment.PeriodTag{Tag: "order", Group: segment.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 10}
 
 // documentedAnswers lists every answer docs/openapi.yaml documents, as
 // conform names them.
@@ -288,10 +295,12 @@ func TestOpenAPIConformance(t *testing.T) {
 	const js = "application/json"
 	big := strings.Repeat("x", 4097)
 	idPaths := []string{"/genid", "/expid?id=" + workedId, "/transtime?time=1", "/makeid?" + workedQuery, "/segment/order",
-		"/segment/order/range?size=10"}
+		"/segment/order/range?size=10", "/number/order"}
 
 	t.Run("ready", func(t *testing.T) {
-		_, ts := startServer(t, testConfig(t, "--machine", "78", "--segment-tags", "order"))
+		cfg := testConfig(t, "--machine", "78", "--segment-tags", "order")
+		createPeriodTag(t, cfg, periodOrder)
+		_, ts := startServer(t, cfg)
 		for _, p := range append(idPaths, "/genid?count=3", "/segment/order?count=3", "/segment/order/range", "/transtime?time=1&type=MIN_GRANULARITY",
 			"/makeid?"+workedQuery+"&type=maxpeak&genMethod=2&version=1") {
 			check(ts.URL, "GET", p, "", "")
@@ -301,15 +310,16 @@ func TestOpenAPIConformance(t *testing.T) {
 		for _, p := range []string{"/genid?count=0", "/expid", "/expid?id=x", "/transtime", "/transtime?time=1&type=2",
 			"/makeid?time=1", "/makeid?time=1&seq=1048576", "/segment/order?count=0", "/segment/a%20b",
 			"/segment/order/range?size=0", "/segment/order/range?size=-1", "/segment/order/range?size=abc",
-			"/segment/order/range?size=10000001", "/segment/order/range?size=", "/segment/a%20b/range?size=1"} {
+			"/segment/order/range?size=10000001", "/segment/order/range?size=", "/segment/a%20b/range?size=1", "/number/a%20b"} {
 			check(ts.URL, "GET", p, js, "")
 		}
 		check(ts.URL, "GET", "/segment/coupon", "", "")
 		check(ts.URL, "GET", "/segment/coupon/range?size=5", "", "")
+		check(ts.URL, "GET", "/number/coupon", "", "")
 		for _, p := range []string{"/segment", "/healthz", "/readyz", "/metrics", "/status", "/ui"} {
 			check(ts.URL, "GET", p, "", "")
 		}
-		for _, item := range []string{"/genid", "/expid", "/transtime", "/makeid", "/segment/order", "/segment/order/range", "/segment", "/healthz", "/readyz", "/metrics", "/status", "/ui"} {
+		for _, item := range []string{"/genid", "/expid", "/transtime", "/makeid", "/segment/order", "/segment/order/range", "/segment", "/number/order", "/healthz", "/readyz", "/metrics", "/status", "/ui"} {
 			check(ts.URL, "POST", item, "", "")
 		}
 		check(ts.URL, "GET", "/genId", "", "")
@@ -340,9 +350,11 @@ func TestOpenAPIConformance(t *testing.T) {
 				return ctx.Err()
 			}})
 		require.NoError(t, err)
-		_, ts := startServer(t, testConfig(t, "--machine", "79", "--segment-tags", "order"), restserver.WithGuard(g))
+		cfg := testConfig(t, "--machine", "79", "--segment-tags", "order")
+		createPeriodTag(t, cfg, periodOrder)
+		_, ts := startServer(t, cfg, restserver.WithGuard(g))
 		routes := []string{"/genid", "/expid?id=" + workedId, "/transtime?time=1", "/makeid?" + workedQuery, "/segment", "/segment/order",
-			"/segment/order/range?size=5", "/metrics", "/status", "/ui"}
+			"/segment/order/range?size=5", "/number/order", "/metrics", "/status", "/ui"}
 		defer func() { token = "" }()
 		for _, tok := range []string{"", "vesta_gen-token", "vesta_dec-token"} { // 401 everywhere; 403 where the client lacks the scope
 			token = tok
@@ -351,7 +363,7 @@ func TestOpenAPIConformance(t *testing.T) {
 			}
 		}
 		token = "vesta_slow-token" // a burst of 1: the second call is over the quota
-		for _, r := range []string{"/genid", "/genid", "/segment/order", "/segment/order", "/segment/order/range", "/segment/order/range"} {
+		for _, r := range []string{"/genid", "/genid", "/segment/order", "/segment/order", "/segment/order/range", "/segment/order/range", "/number/order", "/number/order"} {
 			check(ts.URL, "GET", r, "", "")
 		}
 	})
@@ -412,6 +424,7 @@ func TestOpenAPIConformance(t *testing.T) {
 		check(ts.URL, "GET", "/segment", "", "")
 		check(ts.URL, "GET", "/segment/order", "", "")
 		check(ts.URL, "GET", "/segment/order/range?size=5", "", "")
+		check(ts.URL, "GET", "/number/order", "", "")
 	})
 
 	var missing []string

@@ -23,6 +23,7 @@ const (
 	pathSegmentTag = "/segment/{tag}"
 	pathSegRange   = "/segment/{tag}/range"
 	pathSegment    = "/segment"
+	pathNumber     = "/number/{tag}"
 )
 
 // endpoint is a route and its handler.
@@ -42,6 +43,7 @@ var endpoints = append([]endpoint{
 	{pathSegmentTag, (*Server).nextSegment},
 	{pathSegRange, (*Server).segmentRange},
 	{pathSegment, (*Server).listSegments},
+	{pathNumber, (*Server).nextNumber},
 }, opsEndpoints()...)
 
 func opsEndpoints() []endpoint {

@@ -46,6 +46,8 @@ type Segments interface {
 	NextId(ctx context.Context, tag string) (int64, error)
 	// NextRange hands out a range of the tag whole (/segment/{tag}/range).
 	intf.SegmentRanger
+	// NextNumber serves the period tags (/number/{tag}).
+	intf.SegmentNumberer
 	// Tags and Status are read by GET /segment and when /metrics is scraped.
 	Tags() []string
 	Status(tag string) (segment.TagStatus, error)

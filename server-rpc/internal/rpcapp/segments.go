@@ -23,6 +23,8 @@ type Segments struct {
 	mode *segopen.Mode[*segment.Generator]
 }
 
+var _ intf.SegmentNumberer = (*Segments)(nil)
+
 // OpenSegments opens segment mode as configured (app.OpenSegments). Off
 // is not an error: SegmentNextIds then answers rpcapi.ErrSegmentOff. A
 // store that cannot be reached is not one either: it is retried in the
@@ -58,6 +60,16 @@ func (s *Segments) NextRange(ctx context.Context, tag string, size int64) (intf.
 		return intf.SegmentRange{}, err
 	}
 	return g.NextRange(ctx, tag, size)
+}
+
+// NextNumber serves a period tag's number of the Generator
+// (SegmentNextNumber), or says why there is none.
+func (s *Segments) NextNumber(ctx context.Context, tag string) (intf.SegmentNumber, error) {
+	g, err := s.get()
+	if err != nil {
+		return intf.SegmentNumber{}, err
+	}
+	return g.NextNumber(ctx, tag)
 }
 
 // get is the Generator, or the error of a segment call while segment mode
