@@ -1,6 +1,7 @@
 package restserver
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -49,6 +50,10 @@ func (s *Server) nextNumber(c echo.Context) error {
 	n, err := seg.NextNumber(ctx, tag)
 	if err != nil {
 		grant.Done(0)
+		if errors.Is(err, intf.ErrUnknownTag) { // the hint of a period tag, not a plain one
+			return &apiError{Status: http.StatusNotFound, Param: "tag", Err: err,
+				Msg: err.Error() + ": create it first (vesta-segment create-tag TAG --group day|month|year --format 'ORD{yyyyMMdd}{seq:6}')"}
+		}
 		return s.callError(ctx, err)
 	}
 	grant.Done(1)
