@@ -19,6 +19,30 @@ import (
 	"github.com/vesta-go/vesta/service/segment/pgstore"
 )
 
+// waitReplayed waits until c's standby has replayed everything the
+// primary has written so far.
+func waitReplayed(t *testing.T, ctx context.Context, c *pgtest.Cluster) {
+	t.Helper()
+	primary, err := pgx.Connect(ctx, c.Primary.DSN("postgres"))
+	require.NoError(t, err)
+	defer primary.Close(ctx)
+	var lsn string
+	require.NoError(t, primary.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&lsn))
+	standby, err := pgx.Connect(ctx, c.Standby.DSN("postgres"))
+	require.NoError(t, err)
+	defer standby.Close(ctx)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var done bool
+		require.NoError(t, standby.QueryRow(ctx, "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)", lsn).Scan(&done))
+		if done {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "the standby did not replay %s within 20 s", lsn)
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // The failover tests run two Generators, each on its own Store over the
 // cluster's two-host DSN (as two server processes would), under load;
 // stop the primary as a crash would (pg_ctl stop -m immediate), promote
@@ -81,6 +105,10 @@ func runFailover(t *testing.T, c *pgtest.Cluster, o pgstore.Options) failover {
 		require.NoError(t, st.Init(ctx))
 		if i == 0 {
 			require.NoError(t, st.CreateTag(ctx, segment.TagInfo{Tag: failoverTag, MaxId: 1, Step: failoverStep}))
+			// The tables and the tag must reach the standby before the
+			// primary stops: an asynchronous one on a loaded machine may
+			// lag that far, and the test is about ranges, not rows.
+			waitReplayed(t, ctx, c)
 		}
 		stores[i] = &allocClock{Store: st}
 		g, err := segment.New(ctx, segment.Settings{Store: stores[i], MaxStep: failoverMaxStep,
