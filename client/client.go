@@ -29,7 +29,10 @@ type Client struct {
 	closed  atomic.Bool
 	ctx     context.Context // cancelled by Close; background work runs under it
 	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	// deadlines are the call timeout of callers without a context that
+	// can end (context.Background).
+	deadlines sharedDeadlines
+	wg        sync.WaitGroup
 }
 
 var (
@@ -58,6 +61,7 @@ func New(addrs []string, opts ...Option) (*Client, error) {
 		c.eps = append(c.eps, newEndpoint(a, &c.opts))
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.deadlines = sharedDeadlines{parent: c.ctx, now: time.Now}
 	c.wg.Add(1)
 	go c.healthLoop()
 	if o.segmentRanges > 0 {
@@ -135,7 +139,9 @@ func call[T any](c *Client, ctx context.Context, judge func(error) verdict, f fu
 		return zero, intf.ErrClosed
 	}
 	if d := c.opts.callTimeout; d > 0 {
-		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > d {
+		if dl, ok := ctx.Deadline(); !ok && ctx.Done() == nil {
+			ctx = c.deadlines.get(d) // shared: no timer per call (sharedDeadlines)
+		} else if !ok || time.Until(dl) > d {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, d)
 			defer cancel()

@@ -1,0 +1,53 @@
+package client
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// deadlineWindow is how much later than the call timeout a call whose
+// caller gave no context deadline may end: the calls that start within
+// one window share one deadline context.
+const deadlineWindow = 10 * time.Millisecond
+
+// sharedDeadlines are the call timeout's contexts for callers whose
+// context can neither end nor be cancelled (context.Background): one
+// context per deadlineWindow, its deadline the window's start plus the
+// call timeout plus the window, so every call of the window gets between
+// the call timeout and 10 ms more. A context per call would arm a runtime
+// timer per call, which costs a round trip on an idle machine more than
+// the rest of the client (BenchmarkGenId: 0.76 against 0.89 of bare
+// net/rpc without a call timeout). Contexts that can be cancelled keep a
+// deadline of their own (call).
+type sharedDeadlines struct {
+	parent context.Context // the client's: Close cancels the calls too
+	now    func() time.Time
+	cur    atomic.Pointer[windowDeadline]
+	mu     sync.Mutex // one new window at a time
+}
+
+// windowDeadline is the context of the calls that start before until.
+type windowDeadline struct {
+	ctx    context.Context
+	cancel context.CancelFunc // kept, not called: its deadline ends it
+	until  time.Time
+}
+
+// get returns the deadline context of a call starting now with timeout d
+// (the same d for every call of a client).
+func (s *sharedDeadlines) get(d time.Duration) context.Context {
+	now := s.now()
+	if w := s.cur.Load(); w != nil && now.Before(w.until) {
+		return w.ctx
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w := s.cur.Load(); w != nil && now.Before(w.until) {
+		return w.ctx
+	}
+	ctx, cancel := context.WithDeadline(s.parent, now.Add(d+deadlineWindow))
+	s.cur.Store(&windowDeadline{ctx: ctx, cancel: cancel, until: now.Add(deadlineWindow)})
+	return ctx
+}

@@ -1,0 +1,49 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Calls that start within one window share one deadline context, whose
+// deadline gives each of them the call timeout and at most one window
+// more; the next window gets a new one; Close (the parent) ends them.
+func TestSharedDeadlines(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background())
+	start := time.Now() // real-ish: context.WithDeadline reads the real clock too
+	now := start
+	s := sharedDeadlines{parent: parent, now: func() time.Time { return now }}
+	const d = time.Second
+	first := s.get(d)
+	for _, step := range []time.Duration{0, time.Millisecond, deadlineWindow - time.Nanosecond} {
+		now = start.Add(step)
+		assert.Same(t, first, s.get(d), "within the window: %s", step)
+		dl, ok := s.get(d).Deadline()
+		require.True(t, ok)
+		assert.GreaterOrEqual(t, dl.Sub(now), d, "at least the call timeout")
+		assert.LessOrEqual(t, dl.Sub(now), d+deadlineWindow, "at most a window more")
+	}
+	now = start.Add(deadlineWindow)
+	second := s.get(d)
+	assert.NotSame(t, first, second, "a new window")
+	cancel()
+	assert.True(t, errors.Is(second.Err(), context.Canceled), "the client's Close ends them")
+}
+
+// A caller without a deadline (context.Background) still gets the call
+// timeout, through the shared deadline, on a server that never answers;
+// a cancellable context keeps a deadline of its own.
+func TestCallTimeoutWithoutCallerDeadline(t *testing.T) {
+	c := newClient(t, []string{silentAddr(t)}, WithCallTimeout(200*time.Millisecond))
+	_, err := c.GenId(context.Background())
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err = c.GenId(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
