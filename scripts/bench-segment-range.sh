@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Segment IDs at hardware speed, and client-side ranges (docs/segment.md#client-side-ranges).
 # Prints, each measured side by side in one run (the machine is shared: ratios, medians of COUNT):
-#   1. embedded Generator.NextId from a loaded range vs a bare atomic.Int64.Add, serial and with
-#      64 goroutines (BenchmarkSegment/sqlite/NextId and BenchmarkBareAtomic, service/segment);
+#   1. embedded Generator.NextId and a per-tag handle's Sequence.Next from a loaded range vs a bare
+#      atomic.Int64.Add, serial and with 64 goroutines (BenchmarkSegment/sqlite/NextId and /Seq,
+#      BenchmarkBareAtomic, service/segment/stores/generatorsuite);
 #   2. the Go client's NextSegmentId from a range it holds vs a bare atomic, and vs one RPC per ID
 #      (BenchmarkClientRanges, client);
 #   3. a sustained run through a real server-rpc (SQLite) on a tag whose step starts at 1,000:
@@ -38,11 +39,13 @@ echo "Command: scripts/bench-segment-range.sh (BENCHTIME=$BENCHTIME COUNT=$COUNT
 echo
 
 seg="$tmp/seg.txt"
-go test -run '^$' -bench 'Segment/sqlite/NextId/(serial|parallel)$|BareAtomic' -benchtime "$BENCHTIME" -count "$COUNT" ./service/segment/ >"$seg"
+go test -run '^$' -bench 'Segment/sqlite/(NextId|Seq)/(serial|parallel)$|BareAtomic' -benchtime "$BENCHTIME" -count "$COUNT" ./service/segment/stores/generatorsuite/ >"$seg"
 s1=$(med 'Segment/sqlite/NextId/serial-' "$seg"); sp=$(med 'Segment/sqlite/NextId/parallel-' "$seg")
+q1=$(med 'Segment/sqlite/Seq/serial-' "$seg"); qp=$(med 'Segment/sqlite/Seq/parallel-' "$seg")
 a1=$(med 'BareAtomic/serial-' "$seg"); ap=$(med 'BareAtomic/parallel-' "$seg")
-echo "1. embedded NextId (loaded range): ${s1} ns serial, ${sp} ns with 64 goroutines; bare atomic ${a1} / ${ap} ns"
-echo "   ratio (atomic / NextId): serial $(ratio "$a1" "$s1") (goal >= 0.8), 64 goroutines $(ratio "$ap" "$sp") (goal >= 0.5)"
+echo "1. embedded, loaded range: NextId ${s1} / ${sp} ns, Sequence.Next ${q1} / ${qp} ns (serial / 64 goroutines); bare atomic ${a1} / ${ap} ns"
+echo "   ratio (atomic / NextId): serial $(ratio "$a1" "$s1"), 64 goroutines $(ratio "$ap" "$sp")"
+echo "   ratio (atomic / Sequence.Next): serial $(ratio "$a1" "$q1") (goal >= 0.8), 64 goroutines $(ratio "$ap" "$qp") (goal >= 0.5)"
 
 cl="$tmp/client.txt"
 go test -run '^$' -bench 'ClientRanges' -benchtime "$BENCHTIME" -count "$COUNT" ./client/ >"$cl"
