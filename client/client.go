@@ -139,9 +139,11 @@ func call[T any](c *Client, ctx context.Context, judge func(error) verdict, f fu
 		return zero, intf.ErrClosed
 	}
 	if d := c.opts.callTimeout; d > 0 {
-		if dl, ok := ctx.Deadline(); !ok && ctx.Done() == nil {
-			ctx = c.deadlines.get(d) // shared: no timer per call (sharedDeadlines)
-		} else if !ok || time.Until(dl) > d {
+		if ctx == context.Background() || ctx == context.TODO() {
+			// Nothing of the caller's to keep (no deadline, cancel or
+			// value): a shared deadline, no timer per call.
+			ctx = c.deadlines.get(d)
+		} else if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > d {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, d)
 			defer cancel()

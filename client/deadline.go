@@ -9,14 +9,19 @@ import (
 
 // deadlineWindow is how much later than the call timeout a call whose
 // caller gave no context deadline may end: the calls that start within
-// one window share one deadline context.
+// one window share one deadline context. A long call timeout gets a
+// longer window (d/64), so that at most about 65 windows' contexts and
+// timers are alive at once.
 const deadlineWindow = 10 * time.Millisecond
 
+// windowOf is the window of call timeout d.
+func windowOf(d time.Duration) time.Duration { return max(deadlineWindow, d/64) }
+
 // sharedDeadlines are the call timeout's contexts for callers whose
-// context can neither end nor be cancelled (context.Background): one
-// context per deadlineWindow, its deadline the window's start plus the
-// call timeout plus the window, so every call of the window gets between
-// the call timeout and 10 ms more. A context per call would arm a runtime
+// context is context.Background (or TODO): one context per window, its
+// deadline the window's start plus the call timeout plus the window, so
+// every call of the window gets between the call timeout and one window
+// (10 ms, or d/64 for a long d) more. A context per call would arm a runtime
 // timer per call, which costs a round trip on an idle machine more than
 // the rest of the client (BenchmarkGenId: 0.76 against 0.89 of bare
 // net/rpc without a call timeout). Contexts that can be cancelled keep a
@@ -47,7 +52,8 @@ func (s *sharedDeadlines) get(d time.Duration) context.Context {
 	if w := s.cur.Load(); w != nil && now.Before(w.until) {
 		return w.ctx
 	}
-	ctx, cancel := context.WithDeadline(s.parent, now.Add(d+deadlineWindow))
-	s.cur.Store(&windowDeadline{ctx: ctx, cancel: cancel, until: now.Add(deadlineWindow)})
+	w := windowOf(d)
+	ctx, cancel := context.WithDeadline(s.parent, now.Add(d+w))
+	s.cur.Store(&windowDeadline{ctx: ctx, cancel: cancel, until: now.Add(w)})
 	return ctx
 }

@@ -18,7 +18,9 @@ func TestSharedDeadlines(t *testing.T) {
 	start := time.Now() // real-ish: context.WithDeadline reads the real clock too
 	now := start
 	s := sharedDeadlines{parent: parent, now: func() time.Time { return now }}
-	const d = time.Second
+	const d = 500 * time.Millisecond // its window: 10 ms
+	require.Equal(t, deadlineWindow, windowOf(d))
+	require.Equal(t, time.Hour/64, windowOf(time.Hour), "a long timeout, a longer window: about 65 alive at most")
 	first := s.get(d)
 	for _, step := range []time.Duration{0, time.Millisecond, deadlineWindow - time.Nanosecond} {
 		now = start.Add(step)

@@ -63,6 +63,10 @@ var ErrShutdownIncomplete = errors.New("shutdown incomplete")
 // what failed — Start, Serve, a drain cut short by ShutdownTimeout
 // (ErrShutdownIncomplete) or Close — and Main logs it and exits 1.
 func (l Server) Run(ctx context.Context) error {
+	if l.Start == nil || l.Close == nil || (l.Serve != nil && l.Drain == nil) {
+		// Without Drain nothing would make Serve return: Run would hang.
+		return errors.New("lifecycle: Start and Close are required, and Drain with Serve")
+	}
 	log := cmp.Or(l.Logger, slog.Default())
 	timeout := l.ShutdownTimeout
 	if timeout <= 0 {

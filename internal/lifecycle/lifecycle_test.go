@@ -162,3 +162,18 @@ func TestLifecycleClosesOnceHoweverItEnds(t *testing.T) {
 		})
 	}
 }
+
+// A Server that could hang (Serve without Drain) or has nothing to run is
+// refused before anything starts.
+func TestRunRefusesAnIncompleteServer(t *testing.T) {
+	start := func(context.Context) error { return nil }
+	for _, s := range []Server{
+		{Close: func() error { return nil }},
+		{Start: start},
+		{Start: start, Close: func() error { return nil }, Serve: func() error { return nil }},
+	} {
+		if err := s.Run(context.Background()); err == nil {
+			t.Errorf("%+v ran", s)
+		}
+	}
+}

@@ -328,7 +328,7 @@ func (b *Buffer) run(step int64, done chan struct{}) {
 // one if that is used up, else the spare. It returns the error the load
 // counts as.
 func (b *Buffer) acceptLocked(step int64, r Range, floor int64, err error, now time.Time) error {
-	if err == nil && (r.Size() <= 0 || r.Start < 0) {
+	if err == nil && (r.Size() <= 0 || r.Start < 0 || r.Size() >= closeCount) {
 		err = fmt.Errorf("segment tag %q: the source returned the range [%d, %d), which is empty or below 0: refusing it", b.name, r.Start, r.End)
 	}
 	if err == nil && r.Start < b.highest {
@@ -355,13 +355,15 @@ func (b *Buffer) acceptLocked(step int64, r Range, floor int64, err error, now t
 }
 
 // Drop drops the buffer's ranges, current and spare, for an owner being
-// closed: every caller then takes the slow path (Seq.Next too) and gets
+// closed: every caller then takes the slow path (Take too) and gets
 // the owner's error. Loads must have ended (the owner's Go refuses new
 // ones once closed); the IDs dropped are never served.
 func (b *Buffer) Drop() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.retired += b.current().taken()
+	cur := b.current()
+	b.retired += cur.taken()
+	cur.last.Add(closeCount) // a caller that loaded it before gets nothing from it
 	b.setCurrent(b.empty)
 	b.spare = nil
 }

@@ -80,7 +80,9 @@ func (b *Buffer) takeSlow(ctx context.Context, sp *span, id int64) (int64, error
 
 // closeCount is added to a range's counter to close it: every later add
 // lands past its end (or wraps below 0), which the unsigned bounds checks
-// refuse, and the value before it is the last ID handed out.
+// refuse, and the value before it is the last ID handed out. It holds for
+// ranges of fewer than 2^62 IDs, which acceptLocked enforces (the stores
+// hand out far fewer: MaxDBStep, intf.MaxRange).
 const closeCount = 1 << 62
 
 // continueLocked replaces sp, when it is still the current range and as
@@ -94,7 +96,10 @@ func (b *Buffer) continueLocked(sp *span) {
 		return
 	}
 	v := sp.last.Add(closeCount) - closeCount
-	start := min(v+1, sp.end)
+	start := sp.end // used up (the counter may have run past the end)
+	if v < sp.end-1 {
+		start = v + 1
+	}
 	c := &span{keyLen: sp.keyLen, start: start, end: sp.end, preloadAt: -1, fast: uint64(sp.end), buf: b}
 	atomic.StorePointer(&c.key, atomic.LoadPointer(&sp.key))
 	c.last.Store(start - 1)

@@ -85,3 +85,12 @@ func (m *Mem) AllocPeriod(_ context.Context, tag string, step int64) (segment.Pe
 	m.p.alloc[key] = maxId
 	return segment.NewPeriodRange(t.Group, key[1], maxId, step, now)
 }
+
+// EditPeriod sets the max_id of tag's period as an UPDATE (or a restored
+// backup, or a failover to a lagging standby) would, bypassing every
+// check.
+func (m *Mem) EditPeriod(tag, period string, maxId int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.p.alloc[[2]string{tag, period}] = maxId
+}

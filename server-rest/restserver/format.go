@@ -21,8 +21,9 @@ var formWant = func() string {
 	return "one of " + strings.Join(names, ", ")
 }()
 
-// requestForm reads ?format= of p: "" and dec mean the decimal (nil
-// idForm); friendly reads the time with the service's epoch.
+// requestForm reads ?format= of p: none given, or dec, means the decimal
+// (nil idForm); an empty value is a 400; friendly reads the time with the
+// service's epoch.
 func (s *Server) requestForm(ctx context.Context, p params) (intf.Form, idForm, error) {
 	raw, given, err := p.get("format")
 	if err != nil || !given || raw == string(intf.FormDec) {

@@ -187,6 +187,12 @@ func (nt *numberTag) load(ctx context.Context, g *Generator, ps PeriodStore) err
 	case r.Start < 1 || r.End <= r.Start:
 		return fmt.Errorf("period tag %q: the store returned the range [%d, %d) of period %s: was vesta_period_alloc edited? refusing it: %w",
 			nt.tag, r.Start, r.End, r.Period, intf.ErrUnavailable)
+	case nt.has && r.Period == nt.r.Period && r.Start < nt.r.End:
+		// The ranges of a period only grow: one below the last held means
+		// vesta_period_alloc went back (a restore, a failover to a lagging
+		// standby), and its numbers were issued already.
+		return fmt.Errorf("period tag %q: the store returned [%d, %d) of period %s, below the range held, which ended at %d: was vesta_period_alloc restored or failed over to a lagging standby? refusing it: %w",
+			nt.tag, r.Start, r.End, r.Period, nt.r.End, intf.ErrUnavailable)
 	case nt.has && r.Period < nt.r.Period:
 		return fmt.Errorf("period tag %q: the store returned a range of period %s after one of %s: the database's clock went back; refusing it: %w",
 			nt.tag, r.Period, nt.r.Period, intf.ErrUnavailable)

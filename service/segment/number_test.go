@@ -213,3 +213,27 @@ func TestNextNumberErrors(t *testing.T) {
 	assert.ErrorIs(t, err, intf.ErrUnavailable)
 	assert.True(t, strings.Contains(err.Error(), `"order"`))
 }
+
+// A period's counter that goes back in the store (a restore, a failover to
+// a lagging standby) gives a range below the one held: refused, never a
+// number issued twice.
+func TestNextNumberRangeBelowIsRefused(t *testing.T) {
+	base := clockAt(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
+	mem, gens := periodNodes(t, base, 1, segment.PeriodTag{Tag: "order", Group: segment.GroupDay, Format: "O{yyyyMMdd}{seq:4}", Step: 10})
+	ctx := context.Background()
+	seen := map[string]bool{}
+	for range 10 {
+		n, err := gens[0].NextNumber(ctx, "order")
+		require.NoError(t, err)
+		seen[n.Text] = true
+	}
+	mem.EditPeriod("order", "20261127", 1) // back to the start of the day
+	_, err := gens[0].NextNumber(ctx, "order")
+	require.ErrorIs(t, err, intf.ErrUnavailable)
+	assert.Contains(t, err.Error(), "below the range held")
+	mem.EditPeriod("order", "20261127", 11) // an operator puts it right
+	n, err := gens[0].NextNumber(ctx, "order")
+	require.NoError(t, err)
+	assert.False(t, seen[n.Text], "%s issued twice", n.Text)
+	assert.Equal(t, int64(11), n.Seq)
+}
