@@ -89,8 +89,9 @@ func WithDialTimeout(d time.Duration) Option {
 
 // WithCallTimeout bounds every call: it ends at the caller's deadline or
 // after d, whichever is sooner (default DefaultCallTimeout, 2s); a caller
-// whose context cannot end gets d and at most 10 ms more (its calls share
-// one deadline per 10 ms window, so that none arms a timer). 0 means
+// whose context is context.Background gets d and at most a window more
+// (10 ms, or d/64 when longer: its calls share one deadline per window,
+// so that none arms a timer). 0 means
 // no bound but the caller's context: then a call without a deadline may
 // wait for as long as a hung server holds it.
 func WithCallTimeout(d time.Duration) Option {
