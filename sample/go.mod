@@ -11,8 +11,6 @@ require (
 	github.com/vesta-go/vesta/service/segment/stores v0.0.0-00010101000000-000000000000
 )
 
-require github.com/klauspost/compress v1.20.3 // indirect
-
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -11,6 +11,7 @@ require (
 	github.com/vesta-go/vesta v0.0.0-00010101000000-000000000000
 	github.com/vesta-go/vesta/internal/etcdtest v0.0.0-00010101000000-000000000000
 	github.com/vesta-go/vesta/internal/server v0.0.0-00010101000000-000000000000
+	github.com/vesta-go/vesta/service/segment/stores v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -64,7 +65,6 @@ require (
 	github.com/vesta-go/vesta/service/pglease v0.0.0-00010101000000-000000000000 // indirect
 	github.com/vesta-go/vesta/service/segment/pgstore v0.0.0-00010101000000-000000000000 // indirect
 	github.com/vesta-go/vesta/service/segment/sqlitestore v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/segment/stores v0.0.0-00010101000000-000000000000 // indirect
 	github.com/xiang90/probing v0.0.0-20221125231312-a49e3df8f510 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
