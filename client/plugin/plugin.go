@@ -235,6 +235,16 @@ func (p *Plugin) TransTime(ctx context.Context, timeField int64, t intf.IdType) 
 	return s.TransTime(ctx, timeField, t)
 }
 
+// NextNumber issues the next number of the period tag tag, formatted
+// (intf.SegmentNumberer), from the plugin's own segment store.
+func (p *Plugin) NextNumber(ctx context.Context, tag string) (intf.SegmentNumber, error) {
+	s, err := p.service()
+	if err != nil {
+		return intf.SegmentNumber{}, err
+	}
+	return s.NextNumber(ctx, tag)
+}
+
 // NextIds issues n segment IDs of tag in increasing order, from the
 // plugin's own segment store (by default segments.db in its data dir).
 func (p *Plugin) NextIds(ctx context.Context, tag string, n int) ([]int64, error) {

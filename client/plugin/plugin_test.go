@@ -21,6 +21,8 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/intf/rpcapi"
 	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/sqlitestore"
 )
 
 // The slow tests here wait on processes (a build, a plugin's start, a
@@ -37,6 +39,13 @@ func TestPlugin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	machine := int64(0)
+	// A period tag in the plugin's segment store, as vesta-segment
+	// create-tag --group day would make it.
+	st, err := sqlitestore.Open(ctx, filepath.Join(dataDir, sqlitestore.FileName))
+	require.NoError(t, err)
+	require.NoError(t, st.Init(ctx))
+	require.NoError(t, st.CreatePeriodTag(ctx, segment.PeriodTag{Tag: "invoice", Group: segment.GroupDay, Format: "INV{yyyyMMdd}-{seq:4}", Step: 10}))
+	require.NoError(t, st.Close())
 	p, err := Launch(ctx, bin, Config{Machine: &machine, DataDir: dataDir, LogOutput: &logs,
 		Env: []string{"VESTA_MAX_BATCH=100"}, Args: []string{"--segment-tags", "order"}})
 	require.NoError(t, err)
@@ -68,6 +77,12 @@ func TestPlugin(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1, 2, 3}, seg, "segment mode, on the SQLite file in the plugin's data dir")
 	_, err = p.NextIds(ctx, "coupon", 1)
+	assert.ErrorIs(t, err, intf.ErrUnknownTag)
+	num, err := p.NextNumber(ctx, "invoice")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), num.Seq)
+	assert.Equal(t, "INV"+num.Period+"-0001", num.Text, "a period tag's number, formatted by the plugin")
+	_, err = p.NextNumber(ctx, "coupon")
 	assert.ErrorIs(t, err, intf.ErrUnknownTag)
 
 	require.NoError(t, p.Close())
