@@ -2,11 +2,7 @@ package segment_test
 
 import (
 	"context"
-	"fmt"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,88 +48,17 @@ func periodNodes(t *testing.T, base *segtest.Clock, n int, pt segment.PeriodTag)
 	return mem, gens
 }
 
-type issued struct {
-	n   segment.Number
-	pre time.Time // the database's time before the call
-}
-
 // Two nodes (one with its wall clock an hour ahead, which decides
 // nothing) serve a day tag under load while the database's clock crosses
-// midnight: every text is unique, the new day restarts at 1, and no
-// number of the old day is issued by a call made once the database's
-// clock had passed midnight (so none once a range of the new day
-// existed). Run under -race.
+// midnight: segtest.DayBoundary, the one boundary test of every store,
+// here on Mem, which reads the nodes' fake time. Run under -race.
 func TestNextNumberAcrossADayBoundary(t *testing.T) {
 	midnight := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
 	base := clockAt(midnight.Add(-500 * time.Millisecond))
 	pt := segment.PeriodTag{Tag: "order", Group: segment.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 7}
 	_, gens := periodNodes(t, base, 2, pt)
-
-	var (
-		done     atomic.Bool
-		newDay   atomic.Int64
-		mu       sync.Mutex
-		all      []issued
-		wg       sync.WaitGroup
-		failures atomic.Int64
-		count    atomic.Int64
-	)
-	for w := range 8 {
-		g := gens[w%2]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var mine []issued
-			for !done.Load() {
-				pre := base.Now()
-				n, err := g.NextNumber(context.Background(), "order")
-				if err != nil {
-					failures.Add(1)
-					t.Errorf("NextNumber: %v", err)
-					return
-				}
-				if n.Period == "20261128" {
-					newDay.Add(1)
-				}
-				count.Add(1)
-				mine = append(mine, issued{n, pre})
-			}
-			mu.Lock()
-			all = append(all, mine...)
-			mu.Unlock()
-		}()
-	}
-	// A step of the clock once a number was issued since the last one
-	// (the nodes never wait for it: segtest.Clock.Sleep moves it itself).
-	for last := int64(0); base.Now().Before(midnight.Add(500*time.Millisecond)) || newDay.Load() < 300; {
-		for count.Load() == last && failures.Load() == 0 {
-			runtime.Gosched()
-		}
-		if failures.Load() > 0 {
-			break
-		}
-		last = count.Load()
-		base.Advance(time.Millisecond)
-		runtime.Gosched()
-	}
-	done.Store(true)
-	wg.Wait()
-
-	seen := map[string]bool{}
-	seqs := map[string]map[int64]bool{"20261127": {}, "20261128": {}}
-	for _, x := range all {
-		require.False(t, seen[x.n.Text], "%s issued twice", x.n.Text)
-		seen[x.n.Text] = true
-		require.Contains(t, seqs, x.n.Period)
-		seqs[x.n.Period][x.n.Seq] = true
-		assert.Equal(t, fmt.Sprintf("ORD%s%06d", x.n.Period, x.n.Seq), x.n.Text)
-		if x.n.Period == "20261127" && !x.pre.Before(midnight) {
-			t.Errorf("%s issued by a call made at %s, after the database's midnight", x.n.Text, x.pre.Format(time.RFC3339Nano))
-		}
-	}
-	assert.NotEmpty(t, seqs["20261127"])
-	assert.True(t, seqs["20261128"][1], "the new day starts at 1")
-	assert.True(t, seqs["20261127"][1])
+	segtest.DayBoundary{Gens: gens, Tag: "order", Clock: base, Midnight: midnight,
+		Step: time.Millisecond, After: 500 * time.Millisecond, NewDay: 300, Callers: 8}.Run(t)
 }
 
 // A sequence past the format's width is an error naming the tag, the

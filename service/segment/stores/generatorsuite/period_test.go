@@ -2,18 +2,15 @@ package generatorsuite_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/pgtest"
@@ -107,7 +104,7 @@ func testPeriodDayBoundary(t *testing.T, db clockedDB) {
 	base.Advance(midnight.Add(-300 * time.Millisecond).Sub(base.Now()))
 	db.set(t, base.Now())
 
-	var sleeping, count atomic.Int64
+	var sleeping atomic.Int64
 	clock := drivenClock{base, &sleeping}
 	var gens []*segment.Generator
 	for i := range 2 {
@@ -128,76 +125,9 @@ func testPeriodDayBoundary(t *testing.T, db clockedDB) {
 		gens = append(gens, g)
 	}
 
-	type issued struct {
-		n   segment.Number
-		pre time.Time
-	}
-	var (
-		done   atomic.Bool
-		newDay atomic.Int64
-		failed atomic.Bool
-		mu     sync.Mutex
-		all    []issued
-		wg     sync.WaitGroup
-	)
-	for w := range 6 {
-		g := gens[w%2]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var mine []issued
-			defer func() {
-				mu.Lock()
-				all = append(all, mine...)
-				mu.Unlock()
-			}()
-			for !done.Load() {
-				pre := base.Now()
-				n, err := g.NextNumber(ctx, "order")
-				if err != nil {
-					failed.Store(true)
-					t.Errorf("NextNumber: %v", err)
-					return
-				}
-				if n.Period == "20261128" {
-					newDay.Add(1)
-				}
-				count.Add(1)
-				mine = append(mine, issued{n, pre})
-			}
-		}()
-	}
-	// The driver: the fake time first, then the database's clock, so
-	// that the database is never ahead of the nodes' time; a step once a
-	// number was issued since the last one, or a node waits for time.
-	for last := int64(0); !failed.Load() && (base.Now().Before(midnight.Add(300*time.Millisecond)) || newDay.Load() < 100); {
-		for count.Load() == last && sleeping.Load() == 0 && !failed.Load() && !done.Load() {
-			runtime.Gosched()
-		}
-		last = count.Load()
-		base.Advance(2 * time.Millisecond)
-		db.set(t, base.Now())
-		runtime.Gosched()
-	}
-	done.Store(true)
-	wg.Wait()
-	require.False(t, failed.Load())
-
-	seen := map[string]bool{}
-	seqs := map[string]map[int64]bool{"20261127": {}, "20261128": {}}
-	for _, x := range all {
-		require.False(t, seen[x.n.Text], "%s issued twice", x.n.Text)
-		seen[x.n.Text] = true
-		require.Contains(t, seqs, x.n.Period)
-		seqs[x.n.Period][x.n.Seq] = true
-		require.Equal(t, fmt.Sprintf("ORD%s%06d", x.n.Period, x.n.Seq), x.n.Text)
-		if x.n.Period == "20261127" && !x.pre.Before(midnight) {
-			t.Errorf("%s issued by a call made at %s, after the database's midnight", x.n.Text, x.pre.Format(time.RFC3339Nano))
-		}
-	}
-	assert.True(t, seqs["20261127"][1])
-	assert.True(t, seqs["20261128"][1], "the new day starts at 1")
-	t.Logf("%d numbers of the old day, %d of the new", len(seqs["20261127"]), len(seqs["20261128"]))
+	newDay := segtest.DayBoundary{Gens: gens, Tag: "order", Clock: base, Midnight: midnight,
+		Step: 2 * time.Millisecond, After: 300 * time.Millisecond, NewDay: 100, Callers: 6,
+		SetDB: func(now time.Time) { db.set(t, now) }, Sleeping: &sleeping}.Run(t)
 
 	// A restarted node continues above everything issued.
 	require.NoError(t, gens[0].Close())
@@ -206,7 +136,7 @@ func testPeriodDayBoundary(t *testing.T, db clockedDB) {
 	defer g.Close()
 	n, err := g.NextNumber(ctx, "order")
 	require.NoError(t, err)
-	for seq := range seqs["20261128"] {
+	for seq := range newDay {
 		require.Greater(t, n.Seq, seq)
 	}
 }
