@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
@@ -48,36 +46,27 @@ func (c *command) createPeriodTag(ctx context.Context, st segment.Store, stdout 
 		return err
 	}
 	t := segment.PeriodTag{Tag: c.tag, Group: segment.Grouping(c.group), Format: c.format, Step: c.step, Description: c.description}
-	err = ps.CreatePeriodTag(ctx, t)
-	if err == nil {
+	row, exists, err := ensureRow(ps.CreatePeriodTag(ctx, t), func() ([]segment.PeriodTag, error) { return ps.PeriodTags(ctx) },
+		func(r segment.PeriodTag) bool { return r.Tag == t.Tag },
+		func(row segment.PeriodTag) (diffs []string) {
+			for _, d := range []struct{ name, row, asked string }{
+				{"group", string(row.Group), string(t.Group)},
+				{"format", row.Format, t.Format},
+				{"step", fmt.Sprint(row.Step), fmt.Sprint(t.Step)},
+				{"description", row.Description, t.Description},
+			} {
+				if d.row != d.asked {
+					diffs = append(diffs, fmt.Sprintf("its %s is %q, --%s asks for %q", d.name, d.row, d.name, d.asked))
+				}
+			}
+			return diffs
+		})
+	switch {
+	case err != nil:
+		return err
+	case !exists:
 		fmt.Fprintf(stdout, "created period tag %s: numbers from 1 each %s, as %s, step %d\n", t.Tag, t.Group, t.Format, t.Step)
 		return nil
-	}
-	if !errors.Is(err, segment.ErrTagExists) {
-		return err
-	}
-	tags, lerr := ps.PeriodTags(ctx)
-	if lerr != nil {
-		return errors.Join(err, lerr)
-	}
-	i := slices.IndexFunc(tags, func(r segment.PeriodTag) bool { return r.Tag == t.Tag })
-	if i < 0 {
-		return err
-	}
-	row := tags[i]
-	var diffs []string
-	for _, d := range []struct{ name, row, asked string }{
-		{"group", string(row.Group), string(t.Group)},
-		{"format", row.Format, t.Format},
-		{"step", fmt.Sprint(row.Step), fmt.Sprint(t.Step)},
-		{"description", row.Description, t.Description},
-	} {
-		if d.row != d.asked {
-			diffs = append(diffs, fmt.Sprintf("its %s is %q, --%s asks for %q", d.name, d.row, d.name, d.asked))
-		}
-	}
-	if len(diffs) > 0 {
-		return fmt.Errorf("%w, and differs from what create-tag asks: %s. The command changes no row", err, strings.Join(diffs, "; "))
 	}
 	fmt.Fprintf(stdout, "period tag %s exists and matches: each %s, as %s, step %d\n", row.Tag, row.Group, row.Format, row.Step)
 	return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -180,36 +179,26 @@ func (c *command) exec(ctx context.Context, cfg stores.Config, stdout io.Writer)
 // difference: the command never changes a row.
 func (c *command) createTag(ctx context.Context, st segment.Store, stdout io.Writer) error {
 	t := segment.TagInfo{Tag: c.tag, MaxId: c.initial, Step: c.step, Description: c.description}
-	err := st.CreateTag(ctx, t)
-	if err == nil {
+	row, exists, err := ensureRow(st.CreateTag(ctx, t), func() ([]segment.TagInfo, error) { return st.Tags(ctx) },
+		func(r segment.TagInfo) bool { return r.Tag == t.Tag },
+		func(row segment.TagInfo) (diffs []string) {
+			if row.Step != t.Step {
+				diffs = append(diffs, fmt.Sprintf("its step is %d, --step asks for %d", row.Step, t.Step))
+			}
+			if row.Description != t.Description {
+				diffs = append(diffs, fmt.Sprintf("its description is %q, --description asks for %q", row.Description, t.Description))
+			}
+			if row.MaxId < t.MaxId {
+				diffs = append(diffs, fmt.Sprintf("its max_id (the next id to hand out) is %d, below --initial %d", row.MaxId, t.MaxId))
+			}
+			return diffs
+		})
+	switch {
+	case err != nil:
+		return err
+	case !exists:
 		fmt.Fprintf(stdout, "created tag %s: first id %d, step %d\n", t.Tag, t.MaxId, t.Step)
 		return nil
-	}
-	if !errors.Is(err, segment.ErrTagExists) {
-		return err
-	}
-	tags, lerr := st.Tags(ctx)
-	if lerr != nil {
-		return errors.Join(err, lerr)
-	}
-	i := slices.IndexFunc(tags, func(r segment.TagInfo) bool { return r.Tag == t.Tag })
-	if i < 0 { // removed since: say what CreateTag said
-		return err
-	}
-	row := tags[i]
-	var diffs []string
-	if row.Step != t.Step {
-		diffs = append(diffs, fmt.Sprintf("its step is %d, --step asks for %d", row.Step, t.Step))
-	}
-	if row.Description != t.Description {
-		diffs = append(diffs, fmt.Sprintf("its description is %q, --description asks for %q", row.Description, t.Description))
-	}
-	if row.MaxId < t.MaxId {
-		diffs = append(diffs, fmt.Sprintf("its max_id (the next id to hand out) is %d, below --initial %d", row.MaxId, t.MaxId))
-	}
-	if len(diffs) > 0 {
-		return fmt.Errorf("%w, and differs from what create-tag asks: %s. The command changes no row: "+
-			"run it with the row's values, or change the row with SQL (docs/segment.md)", err, strings.Join(diffs, "; "))
 	}
 	fmt.Fprintf(stdout, "tag %s exists and matches: next id %d, step %d\n", row.Tag, row.MaxId, row.Step)
 	return nil
