@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/internal/segbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/intf/rpcapi"
@@ -61,7 +62,7 @@ func New(addrs []string, opts ...Option) (*Client, error) {
 		c.eps = append(c.eps, newEndpoint(a, &c.opts))
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.deadlines = sharedDeadlines{parent: c.ctx, now: time.Now}
+	c.deadlines = sharedDeadlines{parent: c.ctx}
 	c.wg.Add(1)
 	go c.healthLoop()
 	if o.segmentRanges > 0 {
@@ -138,11 +139,12 @@ func call[T any](c *Client, ctx context.Context, judge func(error) verdict, f fu
 	if c.closed.Load() {
 		return zero, intf.ErrClosed
 	}
+	start := ctxtime.Monotonic() // the call's one clock reading
 	if d := c.opts.callTimeout; d > 0 {
 		if ctx == context.Background() || ctx == context.TODO() {
 			// Nothing of the caller's to keep (no deadline, cancel or
 			// value): a shared deadline, no timer per call.
-			ctx = c.deadlines.get(d)
+			ctx = c.deadlines.get(start, d)
 		} else if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > d {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, d)
@@ -150,7 +152,7 @@ func call[T any](c *Client, ctx context.Context, judge func(error) verdict, f fu
 		}
 	}
 	for {
-		v, err := callOnce(c, ctx, judge, f)
+		v, err := callOnce(c, ctx, start, judge, f)
 		wait, ok := rateLimited(ctx, err)
 		if !ok {
 			return v, err
@@ -162,6 +164,7 @@ func call[T any](c *Client, ctx context.Context, judge func(error) verdict, f fu
 			t.Stop()
 			return v, err
 		}
+		start = ctxtime.Monotonic()
 	}
 }
 
@@ -190,8 +193,9 @@ func rateLimitOf(err error) *intf.RateLimitError {
 	return nil
 }
 
-// callOnce is one round of call over the servers.
-func callOnce[T any](c *Client, ctx context.Context, judge func(error) verdict, f func(context.Context, *rpcapi.Conn) (T, error)) (T, error) {
+// callOnce is one round of call over the servers, which began at start
+// (a ctxtime.Monotonic reading).
+func callOnce[T any](c *Client, ctx context.Context, start time.Duration, judge func(error) verdict, f func(context.Context, *rpcapi.Conn) (T, error)) (T, error) {
 	var zero T
 	var (
 		errs    []error     // each server's failure in this call: their present state
@@ -202,32 +206,33 @@ func callOnce[T any](c *Client, ctx context.Context, judge func(error) verdict, 
 			waiting = append(waiting, ep)
 			continue
 		}
-		v, err, final := attempt(c, ctx, ep, judge, f, true)
+		v, err, final := attempt(c, ctx, ep, start, judge, f, true)
 		if final {
 			return v, err
 		}
 		errs = append(errs, err)
+		start = ctxtime.Monotonic() // the next server's attempt begins
 	}
 	for _, ep := range waiting {
-		v, err, final := attempt(c, ctx, ep, judge, f, false)
+		v, err, final := attempt(c, ctx, ep, start, judge, f, false)
 		if final {
 			return v, err
 		}
 		errs = append(errs, err)
+		start = ctxtime.Monotonic()
 	}
 	return zero, fmt.Errorf("vesta client: %w: none of %d server(s) could serve the call: %w",
 		intf.ErrUnavailable, len(c.eps), errors.Join(errs...))
 }
 
-// attempt runs f on ep. final says err (or v) is the call's result; else
-// err is ep's failure, for the error when no server could serve. allowed
-// is false for a server tried while down: its failure does not count
-// again.
-func attempt[T any](c *Client, ctx context.Context, ep *endpoint, judge func(error) verdict,
+// attempt runs f on ep, starting at start (a ctxtime.Monotonic reading).
+// final says err (or v) is the call's result; else err is ep's failure,
+// for the error when no server could serve. allowed is false for a
+// server tried while down: its failure does not count again.
+func attempt[T any](c *Client, ctx context.Context, ep *endpoint, start time.Duration, judge func(error) verdict,
 	f func(context.Context, *rpcapi.Conn) (T, error), allowed bool) (v T, err error, final bool) {
 	gen := ep.gen.Load()
-	start := time.Now()
-	v, cn, err := callOn(ctx, ep, f)
+	v, cn, reads, err := callOn(ctx, ep, f)
 	if err == nil {
 		c.succeeded(ep, gen)
 		return v, nil, true
@@ -236,7 +241,7 @@ func attempt[T any](c *Client, ctx context.Context, ep *endpoint, judge func(err
 		return v, intf.ErrClosed, true
 	}
 	if ctx.Err() != nil && !isAnswer(err) {
-		c.timedOut(ctx, ep, gen, allowed, start, cn)
+		c.timedOut(ctx, ep, gen, allowed, start, cn, reads)
 		if errors.Is(err, ctx.Err()) {
 			return v, fmt.Errorf("vesta client: %s: %w", ep.addr, err), true
 		}
@@ -258,22 +263,23 @@ func isAnswer(err error) bool {
 	return errors.As(err, &we) || errors.As(err, &se)
 }
 
-// timedOut judges a call that ran out of time on ep. Its deadline is the
-// server's fault only when the call gave the server a fair time (fairTime,
-// or the call timeout when less); then a server that sent nothing at all
-// on the connection during the call (a stopped process, a full socket, a
-// lost network) is marked down at once, and one that sends but is too
-// slow after slowLimit such timeouts in a row. A cancelled call says
-// nothing about the server.
-func (c *Client) timedOut(ctx context.Context, ep *endpoint, gen uint64, allowed bool, start time.Time, cn *rpcapi.Conn) {
+// timedOut judges a call that ran out of time on ep, begun at start (a
+// ctxtime.Monotonic reading) when cn had made reads reads. Its deadline
+// is the server's fault only when the call gave the server a fair time
+// (fairTime, or the call timeout when less); then a server that sent
+// nothing at all on the connection during the call (a stopped process, a
+// full socket, a lost network) is marked down at once, and one that sends
+// but is too slow after slowLimit such timeouts in a row. A cancelled call
+// says nothing about the server.
+func (c *Client) timedOut(ctx context.Context, ep *endpoint, gen uint64, allowed bool, start time.Duration, cn *rpcapi.Conn, reads uint64) {
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return
 	}
-	given := time.Since(start)
-	if dl, ok := ctx.Deadline(); ok && dl.Sub(start) < given {
+	given := ctxtime.Monotonic() - start
+	if dl, ok := ctx.Deadline(); ok && dl.Sub(ctxtime.At(start)) < given {
 		// What the deadline allowed, not how late this goroutine ran: on a
 		// loaded machine it may wake long after a short deadline.
-		given = dl.Sub(start)
+		given = dl.Sub(ctxtime.At(start))
 	}
 	fair := fairTime
 	if ct := c.opts.callTimeout; ct > 0 && ct < fair {
@@ -283,7 +289,7 @@ func (c *Client) timedOut(ctx context.Context, ep *endpoint, gen uint64, allowed
 		return
 	}
 	given = given.Round(time.Millisecond)
-	if cn == nil || !cn.Heard(start) {
+	if cn == nil || !cn.HeardSince(reads) {
 		c.markDown(ep, fmt.Errorf("no answer in %v: nothing came from the server", given), gen, allowed, true)
 		return
 	}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vesta-go/vesta/internal/ctxtime"
 )
 
 // deadlineWindow is how much later than the call timeout a call whose
@@ -28,32 +30,32 @@ func windowOf(d time.Duration) time.Duration { return max(deadlineWindow, d/64) 
 // deadline of their own (call).
 type sharedDeadlines struct {
 	parent context.Context // the client's: Close cancels the calls too
-	now    func() time.Time
 	cur    atomic.Pointer[windowDeadline]
 	mu     sync.Mutex // one new window at a time
 }
 
-// windowDeadline is the context of the calls that start before until.
+// windowDeadline is the context of the calls that start before until (a
+// ctxtime.Monotonic reading).
 type windowDeadline struct {
 	ctx    context.Context
 	cancel context.CancelFunc // kept, not called: its deadline ends it
-	until  time.Time
+	until  time.Duration
 }
 
-// get returns the deadline context of a call starting now with timeout d
-// (the same d for every call of a client).
-func (s *sharedDeadlines) get(d time.Duration) context.Context {
-	now := s.now()
-	if w := s.cur.Load(); w != nil && now.Before(w.until) {
+// get returns the deadline context of a call starting at now (a
+// ctxtime.Monotonic reading, the call's own: no clock is read here) with
+// timeout d (the same d for every call of a client).
+func (s *sharedDeadlines) get(now, d time.Duration) context.Context {
+	if w := s.cur.Load(); w != nil && now < w.until {
 		return w.ctx
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if w := s.cur.Load(); w != nil && now.Before(w.until) {
+	if w := s.cur.Load(); w != nil && now < w.until {
 		return w.ctx
 	}
 	w := windowOf(d)
-	ctx, cancel := context.WithDeadline(s.parent, now.Add(d+w))
-	s.cur.Store(&windowDeadline{ctx: ctx, cancel: cancel, until: now.Add(w)})
+	ctx, cancel := context.WithDeadline(s.parent, ctxtime.At(now+d+w))
+	s.cur.Store(&windowDeadline{ctx: ctx, cancel: cancel, until: now + w})
 	return ctx
 }

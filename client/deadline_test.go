@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/internal/ctxtime"
 )
 
 // Calls that start within one window share one deadline context, whose
@@ -15,23 +17,21 @@ import (
 // more; the next window gets a new one; Close (the parent) ends them.
 func TestSharedDeadlines(t *testing.T) {
 	parent, cancel := context.WithCancel(context.Background())
-	start := time.Now() // real-ish: context.WithDeadline reads the real clock too
-	now := start
-	s := sharedDeadlines{parent: parent, now: func() time.Time { return now }}
+	start := ctxtime.Monotonic() // real-ish: context.WithDeadline reads the real clock too
+	s := sharedDeadlines{parent: parent}
 	const d = 500 * time.Millisecond // its window: 10 ms
 	require.Equal(t, deadlineWindow, windowOf(d))
 	require.Equal(t, time.Hour/64, windowOf(time.Hour), "a long timeout, a longer window: about 65 alive at most")
-	first := s.get(d)
+	first := s.get(start, d)
 	for _, step := range []time.Duration{0, time.Millisecond, deadlineWindow - time.Nanosecond} {
-		now = start.Add(step)
-		assert.Same(t, first, s.get(d), "within the window: %s", step)
-		dl, ok := s.get(d).Deadline()
+		now := start + step
+		assert.Same(t, first, s.get(now, d), "within the window: %s", step)
+		dl, ok := s.get(now, d).Deadline()
 		require.True(t, ok)
-		assert.GreaterOrEqual(t, dl.Sub(now), d, "at least the call timeout")
-		assert.LessOrEqual(t, dl.Sub(now), d+deadlineWindow, "at most a window more")
+		assert.GreaterOrEqual(t, dl.Sub(ctxtime.At(now)), d, "at least the call timeout")
+		assert.LessOrEqual(t, dl.Sub(ctxtime.At(now)), d+deadlineWindow, "at most a window more")
 	}
-	now = start.Add(deadlineWindow)
-	second := s.get(d)
+	second := s.get(start+deadlineWindow, d)
 	assert.NotSame(t, first, second, "a new window")
 	cancel()
 	assert.True(t, errors.Is(second.Err(), context.Canceled), "the client's Close ends them")

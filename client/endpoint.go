@@ -160,29 +160,31 @@ func (e *endpoint) dropAll() {
 }
 
 // callOn runs f on a pooled connection of e and returns the connection it
-// last used (nil: none, e.g. the dial failed). A connection that broke
+// last used (nil: none, e.g. the dial failed) with its Reads before the
+// call. A connection that broke
 // since its last use is dropped and the call is tried again on the next
 // one, so that a restarted server is picked up at once: at most pool-size
 // times, never after a freshly dialled connection failed, and not once e
 // has been marked down meanwhile (the call had better go on to the next
 // server).
-func callOn[T any](ctx context.Context, e *endpoint, f func(context.Context, *rpcapi.Conn) (T, error)) (T, *rpcapi.Conn, error) {
+func callOn[T any](ctx context.Context, e *endpoint, f func(context.Context, *rpcapi.Conn) (T, error)) (T, *rpcapi.Conn, uint64, error) {
 	for attempt := 0; ; attempt++ {
 		c, s, fresh, err := e.conn(ctx)
 		if err != nil {
 			var zero T
-			return zero, nil, err
+			return zero, nil, 0, err
 		}
+		reads := c.Reads()
 		v, err := f(ctx, c)
 		if err == nil {
-			return v, c, nil
+			return v, c, reads, nil
 		}
 		transport := isTransport(err)
 		if transport || c.Broken() {
 			s.drop(c)
 		}
 		if !transport || fresh || attempt >= len(e.slots) || e.down.Load() || ctx.Err() != nil {
-			return v, c, err
+			return v, c, reads, err
 		}
 	}
 }

@@ -164,7 +164,7 @@ func (c *Client) probe(ep *endpoint) {
 	defer cancel()
 	gen := ep.gen.Load()
 	start := time.Now()
-	_, _, err := callOn(ctx, ep, genId)
+	_, _, _, err := callOn(ctx, ep, genId)
 	switch {
 	case c.ctx.Err() != nil:
 	case err == nil, refusedAccess(err):

@@ -30,7 +30,8 @@ type Options struct {
 	// second's worth.
 	AddrRate  float64
 	AddrBurst int64
-	// Now is the clock of the quotas; nil means time.Now.
+	// Now is the clock of the quotas; nil means ctxtime.Now (the monotonic
+	// clock alone).
 	Now func() time.Time
 	// Logger receives the warnings about refused calls; nil means
 	// slog.Default().
@@ -99,7 +100,9 @@ func NewGuard(o Options) (*Guard, error) {
 	g := &Guard{now: o.Now, log: o.Logger, counters: map[string]*clientCounters{}}
 	g.logRate.Interval = o.LogInterval
 	if g.now == nil {
-		g.now = time.Now
+		// Quotas and the log's rate compare times only: the monotonic
+		// clock alone is read, once per call (time.Now reads two clocks).
+		g.now = ctxtime.Now
 	}
 	g.sleep, g.maxHold = o.Sleep, o.MaxHold
 	if g.sleep == nil {

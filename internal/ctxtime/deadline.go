@@ -18,9 +18,9 @@ import (
 // Stop releases it, like the CancelFunc of context.WithDeadline: it must
 // be called when the call is over; afterwards the context is canceled.
 type Deadline struct {
-	parent   context.Context
-	deadline time.Time // this context's own; Deadline() reports the earlier of it and parent's
-	cause    error
+	parent context.Context
+	at     time.Duration // this context's own deadline, a Monotonic reading; Deadline() reports the earlier of it and parent's
+	cause  error
 
 	state atomic.Int32 // fresh, made or stopped
 	mu    sync.Mutex   // serialises making inner with Stop
@@ -39,15 +39,23 @@ const (
 // WithTimeoutCause is context.WithTimeoutCause(parent, d, cause) with the
 // timer made on demand (Deadline).
 func WithTimeoutCause(parent context.Context, d time.Duration, cause error) *Deadline {
-	return &Deadline{parent: parent, deadline: time.Now().Add(d), cause: cause}
+	return WithTimeoutCauseFrom(parent, Monotonic(), d, cause)
+}
+
+// WithTimeoutCauseFrom is WithTimeoutCause for a call that began at start
+// (a Monotonic reading the caller already took, e.g. to time the call):
+// its deadline is start+d, and no clock is read.
+func WithTimeoutCauseFrom(parent context.Context, start, d time.Duration, cause error) *Deadline {
+	return &Deadline{parent: parent, at: start + d, cause: cause}
 }
 
 // Deadline reports the earlier of its own deadline and parent's.
 func (c *Deadline) Deadline() (time.Time, bool) {
-	if pd, ok := c.parent.Deadline(); ok && pd.Before(c.deadline) {
+	own := At(c.at)
+	if pd, ok := c.parent.Deadline(); ok && pd.Before(own) {
 		return pd, true
 	}
-	return c.deadline, true
+	return own, true
 }
 
 // Done makes the timer on first use: from then on it is a
@@ -67,7 +75,7 @@ func (c *Deadline) made() context.Context {
 	if c.inner != nil {
 		return c.inner
 	}
-	ctx, stop := context.WithDeadlineCause(c.parent, c.deadline, c.cause)
+	ctx, stop := context.WithDeadlineCause(c.parent, At(c.at), c.cause)
 	c.inner, c.stop = ctx, stop
 	if !c.state.CompareAndSwap(fresh, made) {
 		stop() // Stop came first (it takes no lock when nothing was made)
@@ -88,7 +96,7 @@ func (c *Deadline) Err() error {
 	if err := c.parent.Err(); err != nil {
 		return err
 	}
-	if time.Until(c.deadline) > 0 { // reads only the monotonic clock
+	if Monotonic() < c.at {
 		return nil
 	}
 	// Past the deadline: inner, made now, is done at once (no timer), so

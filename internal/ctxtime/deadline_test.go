@@ -33,7 +33,7 @@ func TestDeadlineWithoutWaiting(t *testing.T) {
 		assert.NoError(t, ctx.Err())
 		d, ok := ctx.Deadline()
 		assert.True(t, ok)
-		assert.Equal(t, time.Now().Add(time.Second), d)
+		assert.True(t, time.Now().Add(time.Second).Equal(d), "deadline %v", d)
 		assert.Equal(t, fresh, ctx.state.Load(), "no timer made by Err or Deadline")
 
 		time.Sleep(time.Second - time.Nanosecond)
@@ -76,7 +76,7 @@ func TestDeadlineFollowsItsParent(t *testing.T) {
 		ctx = WithTimeoutCause(soon, time.Hour, errCause)
 		defer ctx.Stop()
 		d, _ := ctx.Deadline()
-		assert.Equal(t, time.Now().Add(time.Minute), d, "the parent's earlier deadline")
+		assert.True(t, time.Now().Add(time.Minute).Equal(d), "the parent's earlier deadline, not %v", d)
 		<-ctx.Done()
 		assert.ErrorIs(t, ctx.Err(), context.DeadlineExceeded)
 		assert.NotEqual(t, errCause, context.Cause(ctx), "the parent's deadline, not this one's")
@@ -144,5 +144,23 @@ func BenchmarkCallTimeout(b *testing.B) {
 			}
 			ctx.Stop()
 		}
+	})
+}
+
+// A deadline from a reading the caller took counts from that reading.
+func TestDeadlineFromStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := Monotonic()
+		time.Sleep(400 * time.Millisecond) // the call's work before its deadline was made
+		ctx := WithTimeoutCauseFrom(context.Background(), start, time.Second, errCause)
+		defer ctx.Stop()
+		d, _ := ctx.Deadline()
+		assert.True(t, time.Now().Add(600*time.Millisecond).Equal(d), "deadline %v", d)
+		time.Sleep(600*time.Millisecond - time.Nanosecond)
+		assert.NoError(t, ctx.Err())
+		time.Sleep(time.Nanosecond)
+		assert.ErrorIs(t, ctx.Err(), context.DeadlineExceeded)
+		assert.ErrorIs(t, context.Cause(ctx), errCause)
+		<-ctx.Done()
 	})
 }

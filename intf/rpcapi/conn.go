@@ -99,11 +99,11 @@ func NewConn(c *rpc.Client, service string, opts ...ConnOption) *Conn {
 
 // NewNetConn returns the IdService of the service registered as service
 // over the connection nc, which it owns: every send is bounded by its
-// caller's deadline (see Conn), and Heard tells whether the peer sent
+// caller's deadline (see Conn), and HeardSince tells whether the peer sent
 // anything lately.
 func NewNetConn(nc net.Conn, service string, opts ...ConnOption) *Conn {
 	_, lazy := nc.(*net.TCPConn)
-	w := &netConn{Conn: nc, base: time.Now(), lazy: lazy}
+	w := &netConn{Conn: nc, lazy: lazy}
 	c := &Conn{c: rpc.NewClient(w), m: newMethods(service), nc: w, send: make(chan struct{}, 1)}
 	w.abandoned = &c.abandoned
 	for _, o := range opts {
@@ -112,12 +112,11 @@ func NewNetConn(nc net.Conn, service string, opts ...ConnOption) *Conn {
 	return c
 }
 
-// netConn is the net.Conn under a NewNetConn: it notes when a byte last
-// came in, and bounds each send by its caller's deadline (setSendDeadline).
+// netConn is the net.Conn under a NewNetConn: it counts the reads that bring
+// bytes (Reads), and bounds each send by its caller's deadline (setSendDeadline).
 type netConn struct {
 	net.Conn
-	base      time.Time    // lastRead counts from here (monotonic)
-	lastRead  atomic.Int64 // ns since base; 0: nothing read yet
+	reads     atomic.Uint64 // reads that brought bytes (Reads)
 	abandoned *atomic.Int32
 
 	// On plain TCP (lazy) the write deadline moves only when the one
@@ -134,7 +133,7 @@ type netConn struct {
 func (n *netConn) Read(p []byte) (int, error) {
 	k, err := n.Conn.Read(p)
 	if k > 0 {
-		n.lastRead.Store(int64(time.Since(n.base)))
+		n.reads.Add(1)
 		if n.abandoned.Load() != 0 {
 			n.abandoned.Store(0)
 		}
@@ -184,14 +183,21 @@ func (c *Conn) Close() error { return c.c.Close() }
 // every later call fails): drop it and dial a new one.
 func (c *Conn) Broken() bool { return c.broken.Load() }
 
-// Heard says whether any byte came from the peer after t. A Conn made by
-// NewConn cannot tell and says true.
-func (c *Conn) Heard(t time.Time) bool {
+// Reads counts the reads that brought bytes from the peer: HeardSince
+// tells whether any came after. A Conn made by NewConn cannot tell and
+// counts none.
+func (c *Conn) Reads() uint64 {
 	if c.nc == nil {
-		return true
+		return 0
 	}
-	last := c.nc.lastRead.Load()
-	return last != 0 && c.nc.base.Add(time.Duration(last)).After(t)
+	return c.nc.reads.Load()
+}
+
+// HeardSince says whether any byte came from the peer since Reads returned
+// reads: a counter, not a clock, so that a reply costs no clock reading. A
+// Conn made by NewConn cannot tell and says true.
+func (c *Conn) HeardSince(reads uint64) bool {
+	return c.nc == nil || c.nc.reads.Load() != reads
 }
 
 // breakConn closes a Conn whose stream can no longer be trusted; the calls
@@ -251,9 +257,13 @@ func (c *Conn) sendBounded(ctx context.Context, method string, args, reply any) 
 		return nil, &TransportError{Method: method, Err: ErrBroken}
 	}
 	select {
-	case c.send <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("vesta rpc %s: waiting to send: %w", method, ctx.Err())
+	case c.send <- struct{}{}: // the usual case: nobody is sending (no select over two channels)
+	default:
+		select {
+		case c.send <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("vesta rpc %s: waiting to send: %w", method, ctx.Err())
+		}
 	}
 	dl, hasDeadline := ctx.Deadline()
 	c.nc.setSendDeadline(dl) // the zero time: no deadline

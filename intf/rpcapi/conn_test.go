@@ -80,7 +80,7 @@ func TestStuckSendEndsAtTheDeadline(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), deadline+time.Second, "bounded by the deadline, not by the peer")
 	assert.True(t, c.Broken(), "a half-written request leaves the stream unusable")
-	assert.False(t, c.Heard(start))
+	assert.False(t, c.HeardSince(0), "nothing came back")
 	// The waiter came while the big send held the turn and ends by its own
 	// deadline, long before the big send's.
 	werr := <-waiter
@@ -110,7 +110,7 @@ func TestStuckSendEndsOnCancel(t *testing.T) {
 	assert.True(t, c.Broken())
 }
 
-// Heard sees replies; calls given up on pile up only to maxAbandoned on a
+// HeardSince sees replies; calls given up on pile up only to maxAbandoned on a
 // peer that reads and never answers, then the Conn breaks, which frees
 // them.
 func TestHeardAndAbandonedCalls(t *testing.T) {
@@ -120,11 +120,11 @@ func TestHeardAndAbandonedCalls(t *testing.T) {
 	go srv.ServeConn(a)
 	c := NewNetConn(b, ServiceName)
 	defer c.Close()
-	start := time.Now()
+	before := c.Reads()
 	_, err := c.GenId(context.Background())
 	require.NoError(t, err)
-	assert.True(t, c.Heard(start))
-	assert.False(t, c.Heard(time.Now()))
+	assert.True(t, c.HeardSince(before))
+	assert.False(t, c.HeardSince(c.Reads()))
 
 	silent := NewNetConn(pipeToSilence(t), ServiceName)
 	defer silent.Close()

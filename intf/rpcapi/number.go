@@ -38,8 +38,9 @@ func (r *SegmentNumberReply) outcome() (int, *Error) {
 // is). With a guard it takes the scope segment:<tag> and one ID of the
 // quota, as SegmentNextIds.
 func (r *Receiver) SegmentNextNumber(args SegmentNumberArgs, reply *SegmentNumberReply) error {
+	start := ctxtime.Monotonic() // times the call and starts its deadline
 	if r.obs != nil {
-		defer r.observed(MethodSegmentNextNumber, ctxtime.Monotonic(), reply)
+		defer r.observed(MethodSegmentNextNumber, start, reply)
 	}
 	c, err := r.admitTag(args.Token, args.Tag, func() error { return nil })
 	nb, ok := r.seg.(intf.SegmentNumberer)
@@ -54,7 +55,7 @@ func (r *Receiver) SegmentNextNumber(args SegmentNumberArgs, reply *SegmentNumbe
 		reply.Err = ToWire(err)
 		return nil
 	}
-	reply.Number, reply.Err = call(r, args.Timeout, func(ctx context.Context) (intf.SegmentNumber, error) {
+	reply.Number, reply.Err = call(r, start, args.Timeout, func(ctx context.Context) (intf.SegmentNumber, error) {
 		return nb.NextNumber(ctx, args.Tag)
 	})
 	grant.Done(issued(reply.Err, 1))

@@ -140,23 +140,24 @@ func (r *Receiver) checkCount(n int) error {
 // travels as code 7.
 var ErrCallTimeout = errors.New("the call reached the server's callTimeout")
 
-// callContext is the context a call runs with: the caller's remaining time,
-// if it sent one, capped by the server's bound; nil when neither is set
+// callContext is the context a call that began at start (a
+// ctxtime.Monotonic reading) runs with: the caller's remaining time, if it
+// sent one, capped by the server's bound; nil when neither is set
 // (context.Background). Its timer is made only if the call waits
 // (ctxtime.Deadline). A call whose time had already run out when the
 // client sent it (a negative Timeout) or when it was read gets
 // context.DeadlineExceeded and is not run: its IDs would only be lost.
-func (r *Receiver) callContext(timeout time.Duration) (*ctxtime.Deadline, error) {
+func (r *Receiver) callContext(start, timeout time.Duration) (*ctxtime.Deadline, error) {
 	if timeout < 0 {
 		return nil, errPastDeadline
 	}
 	if r.bound > 0 && (timeout == 0 || r.bound < timeout) {
-		return ctxtime.WithTimeoutCause(context.Background(), r.bound, r.boundCause), nil
+		return ctxtime.WithTimeoutCauseFrom(context.Background(), start, r.bound, r.boundCause), nil
 	}
 	if timeout == 0 {
 		return nil, nil
 	}
-	ctx := ctxtime.WithTimeoutCause(context.Background(), timeout, nil)
+	ctx := ctxtime.WithTimeoutCauseFrom(context.Background(), start, timeout, nil)
 	if ctx.Err() != nil {
 		ctx.Stop()
 		return nil, errPastDeadline
@@ -170,8 +171,8 @@ var errPastDeadline = fmt.Errorf("the call's deadline had passed when the server
 // error; a call already past its deadline is refused without running f. A
 // call ended by the server's bound says so (the cause), not just
 // "context deadline exceeded".
-func call[T any](r *Receiver, timeout time.Duration, f func(context.Context) (T, error)) (T, *Error) {
-	d, err := r.callContext(timeout)
+func call[T any](r *Receiver, start, timeout time.Duration, f func(context.Context) (T, error)) (T, *Error) {
+	d, err := r.callContext(start, timeout)
 	if err != nil {
 		var zero T
 		return zero, ToWire(err)
@@ -215,11 +216,12 @@ func (r *Receiver) take(c access.Caller, n int) (access.Grant, error) {
 
 // GenId issues one ID.
 func (r *Receiver) GenId(args GenIdArgs, reply *GenIdReply) error {
+	start := ctxtime.Monotonic() // times the call and starts its deadline
 	if r.obs != nil {
-		defer r.observed(MethodGenId, ctxtime.Monotonic(), reply)
+		defer r.observed(MethodGenId, start, reply)
 	}
 	if r.guard == nil { // the hot path without an auth file
-		reply.Id, reply.Err = call(r, args.Timeout, r.svc.GenId)
+		reply.Id, reply.Err = call(r, start, args.Timeout, r.svc.GenId)
 		return nil
 	}
 	c, err := r.allow(args.Token, access.ScopeGenId)
@@ -232,7 +234,7 @@ func (r *Receiver) GenId(args GenIdArgs, reply *GenIdReply) error {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	reply.Id, reply.Err = call(r, args.Timeout, r.svc.GenId)
+	reply.Id, reply.Err = call(r, start, args.Timeout, r.svc.GenId)
 	grant.Done(issued(reply.Err, 1))
 	return nil
 }
@@ -247,8 +249,9 @@ func issued(err *Error, n int) int {
 
 // GenIds issues args.Count IDs, 1 <= Count <= maxBatch.
 func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
+	start := ctxtime.Monotonic() // times the call and starts its deadline
 	if r.obs != nil {
-		defer r.observed(MethodGenIds, ctxtime.Monotonic(), reply)
+		defer r.observed(MethodGenIds, start, reply)
 	}
 	c, err := r.allow(args.Token, access.ScopeGenId)
 	if err == nil {
@@ -262,7 +265,7 @@ func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	reply.Ids, reply.Err = call(r, args.Timeout, func(ctx context.Context) ([]intf.Id, error) {
+	reply.Ids, reply.Err = call(r, start, args.Timeout, func(ctx context.Context) ([]intf.Id, error) {
 		return r.svc.GenIds(ctx, args.Count)
 	})
 	grant.Done(issued(reply.Err, args.Count))
@@ -271,14 +274,15 @@ func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
 
 // ExpId splits args.Id into its fields.
 func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
+	start := ctxtime.Monotonic() // times the call and starts its deadline
 	if r.obs != nil {
-		defer r.observed(MethodExpId, ctxtime.Monotonic(), reply)
+		defer r.observed(MethodExpId, start, reply)
 	}
 	if _, err := r.allow(args.Token, access.ScopeDecode); err != nil {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	reply.Id, reply.Err = call(r, args.Timeout, func(ctx context.Context) (intf.IdFields, error) {
+	reply.Id, reply.Err = call(r, start, args.Timeout, func(ctx context.Context) (intf.IdFields, error) {
 		return r.svc.ExpId(ctx, args.Id)
 	})
 	return nil
@@ -287,8 +291,9 @@ func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
 // MakeId packs the fields of args into an ID; a Set with unknown bits is
 // refused (MakeIdArgs.Check).
 func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
+	start := ctxtime.Monotonic() // times the call and starts its deadline
 	if r.obs != nil {
-		defer r.observed(MethodMakeId, ctxtime.Monotonic(), reply)
+		defer r.observed(MethodMakeId, start, reply)
 	}
 	_, err := r.allow(args.Token, access.ScopeDecode)
 	if err == nil {
@@ -298,7 +303,7 @@ func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	reply.Id, reply.Err = call(r, args.Timeout, func(ctx context.Context) (intf.Id, error) {
+	reply.Id, reply.Err = call(r, start, args.Timeout, func(ctx context.Context) (intf.Id, error) {
 		return r.svc.MakeId(ctx, args.Request())
 	})
 	return nil
@@ -306,14 +311,15 @@ func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
 
 // TransTime turns a time field into a time.
 func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
+	start := ctxtime.Monotonic() // times the call and starts its deadline
 	if r.obs != nil {
-		defer r.observed(MethodTransTime, ctxtime.Monotonic(), reply)
+		defer r.observed(MethodTransTime, start, reply)
 	}
 	if _, err := r.allow(args.Token, access.ScopeDecode); err != nil {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	reply.Time, reply.Err = call(r, args.Timeout, func(ctx context.Context) (time.Time, error) {
+	reply.Time, reply.Err = call(r, start, args.Timeout, func(ctx context.Context) (time.Time, error) {
 		return r.svc.TransTime(ctx, args.Time, args.Type)
 	})
 	return nil
@@ -322,15 +328,16 @@ func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
 // SegmentNextIds issues args.Count segment IDs of args.Tag, 1 <= Count <=
 // maxBatch.
 func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
+	start := ctxtime.Monotonic() // times the call and starts its deadline
 	if r.obs != nil {
-		defer r.observed(MethodSegmentNextIds, ctxtime.Monotonic(), reply)
+		defer r.observed(MethodSegmentNextIds, start, reply)
 	}
 	grant, err := r.admitSegment(args)
 	if err != nil {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	reply.Ids, reply.Err = call(r, args.Timeout, func(ctx context.Context) ([]int64, error) {
+	reply.Ids, reply.Err = call(r, start, args.Timeout, func(ctx context.Context) ([]int64, error) {
 		return r.seg.NextIds(ctx, args.Tag, args.Count)
 	})
 	grant.Done(issued(reply.Err, args.Count))
@@ -344,15 +351,16 @@ func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
 // scope segment:<tag>, and its IDs count against the quota: a range is cut
 // to the caller's burst (access.Guard.TakeRange).
 func (r *Receiver) SegmentRange(args SegmentRangeArgs, reply *SegmentRangeReply) error {
+	start := ctxtime.Monotonic() // times the call and starts its deadline
 	if r.obs != nil {
-		defer r.observed(MethodSegmentRange, ctxtime.Monotonic(), reply)
+		defer r.observed(MethodSegmentRange, start, reply)
 	}
 	grant, rg, err := r.admitRange(args)
 	if err != nil {
 		reply.Err = ToWire(err)
 		return nil
 	}
-	rng, werr := call(r, args.Timeout, func(ctx context.Context) (intf.SegmentRange, error) {
+	rng, werr := call(r, start, args.Timeout, func(ctx context.Context) (intf.SegmentRange, error) {
 		return rg.NextRange(ctx, args.Tag, grant.Size)
 	})
 	var failed error // not werr itself: a nil *Error is a non-nil error

@@ -21,7 +21,7 @@ type conn struct {
 	net.Conn
 	ip netip.Addr
 	// idleSince orders the connections waiting for the first byte of a
-	// call (a number from Server.idleSeq, larger is later); 0 while a
+	// call (idleMark of when it began waiting, larger is later); 0 while a
 	// call is being read or after reading ended. Eviction picks the least.
 	idleSince atomic.Uint64
 	// started is set by the first byte of the first call: an evicted
@@ -34,6 +34,11 @@ type conn struct {
 
 	counted bool // in Server.live and Server.perIP; guarded by Server.mu
 }
+
+// idleMark is idleSince for a connection that began waiting at now (a
+// ctxtime.Monotonic reading): the clock the read deadline is set from
+// anyway, rather than a counter shared by every connection's reads.
+func idleMark(now time.Duration) uint64 { return uint64(now) + 1 } // never 0
 
 func newConn(nc net.Conn) *conn {
 	c := &conn{Conn: nc}
@@ -131,12 +136,32 @@ func (c *conn) lazy() bool {
 
 // deadlineReader is what the frameReader's buffer reads c through, with
 // its read deadline; a stopped connection's timeout is not retried.
+//
+// The deadline counts from the first read of the socket a wait needs
+// (waitFor), not from the wait's start: a call already in the buffer (a
+// pipelined one, or the rest of one whose first byte came with it) reads
+// no clock, and a wait that does read the socket begins then.
 type deadlineReader struct {
 	c *conn
 	lazyDeadline
+	wait time.Duration // the wait's timeout, from the first read of the socket
+	idle bool          // the wait is for a call's first byte: c is idle while it reads
+}
+
+// waitFor starts a wait of at most d for what the buffer does not hold;
+// idle says it is a wait for the next call.
+func (r *deadlineReader) waitFor(d time.Duration, idle bool) {
+	r.wait, r.want, r.idle = d, 0, idle
 }
 
 func (r *deadlineReader) Read(p []byte) (int, error) {
+	if r.want == 0 { // the wait's first read of the socket
+		now := ctxtime.Monotonic()
+		r.want = now + r.wait
+		if r.idle {
+			r.c.idleSince.Store(idleMark(now))
+		}
+	}
 	for {
 		if err := r.ready(); err != nil {
 			return 0, err

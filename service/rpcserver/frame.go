@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-
-	"github.com/vesta-go/vesta/internal/ctxtime"
 )
 
 // MessageTooBigError is why a connection sending a message over
@@ -40,7 +38,6 @@ type frameReader struct {
 	d   *deadlineReader // under br: the read deadline
 	o   *Options
 	ctr *counters
-	seq func() uint64 // the next idleSince
 
 	hdr            [9]byte // the current message's count, handed to gob first
 	hdrLen, hdrOff int
@@ -51,11 +48,11 @@ type frameReader struct {
 	err      error // sticky: after an error the stream is lost
 }
 
-func newFrameReader(c *conn, o *Options, ctr *counters, seq func() uint64) *frameReader {
+func newFrameReader(c *conn, o *Options, ctr *counters) *frameReader {
 	// The first wait is armed exactly: a TLS handshake runs in it.
 	d := &deadlineReader{c: c, lazyDeadline: lazyDeadline{exact: true, set: c.setReadDeadline,
 		step: min(o.FirstByteTimeout, o.IdleTimeout, o.MessageTimeout)}}
-	return &frameReader{c: c, br: bufio.NewReader(d), d: d, o: o, ctr: ctr, seq: seq}
+	return &frameReader{c: c, br: bufio.NewReader(d), d: d, o: o, ctr: ctr}
 }
 
 // startCall says that the next message begins a call.
@@ -116,11 +113,11 @@ func (r *frameReader) readHeader() error {
 		if r.c.isStopping() {
 			return io.EOF // stopping: no new call is read
 		}
-		r.d.want = ctxtime.Monotonic() + wait
-		r.c.idleSince.Store(r.seq())
+		r.d.waitFor(wait, true)
 	}
 	b, err := r.br.ReadByte()
 	if call {
+		r.d.idle = false
 		r.c.idleSince.Store(0)
 	}
 	if err != nil {
@@ -132,7 +129,7 @@ func (r *frameReader) readHeader() error {
 			r.d.exact = !r.c.lazy()
 		}
 		r.callNext, r.started = false, true
-		r.d.want = ctxtime.Monotonic() + r.o.MessageTimeout
+		r.d.waitFor(r.o.MessageTimeout, false)
 	}
 	r.hdr[0], r.hdrLen, r.hdrOff = b, 1, 0
 	count := uint64(b)

@@ -31,8 +31,7 @@ func pipeReader(t *testing.T, data []byte) (*frameReader, *conn, *counters) {
 	require.NoError(t, err)
 	c := newConn(a)
 	ctr := new(counters)
-	var seq uint64
-	return newFrameReader(c, &o, ctr, func() uint64 { seq++; return seq }), c, ctr
+	return newFrameReader(c, &o, ctr), c, ctr
 }
 
 func TestFrameReaderPassesGobThrough(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/internal/access/tlsserve"
+	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/intf/rpcapi"
 )
 
@@ -21,12 +22,11 @@ var ErrServerClosed = errors.New("rpc server closed")
 
 // Server serves one receiver as rpcapi.ServiceName.
 type Server struct {
-	rpc     *rpc.Server
-	recv    *rpcapi.Receiver
-	log     *slog.Logger
-	opts    Options
-	ctr     counters
-	idleSeq atomic.Uint64 // orders idle connections for eviction
+	rpc  *rpc.Server
+	recv *rpcapi.Receiver
+	log  *slog.Logger
+	opts Options
+	ctr  counters
 
 	tls atomic.Pointer[tlsserve.Listener] // set by Serve with Options.TLS
 
@@ -101,7 +101,7 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // serve starts serving c, or closes it when it is refused.
 func (s *Server) serve(c *conn) {
-	c.idleSince.Store(s.idleSeq.Add(1)) // waiting for its first call
+	c.idleSince.Store(idleMark(ctxtime.Monotonic())) // waiting for its first call
 	if !s.admit(c) {
 		c.Close()
 		return
@@ -109,7 +109,7 @@ func (s *Server) serve(c *conn) {
 	s.log.Debug("vesta rpc: connection open", "remote", c.RemoteAddr())
 	go func() {
 		defer s.served.Done()
-		r := newFrameReader(c, &s.opts, &s.ctr, func() uint64 { return s.idleSeq.Add(1) })
+		r := newFrameReader(c, &s.opts, &s.ctr)
 		// ServeCodec returns after answering the calls it read, and closes c.
 		rs, authed := s.rpcFor(c)
 		rs.ServeCodec(newServerCodec(c, r, &s.opts, authed, &s.ctr))

@@ -1,0 +1,145 @@
+package client
+
+import (
+	"context"
+	"net"
+	"net/rpc"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/service/rpcserver"
+	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
+)
+
+// BenchmarkGenIdLayers splits the cost of one GenId at 1 caller over the
+// layers it crosses, each row paired with bare net/rpc as in BenchmarkGenId
+// (ratio = bare's time / the row's). Going down the rows adds one layer:
+//
+//   - wire: a net/rpc client and server (net/rpc's own gob codec) with
+//     rpcapi's Receiver and wire types over a counter (no ID logic);
+//   - rpcserver: the same behind rpcserver (message limits, read and write
+//     deadlines, calls in flight bounded);
+//   - service: the real ID service (lock populator) instead of the
+//     counter, the call carrying a timeout as the client sends one;
+//   - conn: rpcapi.NewNetConn instead of the net/rpc client (bounded
+//     sends, the context's deadline);
+//   - client: client.New (pool 1, its call timeout, fail-over);
+//   - secured: the token, the quota, the observer and the server's call
+//     timeout on (secured).
+//
+// The machine's noise (±0.05 per run on 2 noisy cores) is as large as
+// most steps: compare medians of -count 6 or more.
+func BenchmarkGenIdLayers(b *testing.B) {
+	bare := startBare(b, 1)
+	bareCall := func() error {
+		var v int64
+		return bare[0].Call("Bare.Next", struct{}{}, &v)
+	}
+	counter := &counterService{}
+	srv := rpctest.Start(b, rpctest.Config{Machine: 1})
+	sec := rpctest.Start(b, secured(b, rpctest.Config{Machine: 2}))
+	rows := []struct {
+		name string
+		call func() error
+	}{
+		{"wire", rpcCall(b, servePlain(b, rpcapi.NewReceiver(counter, 10_000)), 0)},
+		{"rpcserver", rpcCall(b, serveRPC(b, rpcapi.NewReceiver(counter, 10_000)), 0)},
+		{"service", rpcCall(b, srv.Addr, DefaultCallTimeout)},
+		{"conn", connCall(b, srv.Addr)},
+		{"client", clientCall(b, srv.Addr)},
+		{"secured", clientCall(b, sec.Addr, WithToken(benchToken))},
+	}
+	for _, r := range rows {
+		b.Run(r.name, func(b *testing.B) { paired(b, 1, bareCall, r.call) })
+	}
+}
+
+// counterService is an intf.IdService whose GenId is a counter: the
+// layers without the ID logic.
+type counterService struct {
+	intf.IdService // the other methods: not called
+	n              atomic.Int64
+}
+
+func (s *counterService) GenId(context.Context) (intf.Id, error) { return intf.Id(s.n.Add(1)), nil }
+
+// servePlain serves recv with net/rpc's own server and codec.
+func servePlain(b *testing.B, recv *rpcapi.Receiver) string {
+	srv := rpc.NewServer()
+	if err := srv.RegisterName(rpcapi.ServiceName, recv); err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	go srv.Accept(ln)
+	return ln.Addr().String()
+}
+
+// serveRPC serves recv with rpcserver and its default limits.
+func serveRPC(b *testing.B, recv *rpcapi.Receiver) string {
+	srv, err := rpcserver.New(recv, rpcserver.Options{Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Shutdown(context.Background()) })
+	return ln.Addr().String()
+}
+
+// rpcCall calls GenId with a net/rpc client, sending timeout as the
+// caller's time left (0: none).
+func rpcCall(b *testing.B, addr string, timeout time.Duration) func() error {
+	c, err := rpc.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return func() error {
+		var reply rpcapi.GenIdReply
+		if err := c.Call(rpcapi.ServiceName+".GenId", rpcapi.GenIdArgs{Timeout: timeout}, &reply); err != nil {
+			return err
+		}
+		if reply.Err != nil {
+			return reply.Err
+		}
+		return nil
+	}
+}
+
+// connCall calls GenId through rpcapi.NewNetConn with the client's call
+// timeout as the context's deadline.
+func connCall(b *testing.B, addr string) func() error {
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := rpcapi.NewNetConn(nc, rpcapi.ServiceName)
+	b.Cleanup(func() { c.Close() })
+	return func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultCallTimeout)
+		defer cancel()
+		_, err := c.GenId(ctx)
+		return err
+	}
+}
+
+// clientCall calls GenId through a Client of one connection.
+func clientCall(b *testing.B, addr string, opts ...Option) func() error {
+	c, err := New([]string{addr}, append([]Option{WithLogger(quiet), WithPoolSize(1)}, opts...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	return func() error { _, err := c.GenId(ctx); return err }
+}
