@@ -23,7 +23,9 @@ import (
 //   - rpcserver: the same behind rpcserver (message limits, read and write
 //     deadlines, calls in flight bounded);
 //   - service: the real ID service (lock populator) instead of the
-//     counter, the call carrying a timeout as the client sends one;
+//     counter, the call carrying a timeout as the client sends one (which
+//     the server runs the call with: a ctxtime.Deadline); service-untimed
+//     is the same call without it;
 //   - conn: rpcapi.NewNetConn instead of the net/rpc client (bounded
 //     sends, the context's deadline);
 //   - client: client.New (pool 1, its call timeout, fail-over);
@@ -48,6 +50,7 @@ func BenchmarkGenIdLayers(b *testing.B) {
 		{"wire", rpcCall(b, servePlain(b, rpcapi.NewReceiver(counter, 10_000)), 0)},
 		{"rpcserver", rpcCall(b, serveRPC(b, rpcapi.NewReceiver(counter, 10_000)), 0)},
 		{"service", rpcCall(b, srv.Addr, DefaultCallTimeout)},
+		{"service-untimed", rpcCall(b, srv.Addr, 0)},
 		{"conn", connCall(b, srv.Addr)},
 		{"client", clientCall(b, srv.Addr)},
 		{"secured", clientCall(b, sec.Addr, WithToken(benchToken))},
@@ -77,7 +80,15 @@ func servePlain(b *testing.B, recv *rpcapi.Receiver) string {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ln.Close() })
-	go srv.Accept(ln)
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return // closed by the cleanup
+			}
+			go srv.ServeConn(nc)
+		}
+	}()
 	return ln.Addr().String()
 }
 
@@ -97,14 +108,23 @@ func serveRPC(b *testing.B, recv *rpcapi.Receiver) string {
 }
 
 // rpcCall calls GenId with a net/rpc client, sending timeout as the
-// caller's time left (0: none).
+// caller's time left (0: none). Rows dial at their first call: a
+// connection dialled at the start would idle past the server's first-byte
+// timeout while the rows before it run.
 func rpcCall(b *testing.B, addr string, timeout time.Duration) func() error {
-	c, err := rpc.Dial("tcp", addr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { c.Close() })
+	var c *rpc.Client
+	b.Cleanup(func() {
+		if c != nil {
+			c.Close()
+		}
+	})
 	return func() error {
+		if c == nil {
+			var err error
+			if c, err = rpc.Dial("tcp", addr); err != nil {
+				return err
+			}
+		}
 		var reply rpcapi.GenIdReply
 		if err := c.Call(rpcapi.ServiceName+".GenId", rpcapi.GenIdArgs{Timeout: timeout}, &reply); err != nil {
 			return err
@@ -119,13 +139,20 @@ func rpcCall(b *testing.B, addr string, timeout time.Duration) func() error {
 // connCall calls GenId through rpcapi.NewNetConn with the client's call
 // timeout as the context's deadline.
 func connCall(b *testing.B, addr string) func() error {
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := rpcapi.NewNetConn(nc, rpcapi.ServiceName)
-	b.Cleanup(func() { c.Close() })
+	var c *rpcapi.Conn
+	b.Cleanup(func() {
+		if c != nil {
+			c.Close()
+		}
+	})
 	return func() error {
+		if c == nil {
+			nc, err := net.Dial("tcp", addr)
+			if err != nil {
+				return err
+			}
+			c = rpcapi.NewNetConn(nc, rpcapi.ServiceName)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), DefaultCallTimeout)
 		defer cancel()
 		_, err := c.GenId(ctx)
@@ -133,7 +160,8 @@ func connCall(b *testing.B, addr string) func() error {
 	}
 }
 
-// clientCall calls GenId through a Client of one connection.
+// clientCall calls GenId through a Client of one connection (it dials at
+// its first call).
 func clientCall(b *testing.B, addr string, opts ...Option) func() error {
 	c, err := New([]string{addr}, append([]Option{WithLogger(quiet), WithPoolSize(1)}, opts...)...)
 	if err != nil {

@@ -145,8 +145,8 @@ var ErrCallTimeout = errors.New("the call reached the server's callTimeout")
 // sent one, capped by the server's bound; nil when neither is set
 // (context.Background). Its timer is made only if the call waits
 // (ctxtime.Deadline). A call whose time had already run out when the
-// client sent it (a negative Timeout) or when it was read gets
-// context.DeadlineExceeded and is not run: its IDs would only be lost.
+// client sent it (a negative Timeout) gets context.DeadlineExceeded and is
+// not run: its IDs would only be lost.
 func (r *Receiver) callContext(start, timeout time.Duration) (*ctxtime.Deadline, error) {
 	if timeout < 0 {
 		return nil, errPastDeadline
@@ -157,12 +157,9 @@ func (r *Receiver) callContext(start, timeout time.Duration) (*ctxtime.Deadline,
 	if timeout == 0 {
 		return nil, nil
 	}
-	ctx := ctxtime.WithTimeoutCauseFrom(context.Background(), start, timeout, nil)
-	if ctx.Err() != nil {
-		ctx.Stop()
-		return nil, errPastDeadline
-	}
-	return ctx, nil
+	// A positive timeout has not run out at start: the service's own
+	// check of ctx refuses a call whose time runs out while it is read.
+	return ctxtime.WithTimeoutCauseFrom(context.Background(), start, timeout, nil), nil
 }
 
 var errPastDeadline = fmt.Errorf("the call's deadline had passed when the server read it: %w", context.DeadlineExceeded)
