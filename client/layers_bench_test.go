@@ -71,8 +71,13 @@ func (s *counterService) GenId(context.Context) (intf.Id, error) { return intf.I
 
 // servePlain serves recv with net/rpc's own server and codec.
 func servePlain(b *testing.B, recv *rpcapi.Receiver) string {
+	return servePlainRcvr(b, rpcapi.ServiceName, recv)
+}
+
+// servePlainRcvr serves rcvr as name with net/rpc's own server and codec.
+func servePlainRcvr(b *testing.B, name string, rcvr any) string {
 	srv := rpc.NewServer()
-	if err := srv.RegisterName(rpcapi.ServiceName, recv); err != nil {
+	if err := srv.RegisterName(name, rcvr); err != nil {
 		b.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -170,4 +175,50 @@ func clientCall(b *testing.B, addr string, opts ...Option) func() error {
 	b.Cleanup(func() { c.Close() })
 	ctx := context.Background()
 	return func() error { _, err := c.GenId(ctx); return err }
+}
+
+// BenchmarkBareSpin calibrates what extra work per call costs the ratio:
+// a bare net/rpc service that spins for 1, 2 or 4 µs per call before it
+// answers, paired with the plain bare service. Its ratio is what that much
+// work on the call's path costs, whoever does it.
+func BenchmarkBareSpin(b *testing.B) {
+	bare := startBare(b, 1)
+	bareCall := func() error {
+		var v int64
+		return bare[0].Call("Bare.Next", struct{}{}, &v)
+	}
+	for _, d := range []time.Duration{time.Microsecond, 2 * time.Microsecond, 4 * time.Microsecond} {
+		addr := servePlainRcvr(b, "Bare", &spinningBare{spin: d})
+		b.Run("spin="+d.String(), func(b *testing.B) {
+			var c *rpc.Client
+			b.Cleanup(func() {
+				if c != nil {
+					c.Close()
+				}
+			})
+			paired(b, 1, bareCall, func() error {
+				if c == nil {
+					var err error
+					if c, err = rpc.Dial("tcp", addr); err != nil {
+						return err
+					}
+				}
+				var v int64
+				return c.Call("Bare.Next", struct{}{}, &v)
+			})
+		})
+	}
+}
+
+// spinningBare is Bare with spin of busy work per call.
+type spinningBare struct {
+	Bare
+	spin time.Duration
+}
+
+// Next spins, then returns the next counter value.
+func (s *spinningBare) Next(args struct{}, reply *int64) error {
+	for start := time.Now(); time.Since(start) < s.spin; {
+	}
+	return s.Bare.Next(args, reply)
 }

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# bench-rpc-layers.sh: where the time of one GenId goes, layer by layer, and
+# what extra work per call costs the ratio to bare net/rpc (docs/benchmarks.md,
+# "RPC hot path"). Prints Markdown tables of medians, with per-run ranges:
+#
+#   scripts/bench-rpc-layers.sh                # RUNS=6
+#   OLD=60ee978~1 scripts/bench-rpc-layers.sh  # also BenchmarkGenId of an older commit
+#
+# - BenchmarkGenIdLayers (package client): GenId at one caller through each
+#   layer, each row paired with bare net/rpc in the same run, at 2 Ps and with
+#   GOMAXPROCS=1 (where the runs agree within about ±0.02).
+# - BenchmarkBareSpin: a bare server spinning 1, 2 or 4 µs per call against
+#   plain bare: what that much work on a call's path costs.
+# - With OLD=<git ref>: BenchmarkGenId of this tree and of OLD (checked out in a
+#   temporary worktree; built without the workspace when OLD has no go.work),
+#   in turns, so both see the same machine.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-6}
+tmp=$(mktemp -d)
+cleanup() {
+	if [ -d "$tmp/old" ]; then git worktree remove --force "$tmp/old" >/dev/null 2>&1 || true; fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+go test -c -o "$tmp/now.test" ./client
+if [ -n "${OLD:-}" ]; then
+	git worktree add --detach "$tmp/old" "$OLD" >/dev/null 2>&1
+	if [ -f "$tmp/old/go.work" ]; then
+		(cd "$tmp/old" && go test -c -o "$tmp/old.test" ./client)
+	else
+		(cd "$tmp/old" && GOWORK=off go test -c -o "$tmp/old.test" ./client)
+	fi
+fi
+
+# run BINARY DIR CPU PATTERN LABEL: one run of the benchmarks matching
+# PATTERN; prints "LABEL name ratio" per row.
+run() {
+	(cd "$2" && "$1" -test.run '^$' -test.bench "$4" -test.cpu "$3" -test.count 1) |
+		awk -v l="$5" '/^Benchmark/ {
+			name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
+			for (i = 2; i <= NF; i++) if ($i == "ratio") print l, name, $(i-1)
+		}'
+}
+
+for i in $(seq "$RUNS"); do
+	echo "run $i/$RUNS" >&2
+	run "$tmp/now.test" client 2 'BenchmarkGenIdLayers$|BenchmarkBareSpin$' 2 >>"$tmp/ratios.txt"
+	run "$tmp/now.test" client 1 'BenchmarkGenIdLayers$|BenchmarkBareSpin$' 1 >>"$tmp/ratios.txt"
+	if [ -n "${OLD:-}" ]; then
+		run "$tmp/now.test" client 2 'BenchmarkGenId$' now >>"$tmp/genid.txt"
+		run "$tmp/old.test" "$tmp/old/client" 2 'BenchmarkGenId$' old >>"$tmp/genid.txt"
+	fi
+done
+
+# stat FILE LABEL NAME: "median (min–max)" of NAME's ratios under LABEL.
+stat() {
+	awk -v l="$2" -v n="$3" '$1 == l && $2 == n { print $3 }' "$1" | sort -g |
+		awk '{ v[NR] = $1 } END {
+			if (NR == 0) { print "—"; exit }
+			m = NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
+			printf "%.3f (%.2f–%.2f)\n", m, v[1], v[NR]
+		}'
+}
+
+echo "| row | ratio to bare, 2 Ps | ratio to bare, GOMAXPROCS=1 |"
+echo "|---|---|---|"
+awk '{ print $2 }' "$tmp/ratios.txt" | awk '!seen[$0]++' | while read -r name; do
+	echo "| $name | $(stat "$tmp/ratios.txt" 2 "$name") | $(stat "$tmp/ratios.txt" 1 "$name") |"
+done
+if [ -n "${OLD:-}" ]; then
+	echo
+	echo "| BenchmarkGenId row | this tree | $OLD |"
+	echo "|---|---|---|"
+	awk '{ print $2 }' "$tmp/genid.txt" | awk '!seen[$0]++' | while read -r name; do
+		echo "| $name | $(stat "$tmp/genid.txt" now "$name") | $(stat "$tmp/genid.txt" old "$name") |"
+	done
+fi
+echo
+echo "medians of $RUNS runs; $(date -u '+%Y-%m-%d %H:%M UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)"
