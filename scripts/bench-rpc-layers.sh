@@ -11,6 +11,8 @@
 #   GOMAXPROCS=1 (where the runs agree within about ±0.02).
 # - BenchmarkBareSpin: a bare server spinning 1, 2 or 4 µs per call against
 #   plain bare: what that much work on a call's path costs.
+# - BenchmarkReceiverGenId (package intf/rpcapi): the receiver's own ns per
+#   GenId in process, with GOMAXPROCS=1.
 # - With OLD=<git ref>: BenchmarkGenId of this tree and of OLD (checked out in a
 #   temporary worktree; built without the workspace when OLD has no go.work),
 #   in turns, so both see the same machine.
@@ -26,6 +28,7 @@ cleanup() {
 trap cleanup EXIT
 
 go test -c -o "$tmp/now.test" ./client
+go test -c -o "$tmp/recv.test" ./intf/rpcapi
 if [ -n "${OLD:-}" ]; then
 	git worktree add --detach "$tmp/old" "$OLD" >/dev/null 2>&1
 	if [ -f "$tmp/old/go.work" ]; then
@@ -49,6 +52,8 @@ for i in $(seq "$RUNS"); do
 	echo "run $i/$RUNS" >&2
 	run "$tmp/now.test" client 2 'BenchmarkGenIdLayers$|BenchmarkBareSpin$' 2 >>"$tmp/ratios.txt"
 	run "$tmp/now.test" client 1 'BenchmarkGenIdLayers$|BenchmarkBareSpin$' 1 >>"$tmp/ratios.txt"
+	(cd intf/rpcapi && "$tmp/recv.test" -test.run '^$' -test.bench 'BenchmarkReceiverGenId$' -test.cpu 1) |
+		awk '/^Benchmark/ { name = $1; sub(/^Benchmark/, "", name); print name, $3 }' >>"$tmp/recv.txt"
 	if [ -n "${OLD:-}" ]; then
 		run "$tmp/now.test" client 2 'BenchmarkGenId$' now >>"$tmp/genid.txt"
 		run "$tmp/old.test" "$tmp/old/client" 2 'BenchmarkGenId$' old >>"$tmp/genid.txt"
@@ -69,6 +74,13 @@ echo "| row | ratio to bare, 2 Ps | ratio to bare, GOMAXPROCS=1 |"
 echo "|---|---|---|"
 awk '{ print $2 }' "$tmp/ratios.txt" | awk '!seen[$0]++' | while read -r name; do
 	echo "| $name | $(stat "$tmp/ratios.txt" 2 "$name") | $(stat "$tmp/ratios.txt" 1 "$name") |"
+done
+echo
+echo "| BenchmarkReceiverGenId row (GOMAXPROCS=1) | ns per call, median (range) |"
+echo "|---|---|"
+awk '{ print $1 }' "$tmp/recv.txt" | awk '!seen[$0]++' | while read -r name; do
+	echo "| $name | $(awk -v n="$name" '$1 == n { print $2 }' "$tmp/recv.txt" | sort -g |
+		awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2; printf "%.0f (%.0f–%.0f)", m, v[1], v[NR] }') |"
 done
 if [ -n "${OLD:-}" ]; then
 	echo

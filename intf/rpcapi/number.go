@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/internal/access"
-	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/intf"
 )
 
@@ -38,7 +37,7 @@ func (r *SegmentNumberReply) outcome() (int, *Error) {
 // is). With a guard it takes the scope segment:<tag> and one ID of the
 // quota, as SegmentNextIds.
 func (r *Receiver) SegmentNextNumber(args SegmentNumberArgs, reply *SegmentNumberReply) error {
-	start := ctxtime.Monotonic() // times the call and starts its deadline
+	start := r.clock(args.Timeout)
 	if r.obs != nil {
 		defer r.observed(MethodSegmentNextNumber, start, reply)
 	}

@@ -162,6 +162,16 @@ func (r *Receiver) callContext(start, timeout time.Duration) (*ctxtime.Deadline,
 	return ctxtime.WithTimeoutCauseFrom(context.Background(), start, timeout, nil), nil
 }
 
+// clock is the start of a call that sent timeout: one ctxtime.Monotonic
+// reading, which times the call for the observer and starts its deadline;
+// 0 (no reading) when neither needs it.
+func (r *Receiver) clock(timeout time.Duration) time.Duration {
+	if r.obs == nil && r.bound <= 0 && timeout <= 0 {
+		return 0
+	}
+	return ctxtime.Monotonic()
+}
+
 var errPastDeadline = fmt.Errorf("the call's deadline had passed when the server read it: %w", context.DeadlineExceeded)
 
 // call runs f under the call's context and returns its result and wire
@@ -213,7 +223,7 @@ func (r *Receiver) take(c access.Caller, n int) (access.Grant, error) {
 
 // GenId issues one ID.
 func (r *Receiver) GenId(args GenIdArgs, reply *GenIdReply) error {
-	start := ctxtime.Monotonic() // times the call and starts its deadline
+	start := r.clock(args.Timeout)
 	if r.obs != nil {
 		defer r.observed(MethodGenId, start, reply)
 	}
@@ -246,7 +256,7 @@ func issued(err *Error, n int) int {
 
 // GenIds issues args.Count IDs, 1 <= Count <= maxBatch.
 func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
-	start := ctxtime.Monotonic() // times the call and starts its deadline
+	start := r.clock(args.Timeout)
 	if r.obs != nil {
 		defer r.observed(MethodGenIds, start, reply)
 	}
@@ -271,7 +281,7 @@ func (r *Receiver) GenIds(args GenIdsArgs, reply *GenIdsReply) error {
 
 // ExpId splits args.Id into its fields.
 func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
-	start := ctxtime.Monotonic() // times the call and starts its deadline
+	start := r.clock(args.Timeout)
 	if r.obs != nil {
 		defer r.observed(MethodExpId, start, reply)
 	}
@@ -288,7 +298,7 @@ func (r *Receiver) ExpId(args ExpIdArgs, reply *ExpIdReply) error {
 // MakeId packs the fields of args into an ID; a Set with unknown bits is
 // refused (MakeIdArgs.Check).
 func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
-	start := ctxtime.Monotonic() // times the call and starts its deadline
+	start := r.clock(args.Timeout)
 	if r.obs != nil {
 		defer r.observed(MethodMakeId, start, reply)
 	}
@@ -308,7 +318,7 @@ func (r *Receiver) MakeId(args MakeIdArgs, reply *MakeIdReply) error {
 
 // TransTime turns a time field into a time.
 func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
-	start := ctxtime.Monotonic() // times the call and starts its deadline
+	start := r.clock(args.Timeout)
 	if r.obs != nil {
 		defer r.observed(MethodTransTime, start, reply)
 	}
@@ -325,7 +335,7 @@ func (r *Receiver) TransTime(args TransTimeArgs, reply *TransTimeReply) error {
 // SegmentNextIds issues args.Count segment IDs of args.Tag, 1 <= Count <=
 // maxBatch.
 func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
-	start := ctxtime.Monotonic() // times the call and starts its deadline
+	start := r.clock(args.Timeout)
 	if r.obs != nil {
 		defer r.observed(MethodSegmentNextIds, start, reply)
 	}
@@ -348,7 +358,7 @@ func (r *Receiver) SegmentNextIds(args SegmentArgs, reply *SegmentReply) error {
 // scope segment:<tag>, and its IDs count against the quota: a range is cut
 // to the caller's burst (access.Guard.TakeRange).
 func (r *Receiver) SegmentRange(args SegmentRangeArgs, reply *SegmentRangeReply) error {
-	start := ctxtime.Monotonic() // times the call and starts its deadline
+	start := r.clock(args.Timeout)
 	if r.obs != nil {
 		defer r.observed(MethodSegmentRange, start, reply)
 	}
