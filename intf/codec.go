@@ -3,9 +3,9 @@ package intf
 import "time"
 
 // Decode splits an ID into its fields by the layout its own type bit
-// names, and returns that layout too: the one Encode takes to build the ID
-// back (or a neighbour of it). It is pure: no service is needed to read an
-// ID. Id.Fields is the same.
+// names, and returns that layout too: the one Encode builds the ID back in
+// (or a neighbour of it). It is pure: no service is needed to read an ID.
+// Id.Fields is the same.
 func Decode(id Id) (IdFields, Layout) {
 	u := uint64(id)
 	l := LayoutOfId(id)
@@ -19,28 +19,27 @@ func Decode(id Id) (IdFields, Layout) {
 	}, l
 }
 
-// Encode packs id's fields in layout l after checking each against its
-// width, so that no value spills into a neighbouring field (Vesta's
-// encoder did not check). id.Type must be l's type. An out-of-range field
-// is a *FieldError naming it.
-func Encode(l Layout, id IdFields) (Id, error) {
-	if !l.Type.Valid() {
-		return 0, &FieldError{Field: "type", Value: int64(l.Type), Min: 0, Max: 1}
+// Encode packs f's fields into an ID in the layout f.Type names, as Decode
+// reads an ID in the layout its type bit names, and returns that layout
+// too. Each field is checked against its width first, so that no value
+// spills into a neighbouring field (Vesta's encoder did not check): a
+// field out of range, f.Type included, is a *FieldError naming it.
+func Encode(f IdFields) (Id, Layout, error) {
+	if err := CheckRange("type", f.Type, int64(MaxPeak), int64(MinGranularity)); err != nil {
+		return 0, Layout{}, err
 	}
-	if err := CheckRange("type", id.Type, int64(l.Type), int64(l.Type)); err != nil {
-		return 0, err
-	}
+	l := layouts[IdType(f.Type)]
 	checks := [...]struct {
 		f Field
 		v int64
-	}{{l.Machine, id.Machine}, {l.Seq, id.Seq}, {l.Time, id.Time}, {l.GenMethod, id.GenMethod}, {l.Version, id.Version}}
+	}{{l.Machine, f.Machine}, {l.Seq, f.Seq}, {l.Time, f.Time}, {l.GenMethod, f.GenMethod}, {l.Version, f.Version}}
 	for _, c := range checks {
 		if err := CheckRange(c.f.Name, c.v, 0, c.f.Max()); err != nil {
-			return 0, err
+			return 0, Layout{}, err
 		}
 	}
-	return Id(l.Machine.Put(id.Machine) | l.Seq.Put(id.Seq) | l.Time.Put(id.Time) |
-		l.GenMethod.Put(id.GenMethod) | l.TypeBit.Put(int64(l.Type)) | l.Version.Put(id.Version)), nil
+	return Id(l.Machine.Put(f.Machine) | l.Seq.Put(f.Seq) | l.Time.Put(f.Time) |
+		l.GenMethod.Put(f.GenMethod) | l.TypeBit.Put(f.Type) | l.Version.Put(f.Version)), l, nil
 }
 
 // Timestamp is the instant id's time field stands for, with the epoch in

@@ -17,9 +17,10 @@ func TestEncodeDecodeWorkedExample(t *testing.T) {
 	want := intf.Id(78 | 498081<<10 | 371861805<<30 | 2<<60)
 	require.Equal(t, intf.Id(2705126582500361294), want)
 	f := intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: 2}
-	id, err := intf.Encode(mustLayout(t, intf.MaxPeak), f)
+	id, el, err := intf.Encode(f)
 	require.NoError(t, err)
 	assert.Equal(t, want, id)
+	assert.Equal(t, mustLayout(t, intf.MaxPeak), el, "the layout f.Type names")
 	got, l := intf.Decode(id)
 	assert.Equal(t, f, got)
 	assert.Equal(t, mustLayout(t, intf.MaxPeak), l, "the layout its type bit names")
@@ -39,7 +40,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	for _, typ := range []intf.IdType{intf.MaxPeak, intf.MinGranularity} {
 		l := mustLayout(t, typ)
 		top := intf.IdFields{Machine: l.Machine.Max(), Seq: l.Seq.Max(), Time: l.Time.Max(), GenMethod: 3, Type: int64(typ), Version: 1}
-		id, err := intf.Encode(l, top)
+		id, _, err := intf.Encode(top)
 		require.NoError(t, err)
 		assert.Less(t, id, intf.Id(0))
 		got, gl := intf.Decode(id)
@@ -48,11 +49,12 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		for range 1000 {
 			f := intf.IdFields{Machine: r.Int64N(l.Machine.Max() + 1), Seq: r.Int64N(l.Seq.Max() + 1),
 				Time: r.Int64N(l.Time.Max() + 1), GenMethod: r.Int64N(4), Type: int64(typ), Version: r.Int64N(2)}
-			id, err := intf.Encode(l, f)
+			id, el, err := intf.Encode(f)
 			require.NoError(t, err)
 			got, gl := intf.Decode(id)
 			require.Equal(t, f, got)
-			back, err := intf.Encode(gl, got) // Decode's layout builds it back
+			require.Equal(t, el, gl, "Encode and Decode name the same layout")
+			back, _, err := intf.Encode(got)
 			require.NoError(t, err)
 			require.Equal(t, id, back)
 		}
@@ -61,22 +63,21 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 
 // A field out of range is refused by name, never masked.
 func TestEncodeRefusesOutOfRange(t *testing.T) {
-	l := mustLayout(t, intf.MinGranularity)
 	for field, f := range map[string]intf.IdFields{
 		"machine":   {Machine: 1024, Type: 1},
 		"seq":       {Seq: 1024, Type: 1},
 		"time":      {Time: 1 << 40, Type: 1},
 		"genMethod": {GenMethod: 4, Type: 1},
 		"version":   {Version: -1, Type: 1},
-		"type":      {Type: 0},
+		"type":      {Type: 2},
 	} {
-		_, err := intf.Encode(l, f)
+		_, _, err := intf.Encode(f)
 		var fe *intf.FieldError
 		require.ErrorAs(t, err, &fe, field)
 		assert.Equal(t, field, fe.Field)
 		assert.ErrorIs(t, err, intf.ErrInvalidArgument)
 	}
-	_, err := intf.Encode(intf.Layout{Type: 7}, intf.IdFields{Type: 7})
+	_, _, err := intf.Encode(intf.IdFields{Type: -1})
 	assert.ErrorIs(t, err, intf.ErrInvalidArgument)
 }
 
@@ -107,24 +108,26 @@ func ExampleDecode() {
 	f, l := intf.Decode(2705126582500361294)
 	fmt.Println(f)
 	fmt.Println(f.Timestamp(intf.DefaultEpochMillis))
-	// The layout builds a neighbour: the next sequence number.
+	fmt.Println(l.Unit) // max-peak: the time field counts seconds
+	// Encode builds a neighbour: the next sequence number.
 	f.Seq++
-	next, err := intf.Encode(l, f)
+	next, _, err := intf.Encode(f)
 	fmt.Println(next, err)
 	// Output:
 	// {machine:78 seq:498081 time:371861805 genMethod:2 type:0 version:0}
 	// 2026-10-13 14:56:45 +0000 UTC
+	// 1s
 	// 2705126582500362318 <nil>
 }
 
-// Encode checks every field against the layout's widths.
+// Encode checks every field against the widths of the layout its type
+// names.
 func ExampleEncode() {
-	l, _ := intf.MaxPeak.Layout()
-	id, err := intf.Encode(l, intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: intf.GenMethodREST})
-	fmt.Println(id, err)
-	_, err = intf.Encode(l, intf.IdFields{Machine: 1024})
+	id, l, err := intf.Encode(intf.IdFields{Machine: 78, Seq: 498081, Time: 371861805, GenMethod: intf.GenMethodREST})
+	fmt.Println(id, l.Type, err)
+	_, _, err = intf.Encode(intf.IdFields{Machine: 1024})
 	fmt.Println(err)
 	// Output:
-	// 2705126582500361294 <nil>
+	// 2705126582500361294 max-peak <nil>
 	// invalid argument: machine 1024 out of range 0..1023
 }

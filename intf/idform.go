@@ -264,5 +264,6 @@ func readFriendly(s string, epochMillis int64) (Id, error) {
 			return 0, fmt.Errorf("field %q: %w", p[:1], err)
 		}
 	}
-	return Encode(l, f)
+	id, _, err := Encode(f)
+	return id, err
 }

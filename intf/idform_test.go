@@ -27,7 +27,7 @@ func randomIds(t testing.TB, n int, seed uint64) []intf.Id {
 		require.NoError(t, err)
 		f := intf.IdFields{Type: int64(typ), Machine: r.Int64N(l.Machine.Max() + 1), Seq: r.Int64N(l.Seq.Max() + 1),
 			Time: r.Int64N(l.Time.Max() + 1), GenMethod: r.Int64N(l.GenMethod.Max() + 1), Version: r.Int64N(2)}
-		id, err := intf.Encode(l, f)
+		id, _, err := intf.Encode(f)
 		require.NoError(t, err)
 		ids = append(ids, id)
 	}

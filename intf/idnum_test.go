@@ -102,7 +102,7 @@ func TestIdFieldsAndTime(t *testing.T) {
 	assert.Equal(t, time.Date(2026, 10, 13, 14, 56, 45, 0, time.UTC), id.Time(intf.DefaultEpochMillis))
 	assert.Equal(t, fields.Timestamp(0), id.Time(0), "the epoch given is the one used")
 
-	ms, err := intf.Encode(mustLayout(t, intf.MinGranularity), intf.IdFields{Time: 1234, Type: 1})
+	ms, _, err := intf.Encode(intf.IdFields{Time: 1234, Type: 1})
 	require.NoError(t, err)
 	assert.Equal(t, time.UnixMilli(intf.DefaultEpochMillis+1234).UTC(), intf.Id(ms).Time(intf.DefaultEpochMillis),
 		"min-granularity counts milliseconds")
@@ -222,7 +222,7 @@ func TestIdTimeAgainstTheLayout(t *testing.T) {
 		for range 1000 {
 			f := intf.IdFields{Machine: r.Int64N(l.Machine.Max() + 1), Seq: r.Int64N(l.Seq.Max() + 1),
 				Time: r.Int64N(l.Time.Max() + 1), GenMethod: r.Int64N(4), Type: int64(typ), Version: r.Int64N(2)}
-			id, err := intf.Encode(l, f)
+			id, _, err := intf.Encode(f)
 			require.NoError(t, err)
 			epoch := intf.DefaultEpochMillis - r.Int64N(intf.DefaultEpochMillis)
 			want := time.UnixMilli(epoch + f.Time*l.Unit.Milliseconds()).UTC()

@@ -251,7 +251,7 @@ func TestStatusPageInABrowser(t *testing.T) {
 			browser.checkDecode(id)
 			l, err := tc.typ.Layout()
 			require.NoError(t, err)
-			v1, err := intf.Encode(l, intf.IdFields{Machine: 1023, Seq: l.Seq.Max(), Time: 123456, GenMethod: 3, Type: int64(tc.typ), Version: 1})
+			v1, _, err := intf.Encode(intf.IdFields{Machine: 1023, Seq: l.Seq.Max(), Time: 123456, GenMethod: 3, Type: int64(tc.typ), Version: 1})
 			require.NoError(t, err)
 			require.Less(t, v1, intf.Id(0), "bit 63 set: negative as a Java long")
 			browser.checkDecode(int64(v1))

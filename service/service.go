@@ -262,11 +262,8 @@ func (s *Service) MakeId(_ context.Context, r intf.MakeIdRequest) (intf.Id, erro
 			*f.dst = *f.src
 		}
 	}
-	if err := intf.CheckRange("type", id.Type, 0, 1); err != nil {
-		return 0, err
-	}
-	l, _ := intf.IdType(id.Type).Layout()
-	return intf.Encode(l, id)
+	made, _, err := intf.Encode(id)
+	return made, err
 }
 
 // TransTime turns the time field of an ID of type t into a UTC time.
