@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/rpc"
 	"slices"
 	"sync"
@@ -29,30 +28,14 @@ func (b *Bare) Next(_ struct{}, reply *int64) error {
 	return nil
 }
 
-// startBare serves Bare on 127.0.0.1:0 and returns a pool of clients of
-// it, as many as a Client's pool.
+// startBare serves Bare on 127.0.0.1:0 (servePlainRcvr) and returns a
+// pool of clients of it, as many as a Client's pool.
 func startBare(b *testing.B, pool int) []*rpc.Client {
-	srv := rpc.NewServer()
-	if err := srv.Register(&Bare{}); err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go srv.ServeConn(conn)
-		}
-	}()
+	addr := servePlainRcvr(b, "Bare", &Bare{})
 	clients := make([]*rpc.Client, pool)
 	for i := range clients {
-		if clients[i], err = rpc.Dial("tcp", ln.Addr().String()); err != nil {
+		var err error
+		if clients[i], err = rpc.Dial("tcp", addr); err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { clients[i].Close() })

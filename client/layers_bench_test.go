@@ -112,23 +112,35 @@ func serveRPC(b *testing.B, recv *rpcapi.Receiver) string {
 	return ln.Addr().String()
 }
 
-// rpcCall calls GenId with a net/rpc client, sending timeout as the
-// caller's time left (0: none). Rows dial at their first call: a
-// connection dialled at the start would idle past the server's first-byte
-// timeout while the rows before it run.
-func rpcCall(b *testing.B, addr string, timeout time.Duration) func() error {
+// lazyClient returns a net/rpc client of addr, dialled at its first use:
+// a connection dialled at the start would idle past the server's
+// first-byte timeout while the rows before it run. The cleanup closes it.
+func lazyClient(b *testing.B, addr string) func() (*rpc.Client, error) {
 	var c *rpc.Client
 	b.Cleanup(func() {
 		if c != nil {
 			c.Close()
 		}
 	})
-	return func() error {
+	return func() (*rpc.Client, error) {
 		if c == nil {
 			var err error
 			if c, err = rpc.Dial("tcp", addr); err != nil {
-				return err
+				return nil, err
 			}
+		}
+		return c, nil
+	}
+}
+
+// rpcCall calls GenId with a net/rpc client, sending timeout as the
+// caller's time left (0: none).
+func rpcCall(b *testing.B, addr string, timeout time.Duration) func() error {
+	client := lazyClient(b, addr)
+	return func() error {
+		c, err := client()
+		if err != nil {
+			return err
 		}
 		var reply rpcapi.GenIdReply
 		if err := c.Call(rpcapi.ServiceName+".GenId", rpcapi.GenIdArgs{Timeout: timeout}, &reply); err != nil {
@@ -141,8 +153,9 @@ func rpcCall(b *testing.B, addr string, timeout time.Duration) func() error {
 	}
 }
 
-// connCall calls GenId through rpcapi.NewNetConn with the client's call
-// timeout as the context's deadline.
+// connCall calls GenId through rpcapi.NewNetConn (dialled at its first
+// call, as lazyClient) with the client's call timeout as the context's
+// deadline.
 func connCall(b *testing.B, addr string) func() error {
 	var c *rpcapi.Conn
 	b.Cleanup(func() {
@@ -190,18 +203,11 @@ func BenchmarkBareSpin(b *testing.B) {
 	for _, d := range []time.Duration{time.Microsecond, 2 * time.Microsecond, 4 * time.Microsecond} {
 		addr := servePlainRcvr(b, "Bare", &spinningBare{spin: d})
 		b.Run("spin="+d.String(), func(b *testing.B) {
-			var c *rpc.Client
-			b.Cleanup(func() {
-				if c != nil {
-					c.Close()
-				}
-			})
+			client := lazyClient(b, addr)
 			paired(b, 1, bareCall, func() error {
-				if c == nil {
-					var err error
-					if c, err = rpc.Dial("tcp", addr); err != nil {
-						return err
-					}
+				c, err := client()
+				if err != nil {
+					return err
 				}
 				var v int64
 				return c.Call("Bare.Next", struct{}{}, &v)

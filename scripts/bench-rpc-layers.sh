@@ -53,42 +53,44 @@ for i in $(seq "$RUNS"); do
 	run "$tmp/now.test" client 2 'BenchmarkGenIdLayers$|BenchmarkBareSpin$' 2 >>"$tmp/ratios.txt"
 	run "$tmp/now.test" client 1 'BenchmarkGenIdLayers$|BenchmarkBareSpin$' 1 >>"$tmp/ratios.txt"
 	(cd intf/rpcapi && "$tmp/recv.test" -test.run '^$' -test.bench 'BenchmarkReceiverGenId$' -test.cpu 1) |
-		awk '/^Benchmark/ { name = $1; sub(/^Benchmark/, "", name); print name, $3 }' >>"$tmp/recv.txt"
+		awk '/^Benchmark/ { name = $1; sub(/^Benchmark/, "", name); print "ns", name, $3 }' >>"$tmp/recv.txt"
 	if [ -n "${OLD:-}" ]; then
 		run "$tmp/now.test" client 2 'BenchmarkGenId$' now >>"$tmp/genid.txt"
 		run "$tmp/old.test" "$tmp/old/client" 2 'BenchmarkGenId$' old >>"$tmp/genid.txt"
 	fi
 done
 
-# stat FILE LABEL NAME: "median (min–max)" of NAME's ratios under LABEL.
+# stat FILE LABEL NAME [FORMAT]: "median (min–max)" of NAME's values under
+# LABEL (FORMAT: printf's, %.3f by default).
 stat() {
 	awk -v l="$2" -v n="$3" '$1 == l && $2 == n { print $3 }' "$1" | sort -g |
-		awk '{ v[NR] = $1 } END {
+		awk -v f="${4:-%.3f}" '{ v[NR] = $1 } END {
 			if (NR == 0) { print "—"; exit }
 			m = NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2
-			printf "%.3f (%.2f–%.2f)\n", m, v[1], v[NR]
+			printf f " (" f "–" f ")\n", m, v[1], v[NR]
 		}'
 }
 
-echo "| row | ratio to bare, 2 Ps | ratio to bare, GOMAXPROCS=1 |"
-echo "|---|---|---|"
-awk '{ print $2 }' "$tmp/ratios.txt" | awk '!seen[$0]++' | while read -r name; do
-	echo "| $name | $(stat "$tmp/ratios.txt" 2 "$name") | $(stat "$tmp/ratios.txt" 1 "$name") |"
-done
+# table FILE TITLE1 LABEL1 [TITLE2 LABEL2 [FORMAT]]: a row per name in FILE
+# (first seen first), a column per label.
+table() {
+	local file=$1 t1=$2 l1=$3 t2=${4:-} l2=${5:-} f=${6:-%.3f}
+	if [ -n "$t2" ]; then echo "| row | $t1 | $t2 |"; echo "|---|---|---|"; else echo "| row | $t1 |"; echo "|---|---|"; fi
+	awk '{ print $2 }' "$file" | awk '!seen[$0]++' | while read -r name; do
+		if [ -n "$t2" ]; then
+			echo "| $name | $(stat "$file" "$l1" "$name" "$f") | $(stat "$file" "$l2" "$name" "$f") |"
+		else
+			echo "| $name | $(stat "$file" "$l1" "$name" "$f") |"
+		fi
+	done
+}
+
+table "$tmp/ratios.txt" "ratio to bare, 2 Ps" 2 "ratio to bare, GOMAXPROCS=1" 1
 echo
-echo "| BenchmarkReceiverGenId row (GOMAXPROCS=1) | ns per call, median (range) |"
-echo "|---|---|"
-awk '{ print $1 }' "$tmp/recv.txt" | awk '!seen[$0]++' | while read -r name; do
-	echo "| $name | $(awk -v n="$name" '$1 == n { print $2 }' "$tmp/recv.txt" | sort -g |
-		awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2; printf "%.0f (%.0f–%.0f)", m, v[1], v[NR] }') |"
-done
+table "$tmp/recv.txt" "BenchmarkReceiverGenId, ns per call (GOMAXPROCS=1)" ns "" "" "%.0f"
 if [ -n "${OLD:-}" ]; then
 	echo
-	echo "| BenchmarkGenId row | this tree | $OLD |"
-	echo "|---|---|---|"
-	awk '{ print $2 }' "$tmp/genid.txt" | awk '!seen[$0]++' | while read -r name; do
-		echo "| $name | $(stat "$tmp/genid.txt" now "$name") | $(stat "$tmp/genid.txt" old "$name") |"
-	done
+	table "$tmp/genid.txt" "BenchmarkGenId, this tree" now "BenchmarkGenId, $OLD" old
 fi
 echo
 echo "medians of $RUNS runs; $(date -u '+%Y-%m-%d %H:%M UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)"
