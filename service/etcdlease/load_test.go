@@ -56,7 +56,10 @@ func (g *generator) run() {
 			for _, id := range ids {
 				mine = append(mine, int64(id))
 			}
-		case errors.Is(err, intf.ErrFenced), errors.Is(err, intf.ErrNotPersisted):
+		case errors.Is(err, intf.ErrFenced), errors.Is(err, intf.ErrNotPersisted),
+			// A call that waited across the takeover is refused (its unit
+			// may lie below the new holder's floor): a refusal, not an ID.
+			errors.Is(err, intf.ErrUnavailable):
 			errs++
 		default:
 			g.mu.Lock()
