@@ -61,11 +61,44 @@ func policy(wg *sync.WaitGroup, closed *atomic.Bool, maxStep int64) *Policy {
 // each goroutine's IDs strictly increase, and every failure is one of the
 // expected kinds. Run under -race.
 func TestNoDuplicateUnderChurn(t *testing.T) {
-	src := &source{floor: 1, failP: 0.2, rnd: rand.New(rand.NewPCG(1, 2))}
+	churn(t, 1, 1500, func(b *Buffer, _ int, rnd *rand.Rand) ([]int64, error) {
+		ctx, cancel := callerContext(rnd)
+		defer cancel()
+		if rnd.IntN(4) == 0 {
+			ids := make([]int64, 1+rnd.IntN(20))
+			return ids, b.Fill(ctx, ids)
+		}
+		id, err := b.Next(ctx)
+		return []int64{id}, err
+	})
+}
+
+// callerContext is a caller's context: one in ten already cancelled, one
+// in ten expiring within 50 µs, the rest without an end.
+func callerContext(rnd *rand.Rand) (context.Context, context.CancelFunc) {
+	switch rnd.IntN(10) {
+	case 0:
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx, cancel
+	case 1:
+		return context.WithTimeout(context.Background(), time.Duration(rnd.IntN(50))*time.Microsecond)
+	}
+	return context.Background(), func() {}
+}
+
+// churn runs 16 goroutines taking perG IDs each from one buffer of tiny
+// ranges whose loads fail a fifth of the time, each step by take (g is the
+// goroutine, rnd its own), and checks that no ID is served twice, that each
+// goroutine's IDs strictly increase, that every failure is one of the
+// expected kinds, and that the ranges switched often.
+func churn(t *testing.T, seed uint64, perG int, take func(b *Buffer, g int, rnd *rand.Rand) ([]int64, error)) {
+	t.Helper()
+	src := &source{floor: 1, failP: 0.2, rnd: rand.New(rand.NewPCG(seed, seed+1))}
 	var wg sync.WaitGroup
 	var closed atomic.Bool
 	b := New("t", src.load, policy(&wg, &closed, 7))
-	const goroutines, perG = 16, 1500
+	const goroutines = 16
 	got := make([][]int64, goroutines)
 	var fails atomic.Int64
 	var run sync.WaitGroup
@@ -73,31 +106,12 @@ func TestNoDuplicateUnderChurn(t *testing.T) {
 		run.Go(func() {
 			rnd := rand.New(rand.NewPCG(uint64(g), 7))
 			for len(got[g]) < perG {
-				ctx := context.Background()
-				var cancel context.CancelFunc = func() {}
-				switch rnd.IntN(10) {
-				case 0:
-					ctx, cancel = context.WithCancel(ctx)
-					cancel()
-				case 1:
-					ctx, cancel = context.WithTimeout(ctx, time.Duration(rnd.IntN(50))*time.Microsecond)
+				ids, err := take(b, g, rnd)
+				if err != nil {
+					checkFailure(t, err, &fails)
+					continue
 				}
-				if n := rnd.IntN(4); n == 0 {
-					ids := make([]int64, 1+rnd.IntN(20))
-					if err := b.Fill(ctx, ids); err == nil {
-						got[g] = append(got[g], ids...)
-					} else {
-						checkFailure(t, err, &fails)
-					}
-				} else {
-					id, err := b.Next(ctx)
-					if err == nil {
-						got[g] = append(got[g], id)
-					} else {
-						checkFailure(t, err, &fails)
-					}
-				}
-				cancel()
+				got[g] = append(got[g], ids...)
 			}
 		})
 	}

@@ -16,43 +16,19 @@ import (
 // fifth of the loads failing: no ID is served twice and each goroutine's
 // IDs strictly increase. Run under -race.
 func TestTakeNoDuplicateUnderChurn(t *testing.T) {
-	src := &source{floor: 1, failP: 0.2, rnd: rand.New(rand.NewPCG(3, 4))}
-	var wg sync.WaitGroup
-	var closed atomic.Bool
-	b := New("t", src.load, policy(&wg, &closed, 7))
-	const goroutines, perG = 16, 2000
-	got := make([][]int64, goroutines)
-	var fails atomic.Int64
-	var run sync.WaitGroup
-	for g := range goroutines {
-		run.Go(func() {
-			for len(got[g]) < perG {
-				var id int64
-				var err error
-				switch g % 4 {
-				case 3:
-					id, err = b.Next(context.Background()) // the lookup path beside
-				case 2:
-					id, err = b.TakeContext(context.Background())
-				default:
-					id, err = Take(b, TakeSlow)
-				}
-				if err != nil {
-					checkFailure(t, err, &fails)
-					continue
-				}
-				got[g] = append(got[g], id)
-			}
-		})
-	}
-	run.Wait()
-	closed.Store(true)
-	wg.Wait()
-	total := checkUnique(t, got)
-	if src.calls.Load() < 500 {
-		t.Fatalf("only %d loads: the test did not switch ranges often", src.calls.Load())
-	}
-	t.Logf("%d IDs, %d loads, %d failed calls", total, src.calls.Load(), fails.Load())
+	churn(t, 3, 2000, func(b *Buffer, g int, _ *rand.Rand) ([]int64, error) {
+		var id int64
+		var err error
+		switch g % 4 {
+		case 3:
+			id, err = b.Next(context.Background()) // the lookup path beside
+		case 2:
+			id, err = b.TakeContext(context.Background())
+		default:
+			id, err = Take(b, TakeSlow)
+		}
+		return []int64{id}, err
+	})
 }
 
 // Take past a range's threshold starts the spare's load once (not once
