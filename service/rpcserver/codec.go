@@ -17,8 +17,8 @@ import (
 // through a frameReader, each reply must be written within WriteTimeout
 // or the connection is closed, and the calls in flight are bounded.
 //
-// net/rpc starts a goroutine for every call it reads and queues every
-// reply behind a slow reader, so the codec does not read the next call
+// Calls run each on a worker of their own (workers) and every reply
+// queues behind a slow reader, so the codec does not read the next call
 // while the connection has MaxCallsPerConn calls unanswered — nor, until
 // a call of it presented a valid token (authed), while it has one: a
 // stranger gets one call's worth of work, whatever it pipelines.
@@ -41,6 +41,9 @@ type serverCodec struct {
 	// by the writing one after the call was read.
 	whole    atomic.Bool
 	wholeSeq atomic.Uint64
+
+	workers workers
+	writeMu sync.Mutex // replies come from several workers
 }
 
 func newServerCodec(c *conn, r *frameReader, o *Options, authed func() bool, ctr *counters) *serverCodec {
@@ -62,6 +65,7 @@ func (s *serverCodec) ReadRequestHeader(req *rpc.Request) error {
 	err := s.dec.Decode(req)
 	if err != nil {
 		s.release(n)
+		s.workers.stop()
 		return err
 	}
 	if n > 1 {
@@ -78,14 +82,19 @@ func (s *serverCodec) release(n int) {
 	}
 }
 
+// ReadRequestBody reads the body of the call whose header was just read,
+// then hands the read turn on: the call is read.
 func (s *serverCodec) ReadRequestBody(body any) error {
-	return s.dec.Decode(body)
+	err := s.dec.Decode(body)
+	s.workers.passTurn()
+	return err
 }
 
-// WriteResponse is called by one goroutine at a time (net/rpc serializes
-// replies). Any error leaves a partial message on the wire, so the
-// connection is closed.
+// WriteResponse writes one reply at a time. Any error leaves a partial
+// message on the wire, so the connection is closed.
 func (s *serverCodec) WriteResponse(resp *rpc.Response, body any) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	n := 1
 	if s.whole.Load() && s.wholeSeq.Load() == resp.Seq {
 		s.whole.Store(false)

@@ -110,9 +110,9 @@ func (s *Server) serve(c *conn) {
 	go func() {
 		defer s.served.Done()
 		r := newFrameReader(c, &s.opts, &s.ctr)
-		// ServeCodec returns after answering the calls it read, and closes c.
+		// serveCalls returns after answering the calls it read, and closes c.
 		rs, authed := s.rpcFor(c)
-		rs.ServeCodec(newServerCodec(c, r, &s.opts, authed, &s.ctr))
+		serveCalls(rs, newServerCodec(c, r, &s.opts, authed, &s.ctr))
 		s.mu.Lock()
 		s.releaseLocked(c)
 		delete(s.conns, c)

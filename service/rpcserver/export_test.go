@@ -1,0 +1,4 @@
+package rpcserver
+
+// MaxIdleWorkers is maxIdle, for the workers' tests.
+const MaxIdleWorkers = maxIdle
