@@ -42,8 +42,8 @@ const (
 // configuration's rpc group).
 const (
 	// MaxCallsPerConn bounds the calls of one connection being served or
-	// waiting to be answered: net/rpc starts a goroutine for every call it
-	// reads, so without it a client that pipelines calls and never reads
+	// waiting to be answered: every call read runs on a goroutine of its
+	// own, so without it a client that pipelines calls and never reads
 	// the replies grows the server without limit. A pooled client sends
 	// far fewer at once.
 	MaxCallsPerConn = 256
