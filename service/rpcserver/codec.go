@@ -22,6 +22,9 @@ import (
 // while the connection has MaxCallsPerConn calls unanswered — nor, until
 // a call of it presented a valid token (authed), while it has one: a
 // stranger gets one call's worth of work, whatever it pipelines.
+//
+// It is served by serveCalls only: its reads hand the read turn between
+// the workers.
 type serverCodec struct {
 	c            *conn
 	r            *frameReader

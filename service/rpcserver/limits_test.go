@@ -249,17 +249,11 @@ func (c *counting) GenIds(ctx context.Context, n int) ([]intf.Id, error) {
 	return make([]intf.Id, n), nil
 }
 
-// A connection has at most MaxCallsPerConn calls in flight: net/rpc
-// would start a goroutine for every call a client pipelines.
+// A connection has at most MaxCallsPerConn calls in flight: each call read
+// runs on a goroutine of its own, and a client may pipeline any number.
 func TestMaxCallsPerConn(t *testing.T) {
 	svc := &counting{release: make(chan struct{})}
-	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, 10), rpcserver.Options{MaxCallsPerConn: 3, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	c := dial(t, ln.Addr().String())
+	c := dial(t, serve(t, svc, rpcserver.Options{MaxCallsPerConn: 3}))
 	calls := make([]*rpc.Call, 10)
 	for i := range calls {
 		calls[i] = c.Go("IdService.GenIds", rpcapi.GenIdsArgs{Count: 1}, &rpcapi.GenIdsReply{}, nil)

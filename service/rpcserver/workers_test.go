@@ -41,13 +41,21 @@ func (s *slowBatches) GenIds(ctx context.Context, n int) ([]intf.Id, error) {
 func serveSlow(t *testing.T) (*slowBatches, string) {
 	t.Helper()
 	svc := &slowBatches{release: make(chan struct{})}
-	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, 10), rpcserver.Options{Logger: slog.New(slog.DiscardHandler)})
+	return svc, serve(t, svc, rpcserver.Options{})
+}
+
+// serve serves svc (batches up to 10) with o, quiet, until the test ends,
+// and returns its address.
+func serve(t *testing.T, svc intf.IdService, o rpcserver.Options) string {
+	t.Helper()
+	o.Logger = slog.New(slog.DiscardHandler)
+	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, 10), o)
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	return svc, ln.Addr().String()
+	return ln.Addr().String()
 }
 
 // A call that waits holds up none read after it on its connection: each
