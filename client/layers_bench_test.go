@@ -21,7 +21,8 @@ import (
 //   - wire: a net/rpc client and server (net/rpc's own gob codec) with
 //     rpcapi's Receiver and wire types over a counter (no ID logic);
 //   - rpcserver: the same behind rpcserver (message limits, read and write
-//     deadlines, calls in flight bounded);
+//     deadlines, calls in flight bounded, calls on workers instead of a
+//     goroutine per call);
 //   - service: the real ID service (lock populator) instead of the
 //     counter, the call carrying a timeout as the client sends one (which
 //     the server runs the call with: a ctxtime.Deadline); service-untimed
