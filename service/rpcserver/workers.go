@@ -9,12 +9,14 @@ import (
 // workers run one connection's calls. net/rpc's ServeCodec reads calls on
 // one goroutine and starts a goroutine for each call it reads: per call,
 // a goroutine start, its stack grown on the way into the method, and the
-// reply written only after the reading goroutine has tried the socket
-// again. Here a worker that holds the read turn reads one call (with
+// reply usually written only after the reading goroutine has tried the
+// socket again. Here a worker that holds the read turn reads one call (with
 // net/rpc's ServeRequest), hands the turn on, to an idle worker or to a
 // new one, then runs the call and writes its reply. A slow call holds up
 // no other, as with ServeCodec, but a worker outlives its call: on a busy
-// connection no goroutine starts per call, and the reply goes out first.
+// connection no goroutine starts per call, and the reply goes out before
+// the next read waits on the socket. (A reply may thus overtake an earlier
+// call's; net/rpc clients pair replies by sequence number.)
 //
 // At most maxIdle workers wait for the turn; one more that finishes its
 // call exits. So a connection holds, beside its calls in flight, its
