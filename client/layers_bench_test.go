@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"net/rpc"
+	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -228,4 +230,66 @@ func (s *spinningBare) Next(args struct{}, reply *int64) error {
 	for start := time.Now(); time.Since(start) < s.spin; {
 	}
 	return s.Bare.Next(args, reply)
+}
+
+// BenchmarkGenIdAlone runs GenId through one path alone, unpaired, for
+// CPU profiles and syscall counts (docs/benchmarks.md, "Third pass"):
+// bare net/rpc, or client.New (pool 1 at one caller, the default pool at
+// 64) over the real service, with everything secured turns on or not.
+//
+//	go test -run '^$' -bench 'BenchmarkGenIdAlone/client/callers=1$' -cpu 1 \
+//	  -benchtime 200000x -cpuprofile cpu.out ./client && go tool pprof -traces client.test cpu.out
+func BenchmarkGenIdAlone(b *testing.B) {
+	for _, callers := range []int{1, 64} {
+		for _, row := range []string{"bare", "client", "secured"} {
+			b.Run(row+"/callers="+strconv.Itoa(callers), func(b *testing.B) {
+				call := aloneCall(b, row, callers)
+				b.ResetTimer()
+				if callers == 1 {
+					for range b.N {
+						if err := call(); err != nil {
+							b.Fatal(err)
+						}
+					}
+					return
+				}
+				b.SetParallelism(max(1, callers/runtime.GOMAXPROCS(0)))
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := call(); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// aloneCall is one GenId of BenchmarkGenIdAlone's row.
+func aloneCall(b *testing.B, row string, callers int) func() error {
+	pool := 1
+	if callers > 1 {
+		pool = DefaultPoolSize
+	}
+	if row == "bare" {
+		bare := startBare(b, pool)
+		var rr atomic.Uint32
+		return func() error {
+			var v int64
+			return bare[int(rr.Add(1))%len(bare)].Call("Bare.Next", struct{}{}, &v)
+		}
+	}
+	cfg, opts := rpctest.Config{Machine: 1}, []Option{WithLogger(quiet), WithPoolSize(pool)}
+	if row == "secured" {
+		cfg, opts = secured(b, cfg), append(opts, WithToken(benchToken))
+	}
+	c, err := New([]string{rpctest.Start(b, cfg).Addr}, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	return func() error { _, err := c.GenId(ctx); return err }
 }
