@@ -28,9 +28,10 @@ func (b *Bare) Next(_ struct{}, reply *int64) error {
 	return nil
 }
 
-// startBare serves Bare on 127.0.0.1:0 (servePlainRcvr) and returns a
-// pool of clients of it, as many as a Client's pool.
-func startBare(b *testing.B, pool int) []*rpc.Client {
+// startBare serves Bare on 127.0.0.1:0 (servePlainRcvr), dials pool
+// clients of it (as many as a Client's pool) and returns one bare call:
+// Bare.Next on the next client in turn.
+func startBare(b *testing.B, pool int) func() error {
 	addr := servePlainRcvr(b, "Bare", &Bare{})
 	clients := make([]*rpc.Client, pool)
 	for i := range clients {
@@ -40,7 +41,11 @@ func startBare(b *testing.B, pool int) []*rpc.Client {
 		}
 		b.Cleanup(func() { clients[i].Close() })
 	}
-	return clients
+	var rr atomic.Uint32
+	return func() error {
+		var v int64
+		return clients[int(rr.Add(1))%pool].Call("Bare.Next", struct{}{}, &v)
+	}
 }
 
 // callers runs b.N calls of f spread over n goroutines and reports calls/s.
@@ -159,12 +164,7 @@ func paired(b *testing.B, n int, bare, ours func() error) {
 // client sending its token and its call timeout as always. The bare
 // service has none of these.
 func BenchmarkGenId(b *testing.B) {
-	bare := startBare(b, DefaultPoolSize)
-	var rr atomic.Uint32
-	bareCall := func() error {
-		var v int64
-		return bare[int(rr.Add(1))%len(bare)].Call("Bare.Next", struct{}{}, &v)
-	}
+	bareCall := startBare(b, DefaultPoolSize)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		populator string

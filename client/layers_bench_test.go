@@ -38,11 +38,7 @@ import (
 // The machine's noise (±0.05 per run on 2 noisy cores) is as large as
 // most steps: compare medians of -count 6 or more.
 func BenchmarkGenIdLayers(b *testing.B) {
-	bare := startBare(b, 1)
-	bareCall := func() error {
-		var v int64
-		return bare[0].Call("Bare.Next", struct{}{}, &v)
-	}
+	bareCall := startBare(b, 1)
 	counter := &counterService{}
 	srv := rpctest.Start(b, rpctest.Config{Machine: 1})
 	sec := rpctest.Start(b, secured(b, rpctest.Config{Machine: 2}))
@@ -198,11 +194,7 @@ func clientCall(b *testing.B, addr string, opts ...Option) func() error {
 // answers, paired with the plain bare service. Its ratio is what that much
 // work on the call's path costs, whoever does it.
 func BenchmarkBareSpin(b *testing.B) {
-	bare := startBare(b, 1)
-	bareCall := func() error {
-		var v int64
-		return bare[0].Call("Bare.Next", struct{}{}, &v)
-	}
+	bareCall := startBare(b, 1)
 	for _, d := range []time.Duration{time.Microsecond, 2 * time.Microsecond, 4 * time.Microsecond} {
 		addr := servePlainRcvr(b, "Bare", &spinningBare{spin: d})
 		b.Run("spin="+d.String(), func(b *testing.B) {
@@ -274,12 +266,7 @@ func aloneCall(b *testing.B, row string, callers int) func() error {
 		pool = DefaultPoolSize
 	}
 	if row == "bare" {
-		bare := startBare(b, pool)
-		var rr atomic.Uint32
-		return func() error {
-			var v int64
-			return bare[int(rr.Add(1))%len(bare)].Call("Bare.Next", struct{}{}, &v)
-		}
+		return startBare(b, pool)
 	}
 	cfg, opts := rpctest.Config{Machine: 1}, []Option{WithLogger(quiet), WithPoolSize(pool)}
 	if row == "secured" {
