@@ -54,7 +54,15 @@ const (
 	// MinMessageBytes is the least MaxMessageBytes may be: below it even
 	// the type definitions a client sends with its first call would be
 	// refused.
-	MinMessageBytes  = 1024
+	MinMessageBytes = 1024
+	// MaxTypeDefs and MaxTypeDefBytes bound the gob type definitions one
+	// connection sends, which its decoder keeps for the connection's
+	// life. A client calling every method defines 9 types in 579 bytes
+	// (net/rpc's request header and each method's arguments): the bounds
+	// leave it three times the types and fourteen times the bytes, and
+	// keep a connection's types to a few hundred KB of the server's heap.
+	MaxTypeDefs      = 32
+	MaxTypeDefBytes  = 8 << 10
 	FirstByteTimeout = 10 * time.Second
 	// IdleTimeout is long: closing an idle connection only costs a pooled
 	// client a redial, and eviction (MaxConns) already frees idle slots

@@ -91,7 +91,7 @@ var (
 		"RPC connections closed at accept, by reason: per_ip (maxConnsPerIP), full (max-conns, none idle to evict), closing (shutting down).",
 		[]string{"reason"}, nil)
 	connsClosedDesc = prometheus.NewDesc("vesta_rpc_connections_closed_total",
-		"RPC connections closed by the server, by reason: evicted (room for a newcomer), first_byte_timeout, idle_timeout, message_timeout, write_timeout, too_big (a message over max-message-bytes).",
+		"RPC connections closed by the server, by reason: evicted (room for a newcomer), first_byte_timeout, idle_timeout, message_timeout, write_timeout, too_big (a message over max-message-bytes), bad_types (gob type definitions over the per-connection bound, or an interface type).",
 		[]string{"reason"}, nil)
 )
 
@@ -125,4 +125,5 @@ func (cc connCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(connsClosedDesc, st.MessageTimeouts, "message_timeout")
 	counter(connsClosedDesc, st.WriteTimeouts, "write_timeout")
 	counter(connsClosedDesc, st.TooBig, "too_big")
+	counter(connsClosedDesc, st.BadTypes, "bad_types")
 }

@@ -18,8 +18,20 @@ func (e *MessageTooBigError) Error() string {
 	return fmt.Sprintf("vesta rpc: message of %d bytes over the limit of %d", e.Size, e.Max)
 }
 
-// ErrBadHeader means a message's byte count was not a gob count.
+// ErrBadHeader means a message's byte count or type id was not gob's.
 var ErrBadHeader = errors.New("vesta rpc: malformed message header")
+
+// TypeDefsError is why a connection whose gob type definitions went over
+// Options.MaxTypeDefs or Options.MaxTypeDefBytes was closed: Defs and
+// Bytes count the refused definition.
+type TypeDefsError struct {
+	Defs, Bytes, MaxDefs, MaxBytes uint64
+}
+
+func (e *TypeDefsError) Error() string {
+	return fmt.Sprintf("vesta rpc: %d type definitions of %d bytes over the limit of %d definitions or %d bytes",
+		e.Defs, e.Bytes, e.MaxDefs, e.MaxBytes)
+}
 
 // frameReader sits between a connection and its gob decoder. gob sends
 // each message after its byte count (one byte below 128; else a byte
@@ -29,6 +41,14 @@ var ErrBadHeader = errors.New("vesta rpc: malformed message header")
 // the first byte of a connection within FirstByteTimeout, of a later call
 // within IdleTimeout, the rest of a call within MessageTimeout of its
 // first byte.
+//
+// It also reads each message's type id, which gob reads next: a
+// connection's gob decoder keeps every type defined on it for the
+// connection's life, so the definitions (negative ids) are counted and
+// bounded by MaxTypeDefs and MaxTypeDefBytes, before the caller is known.
+// A definition is read whole and checked before gob reads it: one using
+// the interface type is refused, for an interface value may carry
+// definitions inside a value message, where they would not be counted.
 //
 // It implements io.ByteReader, so gob reads it as is and never reads
 // ahead of the message it decodes.
@@ -42,6 +62,9 @@ type frameReader struct {
 	hdr            [9]byte // the current message's count, handed to gob first
 	hdrLen, hdrOff int
 	left           uint64 // bytes of the current message gob has not read
+	def            []byte // the rest of a type definition read whole (left bytes)
+
+	typeDefs, typeDefBytes uint64 // the type definitions read so far
 
 	callNext bool  // the next message begins a call (set by startCall)
 	started  bool  // a byte has arrived
@@ -74,6 +97,12 @@ func (r *frameReader) Read(p []byte) (int, error) {
 	if r.hdrOff < r.hdrLen {
 		n := copy(p, r.hdr[r.hdrOff:r.hdrLen])
 		r.hdrOff += n
+		return n, nil
+	}
+	if len(r.def) > 0 {
+		n := copy(p, r.def)
+		r.def = r.def[n:]
+		r.left -= uint64(n)
 		return n, nil
 	}
 	if uint64(len(p)) > r.left {
@@ -152,6 +181,42 @@ func (r *frameReader) readHeader() error {
 		return &MessageTooBigError{Size: count, Max: uint64(r.o.MaxMessageBytes)}
 	}
 	r.left = count
+	return r.readTypeID()
+}
+
+// readTypeID reads the current message's type id without consuming it
+// and, for a type definition, counts it and reads it whole into def.
+func (r *frameReader) readTypeID() error {
+	peek, err := r.br.Peek(int(min(r.left, 9))) // 9: the longest gob int
+	if err != nil {
+		return r.failed(err, false)
+	}
+	id, n := gobInt(peek)
+	switch {
+	case n == 0:
+		return ErrBadHeader
+	case id == gobInterface:
+		r.ctr.badTypes.Add(1)
+		return ErrInterfaceType
+	case id >= 0:
+		return nil
+	}
+	r.typeDefs++
+	r.typeDefBytes += r.left
+	if r.typeDefs > uint64(r.o.MaxTypeDefs) || r.typeDefBytes > uint64(r.o.MaxTypeDefBytes) {
+		r.ctr.badTypes.Add(1)
+		return &TypeDefsError{Defs: r.typeDefs, Bytes: r.typeDefBytes,
+			MaxDefs: uint64(r.o.MaxTypeDefs), MaxBytes: uint64(r.o.MaxTypeDefBytes)}
+	}
+	def := make([]byte, r.left)
+	if _, err := io.ReadFull(r.br, def); err != nil {
+		return r.failed(err, false)
+	}
+	if err := checkTypeDef(def[n:]); err != nil {
+		r.ctr.badTypes.Add(1)
+		return err
+	}
+	r.def = def
 	return nil
 }
 

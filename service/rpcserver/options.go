@@ -19,7 +19,12 @@ const (
 	// DefaultMaxMessageBytes bounds one gob message the server reads.
 	// Real requests are a few hundred bytes (a type definition, a header,
 	// the arguments); replies, the big messages, are written, not read.
-	DefaultMaxMessageBytes  = serverdefaults.MaxMessageBytes
+	DefaultMaxMessageBytes = serverdefaults.MaxMessageBytes
+	// DefaultMaxTypeDefs and DefaultMaxTypeDefBytes bound the gob type
+	// definitions of one connection. A client calling every method sends
+	// 9, in 579 bytes.
+	DefaultMaxTypeDefs      = serverdefaults.MaxTypeDefs
+	DefaultMaxTypeDefBytes  = serverdefaults.MaxTypeDefBytes
 	DefaultFirstByteTimeout = serverdefaults.FirstByteTimeout
 	// DefaultIdleTimeout is long: closing an idle connection only costs a
 	// pooled client a redial, and eviction (see Options.MaxConns) already
@@ -56,6 +61,14 @@ type Options struct {
 	// sending a bigger one is closed before the message is read (gob alone
 	// would accept 8 GB). At least MinMessageBytes.
 	MaxMessageBytes int
+	// MaxTypeDefs and MaxTypeDefBytes bound the gob type definitions one
+	// connection sends (each new argument type is defined once, before
+	// its first call), which its decoder keeps as long as it is open: a
+	// connection sending more definitions, or more bytes of them, is
+	// closed before the next is read. A gob type or value using the
+	// interface type, which could define types inside a value, closes it
+	// too: no argument type has one.
+	MaxTypeDefs, MaxTypeDefBytes int
 	// FirstByteTimeout is how long a new connection may send nothing.
 	FirstByteTimeout time.Duration
 	// IdleTimeout is how long a connection may wait between calls.
@@ -85,6 +98,8 @@ func (o Options) withDefaults() (Options, error) {
 		{"MaxConnsPerIP", &o.MaxConnsPerIP, DefaultMaxConnsPerIP},
 		{"MaxCallsPerConn", &o.MaxCallsPerConn, DefaultMaxCallsPerConn},
 		{"MaxMessageBytes", &o.MaxMessageBytes, DefaultMaxMessageBytes},
+		{"MaxTypeDefs", &o.MaxTypeDefs, DefaultMaxTypeDefs},
+		{"MaxTypeDefBytes", &o.MaxTypeDefBytes, DefaultMaxTypeDefBytes},
 	} {
 		if *f.v < 0 {
 			return o, fmt.Errorf("rpc server: %s %d < 0", f.name, *f.v)

@@ -39,7 +39,7 @@ type Server struct {
 	served  sync.WaitGroup // one per connection being served
 	// One warning a second at most per kind, so that a flood does not
 	// become a log flood.
-	refusalLog, droppedLog rateLimit
+	refusalLog, droppedLog, typesLog rateLimit
 }
 
 // warnInterval is the least time between two warnings of one kind.
@@ -116,19 +116,40 @@ func (s *Server) serve(c *conn) {
 		s.mu.Lock()
 		s.releaseLocked(c)
 		delete(s.conns, c)
-		var big *MessageTooBigError
-		logBig, unlogged := false, uint64(0)
-		if errors.As(r.err, &big) {
-			logBig, unlogged = s.droppedLog.logIt(time.Now(), warnInterval)
-		}
 		s.mu.Unlock()
-		if logBig {
+		s.warnClosed(c, r.err)
+		s.log.Debug("vesta rpc: connection closed", "remote", c.RemoteAddr(), "reason", r.err,
+			"typeDefs", r.typeDefs, "typeDefBytes", r.typeDefBytes)
+	}()
+}
+
+// warnClosed warns that c was closed for a message over the limits (err,
+// why its reads stopped), one warning a second at most per kind.
+func (s *Server) warnClosed(c *conn, err error) {
+	var big *MessageTooBigError
+	var defs *TypeDefsError
+	switch {
+	case errors.As(err, &big):
+		if ok, unlogged := s.rateLimited(&s.droppedLog); ok {
 			s.log.Warn("vesta rpc: connection closed: message too big", "remote", c.RemoteAddr(),
 				"size", big.Size, "maxMessageBytes", big.Max, "tooBigTotal", s.ctr.tooBig.Load(),
 				"tooBigSinceLastWarning", unlogged)
 		}
-		s.log.Debug("vesta rpc: connection closed", "remote", c.RemoteAddr(), "reason", r.err)
-	}()
+	case errors.As(err, &defs), errors.Is(err, ErrInterfaceType), errors.Is(err, errBadTypeDef):
+		if ok, unlogged := s.rateLimited(&s.typesLog); ok {
+			s.log.Warn("vesta rpc: connection closed: gob types refused", "remote", c.RemoteAddr(),
+				"reason", err, "maxTypeDefs", s.opts.MaxTypeDefs, "maxTypeDefBytes", s.opts.MaxTypeDefBytes,
+				"badTypesTotal", s.ctr.badTypes.Load(), "badTypesSinceLastWarning", unlogged)
+		}
+	}
+}
+
+// rateLimited says whether to warn now under l, and how many warnings
+// were not written since the last.
+func (s *Server) rateLimited(l *rateLimit) (bool, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return l.logIt(time.Now(), warnInterval)
 }
 
 // rpcFor is the net/rpc server of c: the shared one, or — for a guarded

@@ -26,6 +26,10 @@ type Stats struct {
 	FirstByteTimeouts, IdleTimeouts, MessageTimeouts, WriteTimeouts uint64
 	// TooBig counts connections closed for a message over MaxMessageBytes.
 	TooBig uint64
+	// BadTypes counts connections closed for the gob types they sent:
+	// definitions over MaxTypeDefs or MaxTypeDefBytes, a malformed one, or
+	// the interface type.
+	BadTypes uint64
 	// TLS are the handshake counters with Options.TLS (zero without).
 	TLS tlsserve.Stats
 }
@@ -34,7 +38,7 @@ type Stats struct {
 type counters struct {
 	accepted, refused, refusedPerIP, refusedFull, evicted           atomic.Uint64
 	firstByteTimeouts, idleTimeouts, messageTimeouts, writeTimeouts atomic.Uint64
-	tooBig                                                          atomic.Uint64
+	tooBig, badTypes                                                atomic.Uint64
 }
 
 // Stats returns the current counters.
@@ -53,7 +57,7 @@ func (s *Server) Stats() Stats {
 		RefusedPerIP: c.refusedPerIP.Load(), RefusedFull: c.refusedFull.Load(), Evicted: c.evicted.Load(),
 		FirstByteTimeouts: c.firstByteTimeouts.Load(), IdleTimeouts: c.idleTimeouts.Load(),
 		MessageTimeouts: c.messageTimeouts.Load(), WriteTimeouts: c.writeTimeouts.Load(),
-		TooBig: c.tooBig.Load(), TLS: s.tlsStats(),
+		TooBig: c.tooBig.Load(), BadTypes: c.badTypes.Load(), TLS: s.tlsStats(),
 	}
 }
 

@@ -135,7 +135,7 @@ func (r *tcpRun) logTotals() {
 	log.Info("vesta rpc: connection totals", "accepted", st.Accepted, "refusedPerIP", st.RefusedPerIP,
 		"refusedFull", st.RefusedFull, "evicted", st.Evicted, "firstByteTimeouts", st.FirstByteTimeouts,
 		"idleTimeouts", st.IdleTimeouts, "messageTimeouts", st.MessageTimeouts, "writeTimeouts", st.WriteTimeouts,
-		"tooBig", st.TooBig)
+		"tooBig", st.TooBig, "badTypes", st.BadTypes)
 	if r.sec.Certs != nil {
 		log.Info("vesta rpc: TLS totals", "handshakes", st.TLS.Handshakes, "failures", st.TLS.Failures)
 	}
