@@ -1,0 +1,331 @@
+// Command gobflood floods server-rpc with gob type definitions and prints
+// what the server's memory and a legitimate client see: each attacker
+// connection (from --from) sends calls whose header defines --defs new
+// struct types of --fields int fields each (and one more, the header's),
+// redialling when the server closes it; meanwhile a client.New client
+// calls GenId from 127.0.0.1. For each --conns count, on a fresh server:
+// RSS (/proc/PID/status VmRSS) before, at its peak during --duration of
+// attack, and how soon after the attack it is back within --near of the
+// baseline (watched for --settle).
+//
+// Usage (Linux: the attackers dial from 127.0.0.2):
+//
+//	go build -o /tmp/server-rpc ./server-rpc
+//	go run ./scripts/gobflood --bin /tmp/server-rpc
+//	go run ./scripts/gobflood --bin /tmp/server-rpc --conns 16 -- --max-type-defs 64 # after --: server flags
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/vesta-go/vesta/client"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "gobflood:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	bin          string
+	conns        []int
+	defs, fields int
+	from         string
+	callers      int
+	dur, settle  time.Duration
+	near         int64
+	serverArgs   []string
+}
+
+func run() error {
+	var c config
+	conns := flag.String("conns", "1,16", "attacker connections, one run per count")
+	flag.StringVar(&c.bin, "bin", "", "the server-rpc binary (required)")
+	flag.IntVar(&c.defs, "defs", 20, "new struct types defined before each call's header")
+	flag.IntVar(&c.fields, "fields", 7000, "int fields of each (7000 keep a definition under 64 KiB)")
+	flag.StringVar(&c.from, "from", "127.0.0.2", "the attackers' source address")
+	flag.IntVar(&c.callers, "callers", 4, "concurrent GenId callers of the legitimate client")
+	flag.DurationVar(&c.dur, "duration", 20*time.Second, "attack time")
+	flag.DurationVar(&c.settle, "settle", 10*time.Second, "RSS watched after the attack")
+	near := flag.Int("near", 32, "MiB over the baseline that count as back near it")
+	flag.Parse()
+	c.serverArgs, c.near = flag.Args(), int64(*near)<<20
+	if c.bin == "" {
+		return errors.New("--bin is required")
+	}
+	for _, s := range strings.Split(*conns, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return fmt.Errorf("--conns %q: want counts ≥ 1", *conns)
+		}
+		c.conns = append(c.conns, n)
+	}
+	var g gobBuf
+	newFlood(c.defs, c.fields).call(&g)
+	fmt.Printf("Flood: %d definitions of %d int fields per call, %d KiB per call\n\n", c.defs+1, c.fields, len(g.b)>>10)
+	fmt.Println("| attacker conns | RSS before | RSS peak (growth) | back within", *near, "MiB after | RSS at +settle | GenId calls | errors | p50 | p99 | max | sent | server closed | server totals |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	for _, n := range c.conns {
+		if err := runOnce(c, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runOnce(c config, conns int) error {
+	srv, err := startServer(c.bin, c.serverArgs)
+	if err != nil {
+		return err
+	}
+	defer srv.kill()
+	pid := srv.cmd.Process.Pid
+	legit(srv.addr, c.callers, 2*time.Second) // warm: the service and the client's first allocations
+	base, err := rss(pid)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := context.WithCancel(context.Background())
+	var sent, closed atomic.Int64
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Go(func() { attack(ctx, srv.addr, c, &sent, &closed) })
+	}
+	peak := base
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for ctx.Err() == nil {
+			if r, err := rss(pid); err == nil {
+				peak = max(peak, r)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	st := legit(srv.addr, c.callers, c.dur)
+	stop()
+	wg.Wait()
+	<-sampled
+	ended := time.Now()
+
+	back := "not within " + c.settle.String()
+	var last int64
+	for time.Since(ended) < c.settle {
+		if last, err = rss(pid); err != nil {
+			return err
+		}
+		if last <= base+c.near && strings.HasPrefix(back, "not") {
+			back = time.Since(ended).Round(10 * time.Millisecond).String()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	totals := srv.stop()
+	fmt.Printf("| %d | %d MiB | %d MiB (+%d MiB) | %s | %d MiB | %s | %d MiB | %d | %s |\n",
+		conns, base>>20, peak>>20, (peak-base)>>20, back, last>>20, st.row(), sent.Load()>>20, closed.Load(), badTypes(totals))
+	if st.first != nil {
+		fmt.Println("first client error:", st.first)
+	}
+	return nil
+}
+
+// badTypes is the part of the server's totals line about this flood.
+func badTypes(totals string) string {
+	var keep []string
+	for _, f := range strings.Fields(totals) {
+		if strings.HasPrefix(f, "accepted=") || strings.HasPrefix(f, "tooBig=") || strings.HasPrefix(f, "badTypes=") {
+			keep = append(keep, f)
+		}
+	}
+	return strings.Join(keep, " ")
+}
+
+// attack floods from c.from until ctx ends, redialling when the server
+// closes the connection; sent counts the bytes written, closed the
+// connections the server closed.
+func attack(ctx context.Context, addr string, c config, sent, closed *atomic.Int64) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(c.from)}, Timeout: 5 * time.Second}
+	for ctx.Err() == nil {
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		go func() { <-ctx.Done(); conn.Close() }()
+		go func() { // the replies: read and dropped, so the server never waits on them
+			buf := make([]byte, 64<<10)
+			for {
+				if _, err := conn.Read(buf); err != nil {
+					return
+				}
+			}
+		}()
+		f := newFlood(c.defs, c.fields)
+		for ctx.Err() == nil {
+			var g gobBuf
+			f.call(&g)
+			n, err := conn.Write(g.b)
+			sent.Add(int64(n))
+			if err != nil {
+				if ctx.Err() == nil {
+					closed.Add(1)
+				}
+				break
+			}
+		}
+		conn.Close()
+	}
+}
+
+// stats are the legitimate client's GenId latencies.
+type stats struct {
+	lat    []time.Duration
+	errors int
+	first  error
+}
+
+func (s stats) row() string {
+	slices.Sort(s.lat)
+	q := func(p float64) string {
+		if len(s.lat) == 0 {
+			return "n/a"
+		}
+		return s.lat[min(len(s.lat)-1, int(p*float64(len(s.lat))))].Round(10 * time.Microsecond).String()
+	}
+	return fmt.Sprintf("%d | %d | %s | %s | %s", len(s.lat), s.errors, q(0.5), q(0.99), q(1))
+}
+
+// legit calls GenId from callers goroutines of one client for d.
+func legit(addr string, callers int, d time.Duration) stats {
+	c, err := client.New([]string{addr})
+	if err != nil {
+		return stats{errors: 1, first: err}
+	}
+	defer c.Close()
+	var mu sync.Mutex
+	var all stats
+	var wg sync.WaitGroup
+	end := time.Now().Add(d)
+	for range callers {
+		wg.Go(func() {
+			var mine stats
+			for time.Now().Before(end) {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				t0 := time.Now()
+				_, err := c.GenId(ctx)
+				el := time.Since(t0)
+				cancel()
+				if err != nil {
+					mine.errors++
+					if mine.first == nil {
+						mine.first = err
+					}
+					continue
+				}
+				mine.lat = append(mine.lat, el)
+			}
+			mu.Lock()
+			all.lat = append(all.lat, mine.lat...)
+			all.errors += mine.errors
+			if all.first == nil {
+				all.first = mine.first
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return all
+}
+
+func rss(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+}
+
+type server struct {
+	cmd    *exec.Cmd
+	addr   string
+	totals chan string
+}
+
+// startServer starts bin on a free 127.0.0.1 port with a temporary data
+// dir.
+func startServer(bin string, args []string) (*server, error) {
+	dir, err := os.MkdirTemp("", "gobflood")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, append([]string{"--listen", "127.0.0.1:0", "--data-dir", dir, "--machine", "1"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, totals: make(chan string, 1)}
+	addr := make(chan string, 1)
+	go func() {
+		defer os.RemoveAll(dir)
+		listening := regexp.MustCompile(`vesta: listening.* server=rpc addr=(\S+)`)
+		totals := regexp.MustCompile(`connection totals"? (.*)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+			if m := totals.FindStringSubmatch(sc.Text()); m != nil {
+				s.totals <- m[1]
+			}
+		}
+		close(s.totals)
+	}()
+	select {
+	case s.addr = <-addr:
+		return s, nil
+	case <-time.After(30 * time.Second):
+		s.kill()
+		return nil, errors.New("the server did not say where it listens")
+	}
+}
+
+// stop sends SIGTERM and returns the server's connection totals.
+func (s *server) stop() string {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	t := <-s.totals
+	_ = s.cmd.Wait()
+	return t
+}
+
+func (s *server) kill() {
+	if s.cmd.ProcessState == nil {
+		_ = s.cmd.Process.Kill()
+		_ = s.cmd.Wait()
+	}
+}
