@@ -103,11 +103,13 @@ func runOnce(c config, conns int) error {
 		return err
 	}
 
+	var first gobBuf
+	newFlood(c.defs, c.fields).call(&first)
 	ctx, stop := context.WithCancel(context.Background())
 	var sent, closed atomic.Int64
 	var wg sync.WaitGroup
 	for range conns {
-		wg.Go(func() { attack(ctx, srv.addr, c, &sent, &closed) })
+		wg.Go(func() { attack(ctx, srv.addr, c, first.b, &sent, &closed) })
 	}
 	peak := base
 	sampled := make(chan struct{})
@@ -160,7 +162,7 @@ func badTypes(totals string) string {
 // attack floods from c.from until ctx ends, redialling when the server
 // closes the connection; sent counts the bytes written, closed the
 // connections the server closed.
-func attack(ctx context.Context, addr string, c config, sent, closed *atomic.Int64) {
+func attack(ctx context.Context, addr string, c config, first []byte, sent, closed *atomic.Int64) {
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(c.from)}, Timeout: 5 * time.Second}
 	for ctx.Err() == nil {
 		conn, err := d.DialContext(ctx, "tcp", addr)
@@ -178,10 +180,15 @@ func attack(ctx context.Context, addr string, c config, sent, closed *atomic.Int
 			}
 		}()
 		f := newFlood(c.defs, c.fields)
-		for ctx.Err() == nil {
-			var g gobBuf
-			f.call(&g)
-			n, err := conn.Write(g.b)
+		f.call(new(gobBuf)) // first: sent
+		for call := 0; ctx.Err() == nil; call++ {
+			b := first // every connection's first call is the same bytes
+			if call > 0 {
+				var g gobBuf
+				f.call(&g)
+				b = g.b
+			}
+			n, err := conn.Write(b)
 			sent.Add(int64(n))
 			if err != nil {
 				if ctx.Err() == nil {
