@@ -31,7 +31,8 @@ type floodResult struct {
 
 // rangeFlood has callers goroutines on each of addrs addresses
 // (127.0.0.1, 127.0.0.2, ...) ask base's /segment/{tag}/range of the tag's
-// step with tok, again and again for window, ignoring every Retry-After.
+// step with tok, again and again for window: half of them at once after a
+// 429, half after its exact retryAfter (so that they come back together).
 func rangeFlood(t *testing.T, base, tag, tok string, addrs, callers int, window time.Duration) floodResult {
 	t.Helper()
 	var res floodResult
@@ -43,10 +44,10 @@ func rangeFlood(t *testing.T, base, tag, tok string, addrs, callers int, window 
 		client := &http.Client{Timeout: 10 * time.Second,
 			Transport: &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: callers}}
 		defer client.CloseIdleConnections()
-		for range callers {
+		for i := range callers {
 			wg.Go(func() {
 				for time.Since(began) < window {
-					n, err := askRange(client, base+"/segment/"+tag+"/range", tok)
+					n, wait, err := askRange(client, base+"/segment/"+tag+"/range", tok)
 					calls.Add(1)
 					if err != nil {
 						t.Error(err)
@@ -55,6 +56,9 @@ func rangeFlood(t *testing.T, base, tag, tok string, addrs, callers int, window 
 					if n > 0 {
 						ok.Add(1)
 						handed.Add(n)
+					} else if i%2 == 1 {
+						// The attacker keeps to Retry-After, to come back with the others.
+						time.Sleep(min(wait, window-time.Since(began)))
 					}
 				}
 			})
@@ -66,39 +70,44 @@ func rangeFlood(t *testing.T, base, tag, tok string, addrs, callers int, window 
 	return res
 }
 
-// askRange asks url for a range with tok: its size, or 0 for a 429.
-func askRange(client *http.Client, url, tok string) (int64, error) {
+// askRange asks url for a range with tok: its size, or 0 and the wait a
+// 429 asked for.
+func askRange(client *http.Client, url, tok string) (int64, time.Duration, error) {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests:
-		return 0, nil
+		var r struct{ RetryAfter float64 }
+		if err := json.Unmarshal(body, &r); err != nil || r.RetryAfter <= 0 {
+			return 0, 0, fmt.Errorf("%s: a 429 without retryAfter: %q", url, body)
+		}
+		return 0, time.Duration(r.RetryAfter * float64(time.Second)), nil
 	case http.StatusOK:
 	default:
-		return 0, fmt.Errorf("%s: %d %s", url, resp.StatusCode, body)
+		return 0, 0, fmt.Errorf("%s: %d %s", url, resp.StatusCode, body)
 	}
 	var r struct{ Start, End string }
 	if err := json.Unmarshal(body, &r); err != nil {
-		return 0, fmt.Errorf("%s: %q: %w", url, body, err)
+		return 0, 0, fmt.Errorf("%s: %q: %w", url, body, err)
 	}
 	start, err1 := strconv.ParseInt(r.Start, 10, 64)
 	end, err2 := strconv.ParseInt(r.End, 10, 64)
 	if err1 != nil || err2 != nil || end <= start {
-		return 0, fmt.Errorf("%s: not a range: %q", url, body)
+		return 0, 0, fmt.Errorf("%s: not a range: %q", url, body)
 	}
-	return end - start, nil
+	return end - start, 0, nil
 }
 
 // maxIdOf reads the tag's max_id in the store cfg names: how far the
