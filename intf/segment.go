@@ -114,3 +114,11 @@ type SegmentRanger interface {
 	// is a *FieldError named "size".
 	NextRange(ctx context.Context, tag string, size int64) (SegmentRange, error)
 }
+
+// SegmentStepper tells a tag's own step without allocating anything: the
+// size of a range of size 0 (SegmentRanger), which a quota needs before
+// it asks the store for less.
+type SegmentStepper interface {
+	// Step is the tag's row step (0 when not known); errors as NextIds.
+	Step(ctx context.Context, tag string) (int64, error)
+}

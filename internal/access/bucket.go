@@ -46,27 +46,42 @@ func (b *bucket) take(now time.Time, n int) (ok bool, wait, early time.Duration)
 		b.tokens -= float64(n)
 		return true, 0, 0
 	}
+	wait, early = b.refuseLocked(now, need)
+	return false, wait, early
+}
+
+// takeUpTo takes the whole IDs the bucket holds now, at most most (>= 1),
+// never into debt; or, when it holds less than one, says how long until
+// it does, as take.
+func (b *bucket) takeUpTo(now time.Time, most int) (got int, wait, early time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refillLocked(now)
+	if b.tokens >= 1 {
+		got = int(math.Min(math.Floor(b.tokens), float64(most)))
+		b.tokens -= float64(got)
+		return got, 0, 0
+	}
+	wait, early = b.refuseLocked(now, 1)
+	return 0, wait, early
+}
+
+// refuseLocked is the wait until the bucket holds need, and how early the
+// caller is when it was told to wait longer before.
+func (b *bucket) refuseLocked(now time.Time, need float64) (wait, early time.Duration) {
 	secs := (need - b.tokens) / b.rate
 	wait = max(time.Duration(math.Ceil(secs*1e9)), time.Millisecond)
 	if now.Before(b.toldUntil) {
-		return false, wait, b.toldUntil.Sub(now)
+		return wait, b.toldUntil.Sub(now)
 	}
 	b.toldUntil = now.Add(wait)
-	return false, wait, 0
+	return wait, 0
 }
 
 // give puts back n IDs taken for a call that issued none.
 func (b *bucket) give(n int) {
 	b.mu.Lock()
 	b.tokens = math.Min(b.burst, b.tokens+float64(n))
-	b.mu.Unlock()
-}
-
-// charge takes n IDs more for a call that issued more than it took,
-// into debt if need be.
-func (b *bucket) charge(n int) {
-	b.mu.Lock()
-	b.tokens -= float64(n)
 	b.mu.Unlock()
 }
 

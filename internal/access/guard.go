@@ -288,16 +288,13 @@ type Grant struct {
 }
 
 // Done settles the grant once the call is over: issued is how many IDs it
-// issued (n, or 0 when it failed; more than n for a range of the tag's
-// step, see TakeRange). The IDs not issued go back to the quota, the ones
-// issued beyond n are taken from it (into debt, which later calls wait
-// out); the ones issued are counted under the client.
+// issued, at most the n taken (0 when it failed). Every path charges what
+// it hands out before handing it out, so nothing is charged here: the IDs
+// not issued go back to the quota, and the ones issued are counted under
+// the client.
 func (gr Grant) Done(issued int) {
-	switch {
-	case gr.b != nil && issued < gr.n:
-		gr.b.give(gr.n - issued)
-	case gr.b != nil && issued > gr.n:
-		gr.b.charge(issued - gr.n)
+	if gr.b != nil && issued < gr.n {
+		gr.b.give(gr.n - max(issued, 0))
 	}
 	if gr.c != nil && issued > 0 {
 		gr.c.ctr.ids.Add(uint64(issued))
@@ -309,7 +306,7 @@ func (gr Grant) Done(issued int) {
 // set. Over the quota the error is a *intf.RateLimitError
 // (errors.Is intf.ErrRateLimited) saying when a call of n will fit.
 func (g *Guard) Take(c Caller, remote string, n int) (Grant, error) {
-	gr, rl, _ := g.try(c, remote, n)
+	gr, rl, _ := g.try(c, remote, n, false)
 	if rl != nil {
 		return Grant{}, g.limited(c, rl, remote)
 	}
@@ -332,10 +329,16 @@ func (g *Guard) limited(c Caller, rl *intf.RateLimitError, remote string) error 
 // not one per round trip, and the other clients keep the CPU. A client
 // that keeps to the Retry-After is never held.
 func (g *Guard) TakeWait(ctx context.Context, c Caller, remote string, n int) (Grant, error) {
-	gr, rl, early := g.try(c, remote, n)
+	return g.takeWait(ctx, c, remote, n, false)
+}
+
+// takeWait is TakeWait; upTo takes what the quota holds now, at most n,
+// rather than n (TakeRange).
+func (g *Guard) takeWait(ctx context.Context, c Caller, remote string, n int, upTo bool) (Grant, error) {
+	gr, rl, early := g.try(c, remote, n, upTo)
 	if rl != nil && early > 0 {
 		if g.sleep(ctx, min(early, g.maxHold)) == nil {
-			gr, rl, _ = g.try(c, remote, n)
+			gr, rl, _ = g.try(c, remote, n, upTo)
 		}
 	}
 	if rl != nil {
@@ -356,17 +359,25 @@ func (g *Guard) quota(c Caller, remote string) (b *bucket, rate float64, burst i
 	return nil, 0, 0
 }
 
-// try takes n IDs from the caller's quota, counting nothing but a
-// client's refusal.
-func (g *Guard) try(c Caller, remote string, n int) (Grant, *intf.RateLimitError, time.Duration) {
+// try takes n IDs from the caller's quota (upTo: what it holds now, at
+// most n, at least 1), counting nothing but a client's refusal.
+func (g *Guard) try(c Caller, remote string, n int, upTo bool) (Grant, *intf.RateLimitError, time.Duration) {
 	n = max(n, 1)
 	b, rate, burst := g.quota(c, remote)
 	if b == nil {
 		return Grant{c: c.c, n: n}, nil, 0
 	}
-	ok, wait, early := b.take(g.now(), n)
-	if ok {
-		return Grant{c: c.c, b: b, n: n}, nil, 0
+	var wait, early time.Duration
+	if upTo {
+		var got int
+		if got, wait, early = b.takeUpTo(g.now(), n); got > 0 {
+			return Grant{c: c.c, b: b, n: got}, nil, 0
+		}
+	} else {
+		var ok bool
+		if ok, wait, early = b.take(g.now(), n); ok {
+			return Grant{c: c.c, b: b, n: n}, nil, 0
+		}
 	}
 	return Grant{}, &intf.RateLimitError{Client: c.Name(), RetryAfter: wait, Rate: rate, Burst: burst}, early
 }

@@ -379,6 +379,13 @@ func (b *Buffer) NoteFloor(floor int64) {
 	b.mu.Unlock()
 }
 
+// Floor is the source's step as last noted or loaded; 0 until known.
+func (b *Buffer) Floor() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.floor
+}
+
 // CountIssued adds n IDs handed out around the buffer (a whole range given
 // to a client) to Status.Issued.
 func (b *Buffer) CountIssued(n int64) {

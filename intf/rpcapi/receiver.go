@@ -380,8 +380,8 @@ func (r *Receiver) SegmentRange(args SegmentRangeArgs, reply *SegmentRangeReply)
 }
 
 // admitRange checks a SegmentRange call as admitSegment does a batch, then
-// takes the range's IDs from the quota (access.Guard.TakeRange: counted,
-// cut to the burst).
+// charges the range's IDs to the quota before the store is asked
+// (access.Guard.TakeRange: counted, cut to the burst).
 func (r *Receiver) admitRange(args SegmentRangeArgs) (access.RangeGrant, intf.SegmentRanger, error) {
 	grant := access.RangeGrant{Size: args.Size}
 	c, err := r.admitTag(args.Token, args.Tag, func() error { return r.checkRangeSize(args.Size) })
@@ -390,7 +390,7 @@ func (r *Receiver) admitRange(args SegmentRangeArgs) (access.RangeGrant, intf.Se
 		err = ErrSegmentOff
 	}
 	if err == nil && r.guard != nil {
-		grant, err = r.guard.TakeRange(context.Background(), c, r.peer, args.Size)
+		grant, err = r.guard.TakeRange(context.Background(), c, r.peer, rg, args.Tag, args.Size)
 	}
 	return grant, rg, err
 }

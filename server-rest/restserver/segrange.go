@@ -24,8 +24,8 @@ type segmentRangeBody struct {
 // tag handed out whole, for a client that serves them itself (without
 // size: the tag's step). It is allocated from the store like the server's
 // own ranges, so nobody else ever gets its IDs. size is bounded by
-// segmentMaxRange; a quota counts the range's IDs and cuts it to the
-// caller's burst (access.Guard.TakeRange).
+// segmentMaxRange; a quota charges the range's IDs before the store is
+// asked, and cuts it to the caller's burst (access.Guard.TakeRange).
 func (s *Server) segmentRange(c echo.Context) error {
 	tag, err := pathParam(c, "tag")
 	if err != nil {
@@ -62,8 +62,8 @@ func (s *Server) segmentRange(c echo.Context) error {
 	grant := access.RangeGrant{Size: size}
 	if s.guard != nil {
 		req := c.Request()
-		if grant, err = s.guard.TakeRange(req.Context(), caller(c), req.RemoteAddr, size); err != nil {
-			return err
+		if grant, err = s.guard.TakeRange(req.Context(), caller(c), req.RemoteAddr, seg, tag, size); err != nil {
+			return s.callError(ctx, err)
 		}
 	}
 	r, err := seg.NextRange(ctx, tag, grant.Size)

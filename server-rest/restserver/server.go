@@ -44,8 +44,10 @@ type Segments interface {
 	intf.SegmentService
 	// NextId is NextIds for one ID, without allocating.
 	NextId(ctx context.Context, tag string) (int64, error)
-	// NextRange hands out a range of the tag whole (/segment/{tag}/range).
+	// NextRange hands out a range of the tag whole (/segment/{tag}/range);
+	// Step caps a quota's range of the tag's step.
 	intf.SegmentRanger
+	intf.SegmentStepper
 	// NextNumber serves the period tags (/number/{tag}).
 	intf.SegmentNumberer
 	// Tags and Status are read by GET /segment and when /metrics is scraped.

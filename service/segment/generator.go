@@ -40,7 +40,11 @@ type Generator struct {
 	closeErr  error
 }
 
-var _ intf.SegmentService = (*Generator)(nil)
+var (
+	_ intf.SegmentService = (*Generator)(nil)
+	_ intf.SegmentRanger  = (*Generator)(nil)
+	_ intf.SegmentStepper = (*Generator)(nil)
+)
 
 // New validates s, reads the tag list (the database must be reachable) and
 // starts the periodic refresh. Ranges are loaded on a tag's first request.
@@ -224,4 +228,17 @@ func (g *Generator) NextRange(ctx context.Context, tag string, size int64) (intf
 	}
 	b.CountIssued(applied) // the tag's issued count covers ranges served whole
 	return intf.SegmentRange{Start: maxId - applied, End: maxId}, nil
+}
+
+// Step is the tag's own step, its row's step as last listed (intf.SegmentStepper):
+// what NextRange of size 0 would take, read without a database call.
+func (g *Generator) Step(ctx context.Context, tag string) (int64, error) {
+	if g.isClosed.Load() {
+		return 0, intf.ErrClosed
+	}
+	b, err := g.buffer(ctx, tag)
+	if err != nil {
+		return 0, err
+	}
+	return b.Floor(), nil
 }

@@ -23,7 +23,11 @@ type Segments struct {
 	mode *segopen.Mode[*segment.Generator]
 }
 
-var _ intf.SegmentNumberer = (*Segments)(nil)
+var (
+	_ intf.SegmentNumberer = (*Segments)(nil)
+	_ intf.SegmentRanger   = (*Segments)(nil)
+	_ intf.SegmentStepper  = (*Segments)(nil) // a quota caps a range of the tag's step by it
+)
 
 // OpenSegments opens segment mode as configured (app.OpenSegments). Off
 // is not an error: SegmentNextIds then answers rpcapi.ErrSegmentOff. A
@@ -60,6 +64,15 @@ func (s *Segments) NextRange(ctx context.Context, tag string, size int64) (intf.
 		return intf.SegmentRange{}, err
 	}
 	return g.NextRange(ctx, tag, size)
+}
+
+// Step is the tag's own step in the Generator, or says why there is none.
+func (s *Segments) Step(ctx context.Context, tag string) (int64, error) {
+	g, err := s.get()
+	if err != nil {
+		return 0, err
+	}
+	return g.Step(ctx, tag)
 }
 
 // NextNumber serves a period tag's number of the Generator

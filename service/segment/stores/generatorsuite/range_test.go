@@ -61,3 +61,26 @@ func TestNextRange(t *testing.T) {
 		assert.ErrorIs(t, err, intf.ErrClosed)
 	})
 }
+
+// Step tells the row's step without drawing anything from the store.
+func TestStep(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		db := b.newDB(t)
+		f := newFixture(t, db, nil, segment.TagInfo{Tag: "r", MaxId: 1, Step: 40})
+		ctx := context.Background()
+		step, err := f.g.Step(ctx, "r")
+		require.NoError(t, err)
+		assert.Equal(t, int64(40), step)
+		r, err := f.g.NextRange(ctx, "r", 0)
+		require.NoError(t, err)
+		assert.Equal(t, intf.SegmentRange{Start: 1, End: 41}, r, "Step drew nothing")
+
+		_, err = f.g.Step(ctx, "nope")
+		assert.ErrorIs(t, err, intf.ErrUnknownTag)
+		_, err = f.g.Step(ctx, "a b")
+		assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+		require.NoError(t, f.g.Close())
+		_, err = f.g.Step(ctx, "r")
+		assert.ErrorIs(t, err, intf.ErrClosed)
+	})
+}
