@@ -43,14 +43,6 @@ type Sleeper interface {
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-// numberTags are the period tags a Generator has served.
-type numberTags struct {
-	mu       sync.Mutex
-	m        map[string]*numberTag
-	readMu   sync.Mutex // one reread of the tag list at a time
-	lastRead time.Time  // when the last reread began (Clock)
-}
-
 // numberTag is one period tag's allocator: the range it serves.
 type numberTag struct {
 	tag string
@@ -72,9 +64,9 @@ type numberTag struct {
 // PeriodClockMargin for when a range stops being served). A sequence past
 // the format's {seq:N} width is an error matching ErrNumberOverflow,
 // naming the tag, the period and the width. A tag is looked up at its
-// first call (the tag list is reread on a miss, at most once per
-// Settings.MissRefreshInterval), its format read then: restart the
-// Generator after editing a tag's row.
+// first call (the period tags are reread on a miss, at most once per
+// Settings.MissRefreshInterval, and every one read is registered), its
+// format read then: restart the Generator after editing a tag's row.
 func (g *Generator) NextNumber(ctx context.Context, tag string) (Number, error) {
 	if g.isClosed.Load() {
 		return Number{}, intf.ErrClosed
@@ -91,56 +83,6 @@ func (g *Generator) NextNumber(ctx context.Context, tag string) (Number, error) 
 		return Number{}, err
 	}
 	return nt.take(ctx, g, ps)
-}
-
-// numberTag returns tag's allocator, rereading the tag list when tag is
-// new to the Generator.
-func (g *Generator) numberTag(ctx context.Context, ps PeriodStore, tag string) (*numberTag, error) {
-	n := &g.numbers
-	if nt := n.find(tag); nt != nil {
-		return nt, nil
-	}
-	n.readMu.Lock()
-	defer n.readMu.Unlock()
-	if nt := n.find(tag); nt != nil { // read by the caller before
-		return nt, nil
-	}
-	now := g.s.Clock.Now()
-	unknown := fmt.Errorf("period tag %q: %w", tag, intf.ErrUnknownTag)
-	if !n.lastRead.IsZero() && now.Sub(n.lastRead) < max(g.s.MissRefreshInterval, time.Millisecond) {
-		return nil, unknown
-	}
-	n.lastRead = now
-	lctx, cancel := context.WithTimeout(ctx, g.s.LoadTimeout)
-	defer cancel()
-	tags, err := ps.PeriodTags(lctx)
-	if err != nil {
-		return nil, fmt.Errorf("period tag %q: reading the period tags: %w (%w)", tag, intf.ErrUnavailable, err)
-	}
-	for _, t := range tags {
-		if t.Tag != tag {
-			continue
-		}
-		f, err := ParseFormat(t.Format, t.Group)
-		if err != nil {
-			return nil, fmt.Errorf("period tag %q: its row in vesta_period_tags: %w", tag, err)
-		}
-		nt := &numberTag{tag: tag, f: f, grp: t.Group}
-		n.mu.Lock()
-		if n.m == nil {
-			n.m = map[string]*numberTag{}
-		}
-		n.m[tag] = nt
-		n.mu.Unlock()
-		return nt, nil
-	}
-	return nil, unknown
-}
-
-func (n *numberTags) find(tag string) *numberTag {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.m[tag]
 }
 
 // take serves the next number, taking a new range when the one held is
