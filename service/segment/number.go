@@ -55,15 +55,23 @@ type numberTag struct {
 	start time.Time   // r's period start
 	next  int64       // the next number of r
 	until time.Time   // r is served while the Clock reads before it
+	// turn is when the database's clock has passed r's period's end, as
+	// far as the node can tell (see load): a tag whose period is used up
+	// refuses without a store call until then.
+	turn   time.Time
+	logged string // the last period whose used-up numbers were logged
 }
 
 // NextNumber returns the next number of the period tag tag, formatted:
 // NextNumber(ctx, "order") → {Text: "ORD20261127000123", Period:
 // "20261127", Seq: 123}. Numbers restart at 1 each period, the period
 // read from the database's clock when a range is taken (see
-// PeriodClockMargin for when a range stops being served). A sequence past
-// the format's {seq:N} width is an error matching ErrNumberOverflow,
-// naming the tag, the period and the width. A tag is looked up at its
+// PeriodClockMargin for when a range stops being served). Once a
+// period's sequence would pass the format's {seq:N} width, the tag's calls
+// fail with a *intf.PeriodExhaustedError (matching intf.ErrPeriodExhausted
+// and ErrNumberOverflow) naming the tag, the period and the width, without
+// a store call, until the database's clock has passed the period's end
+// (the first such error of each period is logged). A tag is looked up at its
 // first call (the period tags are reread on a miss, at most once per
 // Settings.MissRefreshInterval, and every one read is registered), its
 // format read then: restart the Generator after editing a tag's row.
@@ -91,7 +99,11 @@ func (nt *numberTag) take(ctx context.Context, g *Generator, ps PeriodStore) (Nu
 	nt.mu.Lock()
 	defer nt.mu.Unlock()
 	for loads := 0; ; loads++ {
-		if nt.has && nt.next < nt.r.End && g.s.Clock.Now().Before(nt.until) {
+		now := g.s.Clock.Now()
+		if nt.has && nt.next > nt.f.MaxSeq() && now.Before(nt.turn) {
+			return Number{}, nt.exhausted(g, now)
+		}
+		if nt.has && nt.next < nt.r.End && now.Before(nt.until) {
 			seq := nt.next
 			nt.next++
 			text, err := nt.f.Render(nt.start, seq)
@@ -146,7 +158,14 @@ func (nt *numberTag) load(ctx context.Context, g *Generator, ps PeriodStore) err
 	left := r.PeriodEnd.Sub(r.DBNow)
 	serve := left - PeriodClockMargin
 	serve -= serve / (1e6/PeriodDriftPPM + 1) // serve*(1+drift) + margin = left
+	// The database's clock reads at least dbNow + (T - recv) * (1 - drift)
+	// At the clocks' nominal rates the database's clock is past the end
+	// from recv + left on: a used-up period is asked again from then (the
+	// drift's bound below, a thousandth of the period, would refuse the
+	// next period's first minute; a database still in the old period
+	// then costs one range of it, whose left is a sliver of this one's).
 	nt.has, nt.r, nt.start, nt.next, nt.until = true, r, start, r.Start, sent.Add(serve)
+	nt.turn = recv.Add(left)
 	if recv.Before(nt.until) {
 		return nil
 	}
@@ -154,6 +173,20 @@ func (nt *numberTag) load(ctx context.Context, g *Generator, ps PeriodStore) err
 	// at local time T: wait until that is past the end.
 	wait := recv.Add(left + left/(1e6/PeriodDriftPPM-1) + time.Millisecond).Sub(clock.Now())
 	return sleep(ctx, clock, wait)
+}
+
+// exhausted is the error of a tag whose range held is past its format's
+// width: its period's numbers are used up. The first in each period is
+// logged.
+func (nt *numberTag) exhausted(g *Generator, now time.Time) error {
+	e := &intf.PeriodExhaustedError{Tag: nt.tag, Period: nt.r.Period, Width: nt.f.Width(), Max: nt.f.MaxSeq(),
+		Ends: nt.r.PeriodEnd, RetryAfter: nt.turn.Sub(now)}
+	if nt.logged != nt.r.Period {
+		nt.logged = nt.r.Period
+		g.s.Logger.Error("segment: a period tag has used up its period's numbers; it issues none until the next period: widen its format's {seq:N}",
+			"tag", nt.tag, "period", nt.r.Period, "format", nt.f.String(), "max", nt.f.MaxSeq(), "periodEnd", nt.r.PeriodEnd.Format(time.RFC3339))
+	}
+	return e
 }
 
 // sleep waits d on the clock, or until ctx ends.
