@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/segtest"
+	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
 )
 
@@ -83,6 +84,18 @@ func TestTagsFirstAskedTogether(t *testing.T) {
 			assert.NoError(t, err, "period tag %s, made while the Generator runs", later[i])
 		}
 		assert.Equal(t, int64(2), st.PeriodTagReads())
+
+		// A row whose format does not parse (edited with SQL) fails its
+		// own requests, naming the row, and no other tag's.
+		db.exec(t, `INSERT INTO vesta_period_tags (biz_tag, period_unit, format, step) VALUES ('broken', 'day', 'B{seq}', 5)`)
+		fine := createPeriod("fine")
+		clock.Advance(segment.DefaultMissRefreshInterval)
+		errs := askTogether(append([]string{"broken"}, fine...), number(g))
+		assert.ErrorIs(t, errs[0], intf.ErrInvalidArgument)
+		assert.ErrorContains(t, errs[0], `period tag "broken": its row in vesta_period_tags`)
+		for i, err := range errs[1:] {
+			assert.NoError(t, err, "period tag %s, beside a broken row", fine[i])
+		}
 
 		// Plain tags made while it runs.
 		var plain []string
