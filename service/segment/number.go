@@ -158,7 +158,6 @@ func (nt *numberTag) load(ctx context.Context, g *Generator, ps PeriodStore) err
 	left := r.PeriodEnd.Sub(r.DBNow)
 	serve := left - PeriodClockMargin
 	serve -= serve / (1e6/PeriodDriftPPM + 1) // serve*(1+drift) + margin = left
-	// The database's clock reads at least dbNow + (T - recv) * (1 - drift)
 	// At the clocks' nominal rates the database's clock is past the end
 	// from recv + left on: a used-up period is asked again from then (the
 	// drift's bound below, a thousandth of the period, would refuse the
