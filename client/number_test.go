@@ -55,3 +55,38 @@ func TestNextNumber(t *testing.T) {
 	_, err = off.NextNumber(ctx, "order")
 	require.ErrorIs(t, err, ErrSegmentOff)
 }
+
+// A period whose {seq:N} is used up comes back from the server as an
+// error matching intf.ErrPeriodExhausted, with its *intf.PeriodExhaustedError
+// (the tag, the period, the width), and is an answer: no fail-over.
+func TestNextNumberPeriodExhausted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	mem := segtest.NewMem()
+	mem.SetNow(func() time.Time { return time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC) })
+	require.NoError(t, mem.CreatePeriodTag(ctx, segment.PeriodTag{Tag: "tiny", Group: segment.GroupDay, Format: "T{yyyyMMdd}{seq:1}", Step: 4}))
+	var addrs []string
+	for range 2 {
+		g, err := segtest.Open(ctx, mem, nil, segment.Settings{Logger: quiet})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, g.Close()) })
+		addrs = append(addrs, rpctest.Start(t, rpctest.Config{Segments: g}).Addr)
+	}
+	first := newClient(t, addrs[:1])
+	for seq := int64(1); seq <= 9; seq++ {
+		n, err := first.NextNumber(ctx, "tiny")
+		require.NoError(t, err)
+		require.Equal(t, seq, n.Seq)
+	}
+	c := newClient(t, addrs) // the second server holds no range: only its own draw tells it
+	for range 2 {
+		_, err := c.NextNumber(ctx, "tiny")
+		require.ErrorIs(t, err, intf.ErrPeriodExhausted)
+		assert.NotErrorIs(t, err, intf.ErrUnavailable, "not a fail-over")
+		var pe *intf.PeriodExhaustedError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, []any{"tiny", "20261127", 1, int64(9)}, []any{pe.Tag, pe.Period, pe.Width, pe.Max})
+		assert.Equal(t, time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC), pe.Ends.UTC())
+		assert.Positive(t, pe.RetryAfter)
+	}
+}

@@ -24,6 +24,7 @@ type Store struct {
 	down   atomic.Bool
 	calls  atomic.Int64
 	reads  atomic.Int64
+	preads atomic.Int64
 	mu     sync.Mutex
 	allocs []Alloc
 }
@@ -40,6 +41,10 @@ func (s *Store) Calls() int64 { return s.calls.Load() }
 // TagReads counts Tags calls, failed ones included: rereads of the tag
 // list.
 func (s *Store) TagReads() int64 { return s.reads.Load() }
+
+// PeriodTagReads counts PeriodTags calls, failed ones included: rereads
+// of the period tags.
+func (s *Store) PeriodTagReads() int64 { return s.preads.Load() }
 
 // Allocs returns the successful allocations, in order.
 func (s *Store) Allocs() []Alloc {
@@ -100,12 +105,14 @@ func (s *Store) CreatePeriodTag(ctx context.Context, t segment.PeriodTag) error 
 	return ps.CreatePeriodTag(ctx, t)
 }
 
-// PeriodTags implements segment.PeriodStore on the wrapped store's.
+// PeriodTags implements segment.PeriodStore on the wrapped store's,
+// counted with PeriodTagReads.
 func (s *Store) PeriodTags(ctx context.Context) ([]segment.PeriodTag, error) {
 	ps, err := segment.PeriodStoreOf(s.Store)
 	if err != nil {
 		return nil, err
 	}
+	s.preads.Add(1)
 	if s.down.Load() {
 		return nil, ErrDown
 	}

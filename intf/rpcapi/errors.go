@@ -31,6 +31,7 @@ const (
 	CodeUnauthenticated  Code = 12 // intf.ErrUnauthenticated
 	CodePermissionDenied Code = 13 // intf.ErrPermissionDenied (Denied names the scope)
 	CodeRateLimited      Code = 14 // intf.ErrRateLimited (Limit says when to retry)
+	CodePeriodExhausted  Code = 15 // intf.ErrPeriodExhausted (Period names the tag, the period and the width)
 )
 
 // ErrSegmentOff: the server runs without segment mode (segmentStore off),
@@ -62,6 +63,7 @@ var codeErrs = []struct {
 	{CodeUnauthenticated, intf.ErrUnauthenticated},
 	{CodePermissionDenied, intf.ErrPermissionDenied},
 	{CodeRateLimited, intf.ErrRateLimited},
+	{CodePeriodExhausted, intf.ErrPeriodExhausted},
 }
 
 // CodeOf returns the code of err: the first sentinel it matches, else
@@ -92,7 +94,7 @@ var codeNames = map[Code]string{
 	CodeNotPersisted: "not_persisted", CodeClosed: "closed", CodeUnavailable: "unavailable",
 	CodeDeadlineExceeded: "deadline_exceeded", CodeCanceled: "canceled", CodeInternal: "internal",
 	CodeUnknownTag: "unknown_tag", CodeSegmentOff: "segment_off", CodeUnauthenticated: "unauthenticated",
-	CodePermissionDenied: "permission_denied", CodeRateLimited: "rate_limited",
+	CodePermissionDenied: "permission_denied", CodeRateLimited: "rate_limited", CodePeriodExhausted: "period_exhausted",
 }
 
 // Name is the code as a metric label: snake case, e.g. "unavailable";
@@ -117,7 +119,8 @@ func (c Code) String() string {
 // Error is an error as a reply carries it. On the client it is the error
 // the call returns: errors.Is matches the sentinel of its Code, and
 // errors.As finds Field as an *intf.FieldError, Tag as an *intf.TagError,
-// Denied as an *intf.ScopeError and Limit as an *intf.RateLimitError.
+// Denied as an *intf.ScopeError, Limit as an *intf.RateLimitError and
+// Period as an *intf.PeriodExhaustedError.
 type Error struct {
 	Code    Code
 	Message string           // the server's err.Error()
@@ -125,6 +128,7 @@ type Error struct {
 	Tag     *intf.TagError   // the malformed segment tag, if that was the fault
 	Denied  *intf.ScopeError // the scope the caller lacked
 	Limit   *intf.RateLimitError
+	Period  *intf.PeriodExhaustedError // a period tag's used-up period
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -147,6 +151,9 @@ func (e *Error) Unwrap() []error {
 	}
 	if e.Limit != nil {
 		errs = append(errs, e.Limit)
+	}
+	if e.Period != nil {
+		errs = append(errs, e.Period)
 	}
 	return errs
 }
@@ -187,6 +194,11 @@ func ToWire(err error) *Error {
 	if errors.As(err, &rl) {
 		lc := *rl
 		e.Limit = &lc
+	}
+	var pe *intf.PeriodExhaustedError
+	if errors.As(err, &pe) {
+		pc := *pe
+		e.Period = &pc
 	}
 	if len(e.Message) > maxMessage {
 		e.Message = boundTo(e.Message, maxMessage)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -71,6 +72,25 @@ func TestTagErrorSurvivesTheWire(t *testing.T) {
 	assert.Equal(t, *sent.(*intf.TagError), *te)
 	var fe *intf.FieldError
 	assert.False(t, errors.As(got, &fe), "no field error was sent")
+	assert.Equal(t, sent.Error(), got.Error())
+}
+
+// A used-up period travels as its own code, with the tag, the period and
+// the width; it is no "unavailable" (no fail-over helps).
+func TestPeriodExhaustedSurvivesTheWire(t *testing.T) {
+	pe := &intf.PeriodExhaustedError{Tag: "order", Period: "20261127", Width: 2, Max: 99,
+		Ends: time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC), RetryAfter: 90 * time.Minute}
+	sent := fmt.Errorf("number: %w", pe)
+	got := overGob(t, ToWire(sent))
+	assert.Equal(t, CodePeriodExhausted, got.Code)
+	assert.Equal(t, "period_exhausted", got.Code.Name())
+	assert.ErrorIs(t, got, intf.ErrPeriodExhausted)
+	assert.NotErrorIs(t, got, intf.ErrUnavailable)
+	var gp *intf.PeriodExhaustedError
+	require.ErrorAs(t, got, &gp)
+	assert.Equal(t, pe.Ends, gp.Ends.UTC())
+	gp.Ends = pe.Ends
+	assert.Equal(t, *pe, *gp)
 	assert.Equal(t, sent.Error(), got.Error())
 }
 

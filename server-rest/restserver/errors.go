@@ -28,6 +28,9 @@ type apiError struct {
 	Scope      string
 	WWWAuth    string
 	RetryAfter time.Duration
+	// A period tag's used-up period: the tag, the period and the width.
+	Tag, Period string
+	Width       int
 }
 
 func (e *apiError) Error() string { return e.Msg }
@@ -39,9 +42,13 @@ type errorBody struct {
 	Param  string `json:"param,omitempty"`
 	Header string `json:"header,omitempty"`
 	Scope  string `json:"scope,omitempty"`
-	// RetryAfter is the exact wait of a 429, in seconds (Retry-After
-	// says it in whole seconds).
+	// RetryAfter is the exact wait of a 429, or until a used-up period
+	// ends (503), in seconds (Retry-After says it in whole seconds).
 	RetryAfter float64 `json:"retryAfter,omitempty"`
+	// Tag, Period and Width name a period tag's used-up period (503).
+	Tag    string `json:"tag,omitempty"`
+	Period string `json:"period,omitempty"`
+	Width  int    `json:"width,omitempty"`
 }
 
 func badParam(param, format string, args ...any) *apiError {
@@ -105,10 +112,8 @@ func classify(err error) *apiError {
 		// operator must act.
 		return &apiError{Status: http.StatusInternalServerError, Err: err,
 			Msg: err.Error() + ": the tag's numbers are used up; use a new tag"}
-	case errors.Is(err, segment.ErrNumberOverflow):
-		// As above: the period's numbers are used up until it ends.
-		return &apiError{Status: http.StatusInternalServerError, Err: err,
-			Msg: err.Error() + ": widen the format's {seq:N}"}
+	case errors.Is(err, intf.ErrPeriodExhausted):
+		return periodExhausted(err)
 	case errors.Is(err, intf.ErrInvalidArgument):
 		return &apiError{Status: http.StatusBadRequest, Msg: err.Error(), Err: err}
 	case errors.Is(err, intf.ErrClosed), errors.Is(err, intf.ErrUnavailable),
@@ -119,6 +124,21 @@ func classify(err error) *apiError {
 		return &apiError{Status: http.StatusServiceUnavailable, Msg: "request cancelled before the IDs were issued", Err: err}
 	}
 	return &apiError{Status: http.StatusInternalServerError, Msg: "internal error", Err: err}
+}
+
+// periodExhausted answers a period tag whose period's numbers are used
+// up: 503, the server cannot serve the call now but can say when it will
+// (Retry-After: until the period ends), and the body names the tag, the
+// period and the width. Not 500: nothing is broken in the server, and
+// the condition, logged once per period by the generator, is not logged
+// per call.
+func periodExhausted(err error) *apiError {
+	ae := &apiError{Status: http.StatusServiceUnavailable, Msg: err.Error(), Err: err}
+	var pe *intf.PeriodExhaustedError
+	if errors.As(err, &pe) {
+		ae.Tag, ae.Period, ae.Width, ae.RetryAfter = pe.Tag, pe.Period, pe.Width, pe.RetryAfter
+	}
+	return ae
 }
 
 // fromHTTPError words Echo's own errors (routing, body limit, panics
@@ -155,15 +175,16 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	h := c.Response().Header()
 	switch {
-	case ae.Status == http.StatusServiceUnavailable:
-		h.Set("Retry-After", "1")
 	case ae.RetryAfter > 0:
 		h.Set("Retry-After", retryAfterSeconds(ae.RetryAfter.Seconds()))
+	case ae.Status == http.StatusServiceUnavailable:
+		h.Set("Retry-After", "1")
 	}
 	if ae.WWWAuth != "" {
 		h.Set(echo.HeaderWWWAuthenticate, ae.WWWAuth)
 	}
-	body := errorBody{Error: ae.Msg, Param: ae.Param, Header: ae.Header, Scope: ae.Scope, RetryAfter: ae.RetryAfter.Seconds()}
+	body := errorBody{Error: ae.Msg, Param: ae.Param, Header: ae.Header, Scope: ae.Scope, RetryAfter: ae.RetryAfter.Seconds(),
+		Tag: ae.Tag, Period: ae.Period, Width: ae.Width}
 	if werr := c.JSON(ae.Status, body); werr != nil {
 		s.log.Debug("rest: writing an error response", "err", werr)
 	}

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/internal/server/segconfig"
+	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/stores"
@@ -67,4 +71,58 @@ func TestNumberEndpoint(t *testing.T) {
 	assert.Contains(t, string(body), `"param":"tag"`)
 	status, _ = getNumber(t, ts.URL+"/number/a%20b")
 	assert.Equal(t, http.StatusBadRequest, status)
+}
+
+// A period whose {seq:N} is used up answers 503 with Retry-After until the
+// period ends and a body naming the tag, the period and the width; the
+// condition is logged once (by the generator), not per call, and no call
+// draws from the database.
+func TestNumberPeriodExhausted(t *testing.T) {
+	var log syncbuf.Buffer
+	cfg := testConfigLog(t, &log)
+	tiny := segment.PeriodTag{Tag: "tiny", Group: segment.GroupYear, Format: "T{yyyy}-{seq:1}", Step: 4}
+	createPeriodTag(t, cfg, tiny)
+	_, ts := startServer(t, cfg)
+	for range 9 {
+		status, body := getNumber(t, ts.URL+"/number/tiny")
+		require.Equal(t, http.StatusOK, status, string(body))
+	}
+	for range 50 {
+		r := get(t, ts.URL+"/number/tiny")
+		require.Equal(t, http.StatusServiceUnavailable, r.status, r.body)
+		year := time.Now().UTC().Format("2006")
+		var e struct {
+			Error      string
+			Tag        string
+			Period     string
+			Width      int
+			RetryAfter float64
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.body), &e), r.body)
+		assert.Equal(t, []any{"tiny", year, 1}, []any{e.Tag, e.Period, e.Width}, r.body)
+		for _, s := range []string{`"tiny"`, year, "{seq:1}"} {
+			assert.Contains(t, e.Error, s)
+		}
+		secs, err := strconv.Atoi(r.header.Get("Retry-After"))
+		require.NoError(t, err, "Retry-After %q", r.header.Get("Retry-After"))
+		assert.Equal(t, int(math.Ceil(e.RetryAfter)), secs, "the header is the body's wait in whole seconds")
+		assert.Positive(t, secs)
+		assert.LessOrEqual(t, secs, 366*24*3600, "until the year ends")
+	}
+	assert.Equal(t, 1, strings.Count(log.String(), "used up its period's numbers"), log.String())
+	assert.NotContains(t, log.String(), "internal error")
+
+	// The period's counter stopped at the ranges drawn before:
+	// [1, 5), [5, 9), [9, 13).
+	sc, err := segconfig.Stores(cfg)
+	require.NoError(t, err)
+	sc.OnDemand = false
+	st, err := stores.OpenStore(context.Background(), sc)
+	require.NoError(t, err)
+	defer st.Close()
+	ps, err := segment.PeriodStoreOf(st)
+	require.NoError(t, err)
+	r, err := ps.AllocPeriod(context.Background(), "tiny", 1)
+	require.NoError(t, err)
+	assert.Equal(t, int64(13), r.Start)
 }

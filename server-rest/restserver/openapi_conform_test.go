@@ -300,7 +300,11 @@ func TestOpenAPIConformance(t *testing.T) {
 	t.Run("ready", func(t *testing.T) {
 		cfg := testConfig(t, "--machine", "78", "--segment-tags", "order")
 		createPeriodTag(t, cfg, periodOrder)
+		createPeriodTag(t, cfg, segment.PeriodTag{Tag: "tiny", Group: segment.GroupYear, Format: "T{yyyy}{seq:1}", Step: 5})
 		_, ts := startServer(t, cfg)
+		for range 10 { // 9 numbers, then the year's are used up: 503
+			check(ts.URL, "GET", "/number/tiny", "", "")
+		}
 		for _, p := range append(idPaths, "/genid?count=3", "/segment/order?count=3", "/segment/order/range", "/transtime?time=1&type=MIN_GRANULARITY",
 			"/makeid?"+workedQuery+"&type=maxpeak&genMethod=2&version=1") {
 			check(ts.URL, "GET", p, "", "")

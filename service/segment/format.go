@@ -1,7 +1,6 @@
 package segment
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -29,10 +28,10 @@ const (
 	MaxSeqWidth  = 18  // 10^18-1 < 2^63
 )
 
-// ErrNumberOverflow: a period's sequence outgrew its format's {seq:N}
-// width. It is never wrapped: the tag issues no more numbers in that
-// period (widen the format, or take a larger N).
-var ErrNumberOverflow = errors.New("period sequence outgrew its format's width")
+// ErrNumberOverflow is intf.ErrPeriodExhausted: a period's sequence
+// outgrew its format's {seq:N} width. It is never wrapped: the tag issues
+// no more numbers in that period (widen the format, or take a larger N).
+var ErrNumberOverflow = intf.ErrPeriodExhausted
 
 // Format is a parsed period format; Render writes numbers with it.
 type Format struct {

@@ -26,8 +26,8 @@ type Generator struct {
 	// by refreshMu) is the one whose list is in force.
 	refreshGen atomic.Uint64
 	appliedGen uint64
-	miss       missRefresh // rereads caused by unknown tags
-	numbers    numberTags  // the period tags served (NextNumber)
+	miss       missGate   // rereads of the tag list caused by unknown tags
+	numbers    numberTags // the period tags served (NextNumber)
 
 	bg     context.Context // cancelled by Close; parent of every load
 	cancel context.CancelFunc
@@ -142,14 +142,14 @@ func (g *Generator) fill(ctx context.Context, tag string, dst []int64) error {
 }
 
 // buffer returns the buffer of tag, rereading the tag list once when tag
-// is not known (see refreshAfterMiss).
+// is not known (see afterMiss).
 func (g *Generator) buffer(ctx context.Context, tag string) (*segbuf.Buffer, error) {
 	if g.isClosed.Load() {
 		return nil, intf.ErrClosed
 	}
 	b, err := g.lookup(tag)
 	if errors.Is(err, intf.ErrUnknownTag) {
-		again, rerr := g.refreshAfterMiss(ctx)
+		again, rerr := g.afterMiss(ctx, &g.miss, g.s.MissRefreshInterval, g.Refresh)
 		if rerr != nil {
 			return nil, fmt.Errorf("segment tag %q: not among the tags known here, and %w", tag, rerr)
 		}

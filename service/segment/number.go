@@ -43,14 +43,6 @@ type Sleeper interface {
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-// numberTags are the period tags a Generator has served.
-type numberTags struct {
-	mu       sync.Mutex
-	m        map[string]*numberTag
-	readMu   sync.Mutex // one reread of the tag list at a time
-	lastRead time.Time  // when the last reread began (Clock)
-}
-
 // numberTag is one period tag's allocator: the range it serves.
 type numberTag struct {
 	tag string
@@ -63,18 +55,26 @@ type numberTag struct {
 	start time.Time   // r's period start
 	next  int64       // the next number of r
 	until time.Time   // r is served while the Clock reads before it
+	// turn is when the database's clock has passed r's period's end, as
+	// far as the node can tell (see load): a tag whose period is used up
+	// refuses without a store call until then.
+	turn   time.Time
+	logged string // the last period whose used-up numbers were logged
 }
 
 // NextNumber returns the next number of the period tag tag, formatted:
 // NextNumber(ctx, "order") → {Text: "ORD20261127000123", Period:
 // "20261127", Seq: 123}. Numbers restart at 1 each period, the period
 // read from the database's clock when a range is taken (see
-// PeriodClockMargin for when a range stops being served). A sequence past
-// the format's {seq:N} width is an error matching ErrNumberOverflow,
-// naming the tag, the period and the width. A tag is looked up at its
-// first call (the tag list is reread on a miss, at most once per
-// Settings.MissRefreshInterval), its format read then: restart the
-// Generator after editing a tag's row.
+// PeriodClockMargin for when a range stops being served). Once a
+// period's sequence would pass the format's {seq:N} width, the tag's calls
+// fail with a *intf.PeriodExhaustedError (matching intf.ErrPeriodExhausted
+// and ErrNumberOverflow) naming the tag, the period and the width, without
+// a store call, until the database's clock has passed the period's end
+// (the first such error of each period is logged). A tag is looked up at its
+// first call (the period tags are reread on a miss, at most once per
+// Settings.MissRefreshInterval, and every one read is registered), its
+// format read then: restart the Generator after editing a tag's row.
 func (g *Generator) NextNumber(ctx context.Context, tag string) (Number, error) {
 	if g.isClosed.Load() {
 		return Number{}, intf.ErrClosed
@@ -93,63 +93,17 @@ func (g *Generator) NextNumber(ctx context.Context, tag string) (Number, error) 
 	return nt.take(ctx, g, ps)
 }
 
-// numberTag returns tag's allocator, rereading the tag list when tag is
-// new to the Generator.
-func (g *Generator) numberTag(ctx context.Context, ps PeriodStore, tag string) (*numberTag, error) {
-	n := &g.numbers
-	if nt := n.find(tag); nt != nil {
-		return nt, nil
-	}
-	n.readMu.Lock()
-	defer n.readMu.Unlock()
-	if nt := n.find(tag); nt != nil { // read by the caller before
-		return nt, nil
-	}
-	now := g.s.Clock.Now()
-	unknown := fmt.Errorf("period tag %q: %w", tag, intf.ErrUnknownTag)
-	if !n.lastRead.IsZero() && now.Sub(n.lastRead) < max(g.s.MissRefreshInterval, time.Millisecond) {
-		return nil, unknown
-	}
-	n.lastRead = now
-	lctx, cancel := context.WithTimeout(ctx, g.s.LoadTimeout)
-	defer cancel()
-	tags, err := ps.PeriodTags(lctx)
-	if err != nil {
-		return nil, fmt.Errorf("period tag %q: reading the period tags: %w (%w)", tag, intf.ErrUnavailable, err)
-	}
-	for _, t := range tags {
-		if t.Tag != tag {
-			continue
-		}
-		f, err := ParseFormat(t.Format, t.Group)
-		if err != nil {
-			return nil, fmt.Errorf("period tag %q: its row in vesta_period_tags: %w", tag, err)
-		}
-		nt := &numberTag{tag: tag, f: f, grp: t.Group}
-		n.mu.Lock()
-		if n.m == nil {
-			n.m = map[string]*numberTag{}
-		}
-		n.m[tag] = nt
-		n.mu.Unlock()
-		return nt, nil
-	}
-	return nil, unknown
-}
-
-func (n *numberTags) find(tag string) *numberTag {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.m[tag]
-}
-
 // take serves the next number, taking a new range when the one held is
 // used up or may belong to a period that has ended.
 func (nt *numberTag) take(ctx context.Context, g *Generator, ps PeriodStore) (Number, error) {
 	nt.mu.Lock()
 	defer nt.mu.Unlock()
 	for loads := 0; ; loads++ {
-		if nt.has && nt.next < nt.r.End && g.s.Clock.Now().Before(nt.until) {
+		now := g.s.Clock.Now()
+		if nt.has && nt.next > nt.f.MaxSeq() && now.Before(nt.turn) {
+			return Number{}, nt.exhausted(g, now)
+		}
+		if nt.has && nt.next < nt.r.End && now.Before(nt.until) {
 			seq := nt.next
 			nt.next++
 			text, err := nt.f.Render(nt.start, seq)
@@ -204,7 +158,13 @@ func (nt *numberTag) load(ctx context.Context, g *Generator, ps PeriodStore) err
 	left := r.PeriodEnd.Sub(r.DBNow)
 	serve := left - PeriodClockMargin
 	serve -= serve / (1e6/PeriodDriftPPM + 1) // serve*(1+drift) + margin = left
+	// At the clocks' nominal rates the database's clock is past the end
+	// from recv + left on: a used-up period is asked again from then (the
+	// drift's bound below, a thousandth of the period, would refuse the
+	// next period's first minute; a database still in the old period
+	// then costs one range of it, whose left is a sliver of this one's).
 	nt.has, nt.r, nt.start, nt.next, nt.until = true, r, start, r.Start, sent.Add(serve)
+	nt.turn = recv.Add(left)
 	if recv.Before(nt.until) {
 		return nil
 	}
@@ -212,6 +172,20 @@ func (nt *numberTag) load(ctx context.Context, g *Generator, ps PeriodStore) err
 	// at local time T: wait until that is past the end.
 	wait := recv.Add(left + left/(1e6/PeriodDriftPPM-1) + time.Millisecond).Sub(clock.Now())
 	return sleep(ctx, clock, wait)
+}
+
+// exhausted is the error of a tag whose range held is past its format's
+// width: its period's numbers are used up. The first in each period is
+// logged.
+func (nt *numberTag) exhausted(g *Generator, now time.Time) error {
+	e := &intf.PeriodExhaustedError{Tag: nt.tag, Period: nt.r.Period, Width: nt.f.Width(), Max: nt.f.MaxSeq(),
+		Ends: nt.r.PeriodEnd, RetryAfter: nt.turn.Sub(now)}
+	if nt.logged != nt.r.Period {
+		nt.logged = nt.r.Period
+		g.s.Logger.Error("segment: a period tag has used up its period's numbers; it issues none until the next period: widen its format's {seq:N}",
+			"tag", nt.tag, "period", nt.r.Period, "format", nt.f.String(), "max", nt.f.MaxSeq(), "periodEnd", nt.r.PeriodEnd.Format(time.RFC3339))
+	}
+	return e
 }
 
 // sleep waits d on the clock, or until ctx ends.

@@ -74,7 +74,7 @@ func TestNextNumberWidthOverflow(t *testing.T) {
 	}
 	_, err := gens[0].NextNumber(ctx, "small")
 	require.ErrorIs(t, err, segment.ErrNumberOverflow)
-	for _, s := range []string{`"small"`, "20261127", "{seq:2}", "100"} {
+	for _, s := range []string{`"small"`, "20261127", "{seq:2}", "99"} {
 		assert.Contains(t, err.Error(), s)
 	}
 	base.Advance(12 * time.Hour)
@@ -161,4 +161,54 @@ func TestNextNumberRangeBelowIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, seen[n.Text], "%s issued twice", n.Text)
 	assert.Equal(t, int64(11), n.Seq)
+}
+
+// A used-up period is refused without a store call until the node's
+// clock says the database's has reached the period's end: then one range
+// of the next period, from 1. A database whose clock ran slow, 50 ms
+// behind by then, costs one more range of the old period, and the call
+// waits that out.
+func TestNextNumberExhaustedUntilThePeriodEnds(t *testing.T) {
+	for _, lag := range []time.Duration{0, 50 * time.Millisecond} {
+		t.Run(lag.String(), func(t *testing.T) {
+			ctx := context.Background()
+			noon := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+			base := clockAt(noon)
+			mem := segtest.NewMem()
+			mem.SetNow(func() time.Time { // lag behind the nodes' time after 12 hours
+				d := base.Now().Sub(noon)
+				return noon.Add(d - time.Duration(float64(lag)*float64(d)/float64(12*time.Hour)))
+			})
+			require.NoError(t, mem.CreatePeriodTag(ctx, segment.PeriodTag{Tag: "t", Group: segment.GroupDay, Format: "T{yyyyMMdd}{seq:1}", Step: 5}))
+			st := segtest.Wrap(mem)
+			g, err := segment.New(ctx, segment.Settings{Store: st, Clock: base, Logger: quiet})
+			require.NoError(t, err)
+			defer g.Close()
+			for range 9 {
+				_, err := g.NextNumber(ctx, "t")
+				require.NoError(t, err)
+			}
+			drawn := st.Calls()
+			_, err = g.NextNumber(ctx, "t")
+			var pe *intf.PeriodExhaustedError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, 12*time.Hour, pe.RetryAfter, "until the database's midnight, at the node's rate")
+
+			base.Advance(12*time.Hour - time.Nanosecond)
+			_, err = g.NextNumber(ctx, "t")
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, time.Nanosecond, pe.RetryAfter)
+			assert.Equal(t, drawn, st.Calls(), "no store call while the period lasts")
+
+			base.Advance(time.Nanosecond)
+			n, err := g.NextNumber(ctx, "t")
+			require.NoError(t, err)
+			assert.Equal(t, segment.Number{Text: "T202611281", Period: "20261128", Seq: 1}, n)
+			extra := int64(0)
+			if lag > 0 {
+				extra = 1
+			}
+			assert.Equal(t, drawn+1+extra, st.Calls(), "one range of the new day (and one of the old day the slow database was still in)")
+		})
+	}
 }

@@ -3,9 +3,6 @@ package segment
 import (
 	"context"
 	"fmt"
-	"time"
-
-	"golang.org/x/sync/singleflight"
 
 	"github.com/vesta-go/vesta/internal/segbuf"
 	"github.com/vesta-go/vesta/intf"
@@ -85,63 +82,4 @@ func (g *Generator) refreshLoop(t Ticker) {
 			cancel()
 		}
 	}
-}
-
-// missRefresh limits the rereads of the tag list that unknown tags cause.
-// last and lastErr are touched only inside flight, which runs one reread
-// at a time, so they need no lock of their own.
-type missRefresh struct {
-	flight  singleflight.Group
-	last    time.Time // when the last reread started; zero before the first
-	lastErr error     // how the last reread failed; nil if it did not
-}
-
-// refreshAfterMiss rereads the tag list after a request for a tag the
-// Generator does not know, so that a tag created meanwhile (vesta-segment
-// create-tag, an INSERT) is served at its first request. One reread runs
-// at a time, at most one per MissRefreshInterval, under the Generator's
-// own context bounded by WaitTimeout (so one caller's short deadline cannot
-// fail it for the others); every request that misses while it runs waits
-// for it, or for its own context. It reports whether to look the tag up
-// again, or why it could not: the reread failed (wrapping
-// intf.ErrUnavailable: the tag may well exist, so "unknown" would be
-// wrong), or the caller's context ended.
-func (g *Generator) refreshAfterMiss(ctx context.Context) (again bool, err error) {
-	if g.s.MissRefreshInterval < 0 || g.isClosed.Load() {
-		return false, nil
-	}
-	// DoChan runs the reread in a goroutine of its own, which outlives a
-	// caller that stops waiting.
-	res := g.miss.flight.DoChan("", func() (any, error) { return nil, g.missReread() })
-	if err := ctx.Err(); err != nil {
-		// Checked before waiting, not only in the select: a reread that
-		// ends at once would otherwise win the select at random.
-		return false, fmt.Errorf("segment: waiting for the tag list: %w", err)
-	}
-	select {
-	case r := <-res:
-		return r.Err == nil, r.Err
-	case <-ctx.Done():
-		return false, fmt.Errorf("segment: waiting for the tag list: %w", ctx.Err())
-	}
-}
-
-// missReread rereads the tag list, or returns the last reread's result
-// when that one started less than MissRefreshInterval ago. Run it only
-// inside g.miss.flight.
-func (g *Generator) missReread() error {
-	m := &g.miss
-	now := g.s.Clock.Now()
-	if !m.last.IsZero() && now.Sub(m.last) < g.s.MissRefreshInterval {
-		return m.lastErr
-	}
-	if !g.track() {
-		return intf.ErrClosed
-	}
-	defer g.wg.Done()
-	m.last = now
-	ctx, cancel := context.WithTimeout(g.bg, g.s.WaitTimeout)
-	defer cancel()
-	m.lastErr = g.Refresh(ctx)
-	return m.lastErr
 }
