@@ -113,7 +113,7 @@ func newToken(args []string, stdout, stderr io.Writer) error {
 		if err := f.Close(); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
-		fmt.Fprintf(stderr, "vesta-token: token written to %s (mode 0600); its only copy: the server keeps only the SHA-256 below\n", *out)
+		fmt.Fprintf(stderr, "vesta-token: token written to %s (mode 0600); its only copy: the server keeps only its SHA-256\n", *out)
 	} else {
 		fmt.Fprintf(stdout, "token: %s\n", token)
 	}
