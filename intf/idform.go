@@ -1,7 +1,9 @@
 package intf
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -131,10 +133,43 @@ func (id Id) Format(f Form) string {
 	return id.String()
 }
 
+// ErrIdTooLong: an ID's text is longer than any ID's in its form (see
+// ParseIdAs). It comes wrapped in an error matching ErrInvalidArgument.
+var ErrIdTooLong = errors.New("too long")
+
+// maxTextLen is the longest text each form reads: the longest it writes,
+// 2^64-1 in the base forms, -9223372036854775808 (or the unsigned
+// 18446744073709551615) in decimal. FormFriendly reads only the exact
+// text FriendlyAt writes, so it needs no bound of its own.
+var maxTextLen = map[Form]int{
+	FormDec:      len(strconv.FormatInt(math.MinInt64, 10)),      // 20
+	FormBase62:   len(encodeBase(math.MaxUint64, alphabet62, 0)), // 11
+	FormBase58:   len(encodeBase(math.MaxUint64, alphabet58, 0)), // 11
+	FormBase36:   len(encodeBase(math.MaxUint64, alphabet36, 0)), // 13
+	FormSortable: sortableLen,                                    // 11
+}
+
+// checkTextLen refuses s longer than any ID's text in form f.
+func checkTextLen(s string, f Form) error {
+	if max, ok := maxTextLen[f]; ok && len(s) > max {
+		return fmt.Errorf("%w: %d characters, where the longest %s ID has %d", ErrIdTooLong, len(s), f, max)
+	}
+	return nil
+}
+
 // ParseIdAs reads s in form f, which the caller names (a decimal string
 // is also valid base 62): FormFriendly with DefaultEpochMillis. An s that
 // is not valid in f is an error matching ErrInvalidArgument that quotes
 // it; a value past 64 bits also matches strconv.ErrRange.
+//
+// No form reads a text longer than the longest it writes (decimal 20
+// characters with its sign, base62 and sortable 11, base58 11, base36
+// 13): such a text matches ErrIdTooLong, whatever its digits. Within that
+// length, leading zero digits (0 in base 62, 36 and decimal, 1 in base
+// 58) are padding and read: "0001" is ID 1 in base 62, as the sortable
+// form pads it. The ID then writes back in its form's own text, without
+// the padding (and base 36 in lower case, decimal without a plus sign and
+// signed), which reads as the same ID.
 func ParseIdAs(s string, f Form) (Id, error) {
 	return parseIdAs(s, f, DefaultEpochMillis)
 }
@@ -150,6 +185,9 @@ func parseIdAs(s string, f Form, epochMillis int64) (Id, error) {
 		u   uint64
 		err error
 	)
+	if err := checkTextLen(s, f); err != nil {
+		return 0, fmt.Errorf("%w: ID %s is not %s: %w", ErrInvalidArgument, quoteId(s), f, err)
+	}
 	switch f {
 	case FormDec:
 		return ParseId(s)

@@ -130,24 +130,3 @@ func TestFormsRefuse(t *testing.T) {
 	_, err = intf.ParseForm("friendly")
 	assert.NoError(t, err)
 }
-
-// The parsers take any input without a panic, and what they take writes
-// back to what reads as the same ID.
-func FuzzParseIdAs(f *testing.F) {
-	for _, id := range randomIds(f, 20, 9) {
-		for _, form := range intf.Forms {
-			f.Add(id.Format(form), string(form))
-		}
-	}
-	f.Fuzz(func(t *testing.T, s, form string) {
-		fm := intf.Form(form)
-		id, err := intf.ParseIdAs(s, fm)
-		if err != nil {
-			return
-		}
-		again, err := intf.ParseIdAs(id.Format(fm), fm)
-		if err != nil || again != id {
-			t.Fatalf("%s %q -> %d -> %q -> %d, %v", form, s, id, id.Format(fm), again, err)
-		}
-	})
-}

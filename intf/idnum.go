@@ -24,8 +24,13 @@ type Id int64
 // is negative as an int64 (Java's long), and its unsigned form
 // (2^63..2^64-1, as /expid's idUnsigned gives it) stands for the same 64
 // bits. Anything else is an error matching ErrInvalidArgument, and
-// strconv.ErrRange when the number needs more than 64 bits.
+// strconv.ErrRange when the number needs more than 64 bits, or
+// ErrIdTooLong when s has more than 20 characters (the longest ID's,
+// -9223372036854775808): leading zeros within them read.
 func ParseId(s string) (Id, error) {
+	if err := checkTextLen(s, FormDec); err != nil {
+		return 0, fmt.Errorf("%w: ID %s: %w", ErrInvalidArgument, quoteId(s), err)
+	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err == nil {
 		return Id(v), nil

@@ -232,15 +232,19 @@ func TestIdTimeAgainstTheLayout(t *testing.T) {
 	}
 }
 
-// No input makes ParseId or UnmarshalJSON panic; whatever they accept
-// writes back to the same ID.
+// No input makes ParseId or UnmarshalJSON panic; whatever they accept is
+// at most 20 characters long and writes back to the same ID.
 func FuzzIdParse(f *testing.F) {
 	for _, s := range []string{"0", "-1", "2705126582500361294", "11928498619355137102", "+7", "", "1e3",
-		`"1"`, "null", "18446744073709551616", "-9223372036854775808", " 1", "\"\\u0031\""} {
+		`"1"`, "null", "18446744073709551616", "-9223372036854775808", " 1", "\"\\u0031\"", "000000000000000000001",
+		"+18446744073709551615"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if id, err := intf.ParseId(s); err == nil {
+			if len(s) > 20 {
+				t.Fatalf("ParseId(%q) = %d: %d characters, past the longest ID's 20", s, id, len(s))
+			}
 			back, err := intf.ParseId(id.String())
 			if err != nil || back != id {
 				t.Fatalf("ParseId(%q) = %d, and its String %q reads back %d, %v", s, id, id.String(), back, err)

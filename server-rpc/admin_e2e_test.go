@@ -162,6 +162,11 @@ func TestAdminListener(t *testing.T) {
 	assert.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, "<html")
 
+	// A path it does not serve: JSON, as every error of the product.
+	code, body = httpGet(t, hc, base+"/nope", "")
+	assert.Equal(t, http.StatusNotFound, code)
+	assert.JSONEq(t, `{"error":"no such endpoint: use /healthz, /readyz, /metrics, /status, /ui"}`, body)
+
 	require.NoError(t, c.Close())
 	log := p.stop(t)
 	assert.Contains(t, log, `msg="vesta: stopped" server=rpc`)

@@ -15,7 +15,7 @@ import (
 
 // newUsage and hashUsage are the command lines of the subcommands.
 const (
-	newUsage  = "vesta-token new [--name NAME] [--scopes genid,decode,segment:TAG,segment:*,metrics] [--rate IDS_PER_S] [--burst IDS] [--out FILE]"
+	newUsage  = "vesta-token new [--name NAME] [--scopes genid,decode,segment:TAG,segment:*,metrics] [--rate IDS_PER_S] [--burst IDS] [--out FILE] [--auth-file FILE]"
 	hashUsage = "vesta-token hash   < token file (the token on its first line)"
 )
 
@@ -58,16 +58,21 @@ func newToken(args []string, stdout, stderr io.Writer) error {
 	rate := fs.Float64("rate", 0, "IDs per second of the entry (0: no limit)")
 	burst := fs.Int64("burst", 0, "IDs above the rate at once (0: one second's worth)")
 	out := fs.String("out", "", "write the token to this new file (mode 0600) instead of printing it")
+	authFile := fs.String("auth-file", "", "add the entry (--name needed) to this auth file instead of printing it: a new file (mode 0600) with its clients: header, or appended to an existing one")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprintf(stdout, "vesta-token new: makes a client token: prints it (or writes it to --out) with the\n"+
-				"SHA-256 the auth file holds, and the client's whole entry when --name is given.\n\nUsage:\n  %s\n\nFlags:\n%s",
+				"SHA-256 the auth file holds, and the client's whole entry when --name is given\n"+
+				"(with --auth-file, written into that file: created, or appended to).\n\nUsage:\n  %s\n\nFlags:\n%s",
 				newUsage, fs.FlagUsages())
 		}
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *authFile != "" && *name == "" {
+		return errors.New("--auth-file: give the client's --name too")
 	}
 	token, err := access.NewToken()
 	if err != nil {
@@ -90,6 +95,12 @@ func newToken(args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
+	var edit *authFileEdit
+	if *authFile != "" {
+		if edit, err = planAuthFile(*authFile, entryLines(client, access.HashTokenHex(token))); err != nil {
+			return fmt.Errorf("--auth-file: %w", err)
+		}
+	}
 	if *out != "" {
 		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
@@ -102,15 +113,25 @@ func newToken(args []string, stdout, stderr io.Writer) error {
 		if err := f.Close(); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
-		fmt.Fprintf(stderr, "vesta-token: token written to %s (mode 0600); its only copy: the server keeps only the SHA-256 below\n", *out)
+		fmt.Fprintf(stderr, "vesta-token: token written to %s (mode 0600); its only copy: the server keeps only its SHA-256\n", *out)
 	} else {
 		fmt.Fprintf(stdout, "token: %s\n", token)
 	}
-	if *name == "" {
+	switch {
+	case edit != nil:
+		if err := edit.write(); err != nil {
+			return fmt.Errorf("--auth-file: %w", err)
+		}
+		done := "added to"
+		if edit.create {
+			done = "written to a new"
+		}
+		fmt.Fprintf(stderr, "vesta-token: client %s %s auth file %s\n", client.Name, done, *authFile)
+	case *name == "":
 		fmt.Fprintf(stdout, "tokenSHA256: %q\n", access.HashTokenHex(token))
-		return nil
+	default:
+		fmt.Fprint(stdout, "# auth file entry (under clients:):\n"+entryLines(client, access.HashTokenHex(token)))
 	}
-	fmt.Fprint(stdout, entry(client, access.HashTokenHex(token)))
 	return nil
 }
 
@@ -123,10 +144,11 @@ func flagOf(field string) string {
 	return "name"
 }
 
-// entry is the client's entry of the auth file.
-func entry(c access.Client, hexSum string) string {
+// entryLines is the client's entry of the auth file, the lines of an
+// item of its clients list.
+func entryLines(c access.Client, hexSum string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# auth file entry (under clients:):\n  - name: %s\n    tokenSHA256: %q\n", c.Name, hexSum)
+	fmt.Fprintf(&b, "  - name: %s\n    tokenSHA256: %q\n", c.Name, hexSum)
 	if len(c.Scopes) > 0 {
 		quoted := make([]string, len(c.Scopes))
 		for i, s := range c.Scopes {

@@ -202,9 +202,10 @@ func (g *Guard) AuthenticateHeader(values []string, remote string) (Caller, erro
 	return g.Authenticate(token, remote)
 }
 
-// Authenticate returns the client whose token this is. Without a policy
-// every caller is anonymous and allowed. The error is a *TokenError
-// (errors.Is intf.ErrUnauthenticated).
+// Authenticate returns the client whose token this is: the token an RPC
+// call carries (an empty one is refused with what an RPC caller does
+// about it). Without a policy every caller is anonymous and allowed. The
+// error is a *TokenError (errors.Is intf.ErrUnauthenticated).
 func (g *Guard) Authenticate(token, remote string) (Caller, error) {
 	st := g.policy.Load()
 	if st == nil {
@@ -215,6 +216,9 @@ func (g *Guard) Authenticate(token, remote string) (Caller, error) {
 
 // authenticate is Authenticate under the policy st.
 func (g *Guard) authenticate(st *policyState, token, remote string) (Caller, error) {
+	if token == "" { // never from AuthenticateHeader, which refuses a header without one
+		return Caller{}, g.refuse(errNoCallToken, remote)
+	}
 	if err := CheckToken(token); err != nil {
 		return Caller{}, g.refuse(err, remote)
 	}

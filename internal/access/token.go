@@ -84,9 +84,16 @@ func (e *TokenError) Malformed() bool {
 	return e.Reason == ReasonMalformed || e.Reason == ReasonOversized
 }
 
+// The refusals. A caller is told what its own door wants: an HTTP
+// request a header (BearerToken), an RPC call a token in its arguments,
+// which the Go client sends with every call once made with
+// client.WithToken (Authenticate).
 var (
-	errNoToken = &TokenError{Reason: ReasonNoToken,
+	errNoHeader = &TokenError{Reason: ReasonNoToken,
 		Msg: "no token: send the header Authorization: Bearer <token>"}
+	errNoCallToken = &TokenError{Reason: ReasonNoToken,
+		Msg: "no token: the call carries none: make the client with client.WithToken(token)"}
+	errNoToken      = &TokenError{Reason: ReasonNoToken, Msg: "no token"}
 	errUnknownToken = &TokenError{Reason: ReasonUnknownToken, Msg: "the token is not known to this server"}
 	errBadScheme    = &TokenError{Reason: ReasonBadScheme,
 		Msg: "Authorization header: want the Bearer scheme (Authorization: Bearer <token>)"}
@@ -94,6 +101,8 @@ var (
 	errEmptyToken  = &TokenError{Reason: ReasonMalformed, Msg: "Authorization header: no token after Bearer"}
 	errOversized   = &TokenError{Reason: ReasonOversized,
 		Msg: fmt.Sprintf("Authorization header over %d bytes", MaxHeaderBytes)}
+	errTokenOversized = &TokenError{Reason: ReasonOversized,
+		Msg: fmt.Sprintf("token over %d bytes", MaxHeaderBytes)}
 	errTokenChars = &TokenError{Reason: ReasonMalformed,
 		Msg: "token holds a character a token cannot have (whitespace, a control character such as NUL, or another outside RFC 6750's token68)"}
 )
@@ -103,7 +112,7 @@ var (
 func BearerToken(values []string) (string, error) {
 	switch len(values) {
 	case 0:
-		return "", errNoToken
+		return "", errNoHeader
 	case 1:
 	default:
 		return "", errManyHeaders
@@ -113,7 +122,7 @@ func BearerToken(values []string) (string, error) {
 		return "", errOversized
 	}
 	if strings.TrimSpace(v) == "" {
-		return "", errNoToken
+		return "", errNoHeader
 	}
 	const scheme = "bearer"
 	if len(v) < len(scheme) || !strings.EqualFold(v[:len(scheme)], scheme) {
@@ -145,7 +154,7 @@ func CheckToken(token string) error {
 		return errNoToken
 	}
 	if len(token) > MaxHeaderBytes {
-		return errOversized
+		return errTokenOversized
 	}
 	i := 0
 	for ; i < len(token) && token68(token[i]); i++ {

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/lograte"
 	"github.com/vesta-go/vesta/intf"
 )
 
@@ -67,6 +68,8 @@ type Mode[S Store] struct {
 	cur  atomic.Pointer[box[S]] // nil until open
 	off  atomic.Bool
 	down atomic.Pointer[DownError] // why the store is not open, while retrying
+
+	storeLog lograte.Limiter // spaces CallerError's warnings
 
 	mu      sync.Mutex // orders publication against Close
 	started bool

@@ -74,6 +74,8 @@ func TestReceiverChecksEveryMethod(t *testing.T) {
 	dec := guardedPipe(t, recv, "10.0.0.1:4", "tok-dec")
 	for name, call := range calls {
 		assert.ErrorIs(t, call(none), intf.ErrUnauthenticated, name)
+		assert.ErrorContains(t, call(none), "client.WithToken", "%s: an RPC caller is told what it does", name)
+		assert.NotContains(t, call(none).Error(), "Authorization", "%s: an RPC call has no header", name)
 		assert.ErrorIs(t, call(bad), intf.ErrUnauthenticated, name)
 		var se *intf.ScopeError
 		switch name {

@@ -84,6 +84,8 @@ func numberError(name, s, want string, err error) *apiError {
 	switch {
 	case s == "":
 		return badParam(name, "empty: want %s", want)
+	case errors.Is(err, intf.ErrIdTooLong):
+		return badParam(name, "%s is %d characters, longer than any ID's 20: want %s", quoteShort(s), len(s), want)
 	case errors.Is(err, strconv.ErrRange):
 		return badParam(name, "%s overflows 64 bits: want %s", quoteShort(s), want)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/vesta-go/vesta/internal/server/segconfig"
+	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/server-rest/internal/restapp"
 	"io"
 	"log/slog"
@@ -124,7 +125,9 @@ type flakyStore struct {
 	closed atomic.Bool
 }
 
-var errDown = errors.New("flaky store: connection refused")
+// errDown names the database's address, as a driver's error does: it
+// must reach the log, never a caller.
+var errDown = errors.New("flaky store: failed to connect: 127.0.0.1:40231 (127.0.0.1): dial error: connection refused")
 
 func (f *flakyStore) Alloc(ctx context.Context, tag string, step int64) (int64, int64, error) {
 	if f.down.Load() {
@@ -185,7 +188,8 @@ func settle(t *testing.T, g *segment.Generator, tag string) {
 
 func TestSegmentDatabaseDown(t *testing.T) {
 	open, st, gen := flakySegments(t, segspec.Tag{Tag: "t", MaxId: 1, Step: 10})
-	cfg := testConfig(t)
+	var log syncbuf.Buffer
+	cfg := testConfigLog(t, &log)
 	srv, ts := startServer(t, cfg, withSegments(cfg, open))
 	g := <-gen
 
@@ -199,8 +203,10 @@ func TestSegmentDatabaseDown(t *testing.T) {
 	require.Equal(t, 503, r.status, r.body)
 	assert.Equal(t, "1", r.header.Get("Retry-After"))
 	msg, _ := jsonError(t, r)
-	assert.Contains(t, msg, "database cannot be reached")
-	assert.NotContains(t, msg, "internal error")
+	assert.Equal(t, "segment store unavailable: retry shortly", msg, "the store's failure is the log's, not the caller's")
+	assert.NotContains(t, r.body, "127.0.0.1")
+	assert.Contains(t, log.String(), "127.0.0.1:40231", "the log keeps the detail")
+	assert.Contains(t, log.String(), "database cannot be reached")
 	assert.Equal(t, 200, get(t, ts.URL+"/readyz").status, "segment trouble does not make the ID service unready")
 	assert.Equal(t, 1.0, metricValue(t, get(t, ts.URL+"/metrics").body, `vesta_segment_load_failing{tag="t"}`))
 

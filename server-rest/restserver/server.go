@@ -221,6 +221,7 @@ func New(start StartFunc, opts ...Option) *Server {
 	if open == nil {
 		open = func(context.Context) (Segments, error) { return nil, nil } // off
 	}
+	open = s.withCallerErrors(open)
 	s.segs = segopen.New(open, segopen.Options{RetryMin: s.retryMin, RetryMax: s.retryMax,
 		Logger: s.log, Answer: "/segment: 503"})
 	switch {
@@ -313,7 +314,8 @@ func (s *Server) segments() (Segments, error) {
 	case errors.Is(err, segopen.ErrOff):
 		return nil, errSegmentsOff
 	case errors.As(err, &down):
-		return nil, &apiError{Status: http.StatusServiceUnavailable, Err: down, Msg: down.Error()}
+		ce := s.segs.CallerError(err)
+		return nil, &apiError{Status: http.StatusServiceUnavailable, Err: ce, Msg: ce.Error()}
 	}
 	return nil, errSegmentsStarting
 }

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/server/coremetrics"
@@ -71,7 +73,27 @@ func New(o Options) (http.Handler, error) {
 	mux.Handle("GET "+PathMetrics, guarded(o.Guard, o.Metrics))
 	mux.Handle("GET "+statuspage.PathStatus, guarded(o.Guard, page.StatusHandler()))
 	mux.Handle("GET "+statuspage.PathUI, page.UIHandler())
-	return mux, nil
+	return jsonMisses(mux), nil
+}
+
+// jsonMisses answers what mux has no endpoint for as every error of the
+// product is answered, in JSON with "error": a path it does not serve
+// 404, another method than GET (or HEAD) on one of its paths 405. The
+// mux's own answers to those are plain text.
+func jsonMisses(mux *http.ServeMux) http.Handler {
+	want := strings.Join(Paths, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" { // "": no pattern takes r
+			mux.ServeHTTP(w, r)
+			return
+		}
+		if slices.Contains(Paths, r.URL.Path) {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "method not allowed: every endpoint takes GET"})
+			return
+		}
+		writeJSON(w, http.StatusNotFound, errorBody{Error: "no such endpoint: use " + want})
+	})
 }
 
 // guarded puts h behind the metrics scope when g requires tokens; a guard
@@ -141,8 +163,8 @@ func challenge(code, scope string) string {
 	return v
 }
 
-// errorBody is the JSON of a refusal, as every endpoint of server-rest
-// writes one.
+// errorBody is the JSON of an error (a refusal, a path or method not
+// served), as every endpoint of server-rest writes one.
 type errorBody struct {
 	Error  string `json:"error"`
 	Header string `json:"header,omitempty"`

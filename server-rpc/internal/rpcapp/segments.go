@@ -3,7 +3,6 @@ package rpcapp
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/vesta-go/vesta/internal/segopen"
 	"github.com/vesta-go/vesta/internal/server/app"
@@ -53,7 +52,8 @@ func (s *Segments) NextIds(ctx context.Context, tag string, n int) ([]int64, err
 	if err != nil {
 		return nil, err
 	}
-	return g.NextIds(ctx, tag, n)
+	ids, err := g.NextIds(ctx, tag, n)
+	return ids, s.mode.CallerError(err)
 }
 
 // NextRange hands out a range of the Generator (SegmentRange), or says
@@ -63,7 +63,8 @@ func (s *Segments) NextRange(ctx context.Context, tag string, size int64) (intf.
 	if err != nil {
 		return intf.SegmentRange{}, err
 	}
-	return g.NextRange(ctx, tag, size)
+	r, err := g.NextRange(ctx, tag, size)
+	return r, s.mode.CallerError(err)
 }
 
 // Step is the tag's own step in the Generator, or says why there is none.
@@ -72,7 +73,8 @@ func (s *Segments) Step(ctx context.Context, tag string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return g.Step(ctx, tag)
+	step, err := g.Step(ctx, tag)
+	return step, s.mode.CallerError(err)
 }
 
 // NextNumber serves a period tag's number of the Generator
@@ -82,24 +84,20 @@ func (s *Segments) NextNumber(ctx context.Context, tag string) (intf.SegmentNumb
 	if err != nil {
 		return intf.SegmentNumber{}, err
 	}
-	return g.NextNumber(ctx, tag)
+	n, err := g.NextNumber(ctx, tag)
+	return n, s.mode.CallerError(err)
 }
 
 // get is the Generator, or the error of a segment call while segment mode
-// is not open (segopen.Mode.Get): off, the store being retried, or not
-// open yet.
+// is not open (segopen.Mode.Get): off, the store being retried (only
+// unavailable on the wire, without the retry's error: the client then
+// tries the next server), or not open yet.
 func (s *Segments) get() (*segment.Generator, error) {
 	g, err := s.mode.Get()
-	var down *segopen.DownError
-	switch {
-	case errors.Is(err, segopen.ErrOff):
+	if errors.Is(err, segopen.ErrOff) {
 		return nil, rpcapi.ErrSegmentOff
-	case errors.As(err, &down):
-		// Only unavailable on the wire, whatever the retry's error wraps:
-		// the client then tries the next server.
-		return nil, fmt.Errorf("%s: %w", down.Error(), intf.ErrUnavailable)
 	}
-	return g, err
+	return g, s.mode.CallerError(err)
 }
 
 // Off tells whether segment mode is off.

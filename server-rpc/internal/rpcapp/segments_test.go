@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/vesta-go/vesta/internal/segopen"
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
+	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/intf/rpcapi"
 	"github.com/vesta-go/vesta/service"
@@ -23,12 +23,14 @@ import (
 	"github.com/vesta-go/vesta/service/segment/segspec"
 )
 
-// A store unreachable at start: SegmentNextIds answers code 6 naming the
-// reason while the store is retried, then serves without a restart.
+// A store unreachable at start: SegmentNextIds answers code 6 while the
+// store is retried (the reason in the log: it names the database's
+// address), then serves without a restart.
 func TestSegmentsOpenInTheBackground(t *testing.T) {
 	tags, err := segspec.ParseTags("order")
 	require.NoError(t, err)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var logBuf syncbuf.Buffer
+	log := slog.New(slog.NewTextHandler(&logBuf, nil))
 	cfg := config.Config{Service: service.Settings{Logger: log},
 		Segment: config.Segment{Store: segspec.SQLite, DataDir: t.TempDir(), Tags: tags}}
 	var down atomic.Bool
@@ -49,7 +51,8 @@ func TestSegmentsOpenInTheBackground(t *testing.T) {
 	require.NoError(t, r.SegmentNextIds(rpcapi.SegmentArgs{Tag: "order", Count: 2}, &reply))
 	require.NotNil(t, reply.Err)
 	assert.Equal(t, rpcapi.CodeUnavailable, reply.Err.Code)
-	assert.Contains(t, reply.Err.Message, "segment store unreachable: dial tcp 127.0.0.1:1: connection refused")
+	assert.Equal(t, "segment store unavailable: retry shortly", reply.Err.Message)
+	assert.Contains(t, logBuf.String(), "dial tcp 127.0.0.1:1: connection refused", "the log keeps the reason")
 	require.Eventually(t, func() bool { return attempts.Load() >= 3 }, 10*time.Second, time.Millisecond, "it retries")
 
 	down.Store(false)
@@ -82,4 +85,48 @@ func TestSegmentsCloseStopsRetries(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return attempts.Load() >= 2 }, 10*time.Second, time.Millisecond)
 	require.NoError(t, s.Close()) // returns: it waited for the retries to end
+}
+
+// downStore is a segment store whose database went away after it opened:
+// every allocation fails with the driver's error, which names the
+// database's address.
+type downStore struct{}
+
+var errStoreDown = errors.New("segment store postgres: allocating: failed to connect: 10.1.2.3:5432 (db-7.internal): dial error: connection refused")
+
+func (downStore) Init(context.Context) error { return nil }
+func (downStore) Tags(context.Context) ([]segment.TagInfo, error) {
+	return []segment.TagInfo{{Tag: "order", MaxId: 1, Step: 10}}, nil
+}
+func (downStore) Alloc(context.Context, string, int64) (int64, int64, error) {
+	return 0, 0, errStoreDown
+}
+func (downStore) CreateTag(context.Context, segment.TagInfo) error { return nil }
+func (downStore) Close() error                                     { return nil }
+
+// A store failing after it opened: SegmentNextIds and SegmentRange answer
+// code 6 "segment store unavailable"; the store's error, with the
+// database's address, is in the log and nowhere in the reply.
+func TestSegmentStoreFailureIsNotTheCallers(t *testing.T) {
+	var logBuf syncbuf.Buffer
+	log := slog.New(slog.NewTextHandler(&logBuf, nil))
+	cfg := config.Config{Service: service.Settings{Logger: log}, SegmentMaxRange: 1000}
+	s, err := openSegments(context.Background(), func(ctx context.Context) (*segment.Generator, error) {
+		return segment.New(ctx, segment.Settings{Store: downStore{}, Logger: log, WaitTimeout: time.Millisecond})
+	}, segopen.Options{Logger: log})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	r := rpcapi.NewReceiver(nil, 10, ReceiverOptions(cfg, s)...)
+
+	var ids rpcapi.SegmentReply
+	require.NoError(t, r.SegmentNextIds(rpcapi.SegmentArgs{Tag: "order", Count: 2}, &ids))
+	var rng rpcapi.SegmentRangeReply
+	require.NoError(t, r.SegmentRange(rpcapi.SegmentRangeArgs{Tag: "order", Size: 5}, &rng))
+	for name, e := range map[string]*rpcapi.Error{"SegmentNextIds": ids.Err, "SegmentRange": rng.Err} {
+		require.NotNil(t, e, name)
+		assert.Equal(t, rpcapi.CodeUnavailable, e.Code, name)
+		assert.Equal(t, "segment store unavailable: retry shortly", e.Message, name)
+		assert.ErrorIs(t, e, intf.ErrUnavailable, name)
+	}
+	assert.Contains(t, logBuf.String(), "10.1.2.3:5432", "the log keeps the detail")
 }
