@@ -172,3 +172,10 @@ func noDuplicate(t *testing.T, lists ...[]int64) int {
 
 // proxy is a cuttable proxy in front of c.
 func proxy(t *testing.T, c coordinator) *nettest.Proxy { return nettest.NewProxy(t, c.addr()) }
+
+// issues waits until a node's Load has had IDs: the guard only ends a node
+// that stopped answering.
+func issues(t *testing.T, node string, issued func() int) {
+	t.Helper()
+	leasetest.Eventually(t, time.Minute, node+" issues under the load", func() bool { return issued() > 0 })
+}

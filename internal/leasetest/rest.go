@@ -172,8 +172,9 @@ func (r *Rest) Metric(name string) string {
 }
 
 // Load asks for batches of 10,000 IDs until stop is closed; done returns
-// them with the time of the last batch.
-func (r *Rest) Load(stop <-chan struct{}) (done func() ([]int64, time.Time)) {
+// them with the time of the last batch. issued says how many it has so
+// far, while it runs, so that a test waits for IDs rather than a while.
+func (r *Rest) Load(stop <-chan struct{}) (done func() ([]int64, time.Time), issued func() int) {
 	var mu sync.Mutex
 	var ids []int64
 	var last time.Time
@@ -202,10 +203,16 @@ func (r *Rest) Load(stop <-chan struct{}) (done func() ([]int64, time.Time)) {
 			mu.Unlock()
 		}
 	}()
-	return func() ([]int64, time.Time) {
+	done = func() ([]int64, time.Time) {
 		<-finished
 		mu.Lock()
 		defer mu.Unlock()
 		return ids, last
 	}
+	issued = func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(ids)
+	}
+	return done, issued
 }

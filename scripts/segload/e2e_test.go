@@ -6,10 +6,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -91,13 +93,22 @@ func TestClientRangesAcrossProcessesAndAKill(t *testing.T) {
 
 	dir := t.TempDir()
 	type run struct {
-		out  string
-		res  result
-		err  error
-		logs strings.Builder
+		out   string
+		res   result
+		err   error
+		logs  strings.Builder
+		stdin io.WriteCloser // closing it ends the run (--until-eof)
 	}
 	runs := make([]*run, 4)
 	var wg sync.WaitGroup
+	t.Cleanup(func() { // on a failure too: the clients stop before their files go
+		for _, r := range runs {
+			if r != nil && r.stdin != nil {
+				r.stdin.Close()
+			}
+		}
+		wg.Wait()
+	})
 	for i := range runs {
 		r := &run{out: filepath.Join(dir, fmt.Sprintf("ids-%d", i))}
 		runs[i] = r
@@ -106,10 +117,14 @@ func TestClientRangesAcrossProcessesAndAKill(t *testing.T) {
 			addrs = s2.addr + "," + s1.addr
 		}
 		// Small ranges (at most 2,000 IDs): many loads, before and after
-		// the kill.
+		// the kill. The run lasts until the test closes stdin; the
+		// duration is only a guard.
 		cmd := exec.Command(segload, "--addrs", addrs, "--tag", "e2e", "--ranges", "--max-range", "2000",
-			"--duration", "6s", "--goroutines", "8", "--rate", "5000", "--out", r.out)
+			"--duration", "10m", "--until-eof", "--goroutines", "8", "--rate", "5000", "--out", r.out)
 		cmd.Stderr = &r.logs
+		stdin, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		r.stdin = stdin
 		wg.Go(func() {
 			out, err := cmd.Output()
 			r.err = err
@@ -118,10 +133,40 @@ func TestClientRangesAcrossProcessesAndAKill(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(2 * time.Second) // the clients are loading ranges from both servers
+	// A client's file grows a MiB (131,072 IDs) at a time: its first MiB
+	// says it is taking IDs from its ranges.
+	written := func(r *run) int64 {
+		fi, err := os.Stat(r.out)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	const mib = 1 << 20
+	waitWritten(t, "every client is taking IDs", func() bool {
+		return !slices.ContainsFunc(runs, func(r *run) bool { return written(r) == 0 })
+	})
 	require.NoError(t, s1.cmd.Process.Kill())
 	<-s1.done
 	t.Log("server 1 killed")
+	// 2 MiB more than at the kill: at least a MiB of IDs taken after it,
+	// far more than the few ranges of at most 2,000 IDs a client held then,
+	// so its range loads went on from server 2.
+	atKill := make([]int64, len(runs))
+	for i, r := range runs {
+		atKill[i] = written(r)
+	}
+	waitWritten(t, "every client took IDs after the kill", func() bool {
+		for i, r := range runs {
+			if written(r) < atKill[i]+2*mib {
+				return false
+			}
+		}
+		return true
+	})
+	for _, r := range runs {
+		require.NoError(t, r.stdin.Close())
+	}
 	wg.Wait()
 
 	seen := map[int64]int{}
@@ -132,8 +177,6 @@ func TestClientRangesAcrossProcessesAndAKill(t *testing.T) {
 		ids := readIds(t, r.out)
 		require.EqualValues(t, r.res.Ids, len(ids), "client %d wrote every ID it took", i)
 		require.NotEmpty(t, ids, "client %d took IDs", i)
-		require.Greater(t, len(r.res.PerSecond), 4)
-		assert.Positive(t, r.res.PerSecond[4], "client %d took IDs after the kill", i)
 		for _, id := range ids {
 			if prev, dup := seen[id]; dup {
 				t.Fatalf("ID %d handed out twice: to client %d and client %d", id, prev, i)
@@ -145,6 +188,15 @@ func TestClientRangesAcrossProcessesAndAKill(t *testing.T) {
 			r.res.Waits, r.res.Errors, r.res.FirstError)
 	}
 	t.Logf("%d IDs from 4 client processes, 0 duplicates", total)
+}
+
+// waitWritten waits until cond holds; the guard only ends a run whose
+// clients stopped taking IDs.
+func waitWritten(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for guard := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
+		require.True(t, time.Now().Before(guard), "after 2 minutes: not yet: %s", what)
+	}
 }
 
 func readIds(t *testing.T, path string) []int64 {

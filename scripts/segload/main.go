@@ -51,13 +51,13 @@ type result struct {
 }
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
+	if err := run(os.Args[1:], os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "segload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string, stdout io.Writer) error {
+func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	fs := flag.NewFlagSet("segload", flag.ContinueOnError)
 	addrs := fs.String("addrs", "127.0.0.1:20880", "comma-separated server-rpc addresses, in order of preference")
 	tag := fs.String("tag", "order", "segment tag")
@@ -68,6 +68,7 @@ func run(args []string, stdout io.Writer) error {
 	limit := fs.Int64("limit", 0, "stop each goroutine after this many IDs (0: no limit)")
 	pace := fs.Int64("rate", 0, "IDs per second per goroutine at most (0: as fast as it can)")
 	out := fs.String("out", "", "write every ID to this file, 8 bytes little-endian each (for duplicate checks)")
+	untilEOF := fs.Bool("until-eof", false, "stop also when stdin closes (a test ends the run once it has seen what it needs)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -104,6 +105,10 @@ func run(args []string, stdout io.Writer) error {
 	}
 	start := time.Now()
 	end := start.Add(*duration)
+	var closed atomic.Bool // stdin closed, with --until-eof
+	if *untilEOF {
+		go func() { _, _ = io.Copy(io.Discard, stdin); closed.Store(true) }()
+	}
 	var wg sync.WaitGroup
 	for range *goroutines {
 		wg.Go(func() {
@@ -142,7 +147,7 @@ func run(args []string, stdout io.Writer) error {
 				if n&mask == 0 || err != nil {
 					now := time.Now()
 					flush(now)
-					if now.After(end) || (*limit > 0 && n >= *limit) {
+					if now.After(end) || closed.Load() || (*limit > 0 && n >= *limit) {
 						return
 					}
 				}

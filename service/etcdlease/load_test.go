@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +26,8 @@ type generator struct {
 	ids  []int64
 	errs int
 	bad  error
+	// issued counts the IDs issued so far, while it runs.
+	issued atomic.Int64
 }
 
 func generate(name string, svc *service.Service, goroutines int) *generator {
@@ -53,6 +56,7 @@ func (g *generator) run() {
 		ids, err := g.svc.GenIds(bg, 16)
 		switch {
 		case err == nil:
+			g.issued.Add(int64(len(ids)))
 			for _, id := range ids {
 				mine = append(mine, int64(id))
 			}
@@ -86,7 +90,7 @@ func TestNoDuplicatesAcrossNodesUnderLoad(t *testing.T) {
 	b := startNode(t, "b")
 	cc := startNode(t, "c")
 	gens := []*generator{generate("a", a, 2), generate("b", b.svc, 2), generate("c", cc.svc, 2)}
-	time.Sleep(300 * time.Millisecond)
+	eachIssues(t, gens, "before the revoke")
 
 	// a's lease is revoked under load; d takes a's id while a waits at the
 	// gate; then a claims a new id.
@@ -98,7 +102,7 @@ func TestNoDuplicatesAcrossNodesUnderLoad(t *testing.T) {
 	gens = append(gens, generate("d", d.svc, 2))
 	close(gated.gate)
 	eventually(t, 2*testTTL, "a issues again", func() bool { return a.Stats().LeaseHeld })
-	time.Sleep(300 * time.Millisecond)
+	eachIssues(t, gens, "after a's new claim")
 
 	seen := make(map[int64]string)
 	var a0, d0 []int64 // time units of machine 0's IDs from a and from d
@@ -127,4 +131,21 @@ func TestNoDuplicatesAcrossNodesUnderLoad(t *testing.T) {
 	assert.Less(t, slices.Max(a0), slices.Min(d0), "d issued machine 0's IDs only in time units after a's")
 	assert.Equal(t, int64(3), a.Machine(), "a claimed the next free id")
 	t.Logf("%d IDs from 4 nodes, no duplicate", total)
+}
+
+// eachIssues waits until every generator has issued IDs since the call.
+func eachIssues(t *testing.T, gens []*generator, when string) {
+	t.Helper()
+	from := make([]int64, len(gens))
+	for i, g := range gens {
+		from[i] = g.issued.Load()
+	}
+	eventually(t, time.Minute, "every node issues "+when, func() bool {
+		for i, g := range gens {
+			if g.issued.Load() == from[i] {
+				return false
+			}
+		}
+		return true
+	})
 }

@@ -16,8 +16,9 @@ import (
 )
 
 // collect calls GenId in a loop until stop is closed and returns the IDs
-// issued; fenced counts the calls refused with ErrFenced.
-func collect(svc *service.Service, stop <-chan struct{}) (ids func() ([]int64, int)) {
+// issued; fenced counts the calls refused with ErrFenced. issued says how
+// many IDs it has so far, while it runs.
+func collect(svc *service.Service, stop <-chan struct{}) (ids func() ([]int64, int), issued func() int) {
 	var mu sync.Mutex
 	var got []int64
 	fenced := 0
@@ -44,12 +45,18 @@ func collect(svc *service.Service, stop <-chan struct{}) (ids func() ([]int64, i
 			}
 		}
 	}()
-	return func() ([]int64, int) {
+	ids = func() ([]int64, int) {
 		<-done
 		mu.Lock()
 		defer mu.Unlock()
 		return got, fenced
 	}
+	issued = func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got)
+	}
+	return ids, issued
 }
 
 // A claim made to lapse behind its holder's back (the database decides
@@ -63,8 +70,8 @@ func TestTakeoverStartsAboveTheOldMarkAndNeverDuplicates(t *testing.T) {
 	p := nettest.NewProxy(t, hostOf(t, dsn))
 	a, la := startNode(t, viaProxy(t, dsn, p.Addr()), "a", withRange(3, 3))
 	stop := make(chan struct{})
-	fromA := collect(a, stop)
-	time.Sleep(100 * time.Millisecond)
+	fromA, issuedA := collect(a, stop)
+	eventually(t, time.Minute, "a issues", func() bool { return issuedA() > 0 })
 	c := db(t, dsn)
 	old, ok := rowOf(t, c, 3)
 	require.True(t, ok)
@@ -75,12 +82,12 @@ func TestTakeoverStartsAboveTheOldMarkAndNeverDuplicates(t *testing.T) {
 	require.NoError(t, err)
 	b, _ := startNode(t, dsn, "b", withRange(3, 3))
 	p.Thaw()
-	fromB := collect(b, stop)
+	fromB, issuedB := collect(b, stop)
 	eventually(t, 3*testTTL, "a finds its id taken over and stops issuing", func() bool {
 		_, err := a.GenId(bg)
 		return errors.Is(err, intf.ErrFenced)
 	})
-	time.Sleep(100 * time.Millisecond)
+	eventually(t, time.Minute, "b issues", func() bool { return issuedB() > 0 })
 	close(stop)
 	idsA, _ := fromA()
 	idsB, _ := fromB()

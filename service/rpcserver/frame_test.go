@@ -104,12 +104,12 @@ func tcpPair(t *testing.T) (*conn, net.Conn) {
 // again, and fails only once its own deadline has passed.
 func TestLazyReadDeadline(t *testing.T) {
 	c, peer := tcpPair(t)
-	sets := 0
+	sets, rearmed := 0, make(chan struct{})
 	r := &deadlineReader{c: c, lazyDeadline: lazyDeadline{step: 10 * time.Millisecond,
-		set: func(d time.Time) error { sets++; return c.setReadDeadline(d) }}}
+		set: func(d time.Time) error { sets++; signalAt(sets, 2, rearmed); return c.setReadDeadline(d) }}}
 	r.want = ctxtime.Monotonic() + time.Hour
 	go func() {
-		time.Sleep(100 * time.Millisecond) // several steps
+		waitRearmed(rearmed)
 		_, _ = peer.Write([]byte("x"))
 	}()
 	b := make([]byte, 1)
@@ -134,14 +134,14 @@ func TestLazyReadDeadline(t *testing.T) {
 // writes everything once the peer reads.
 func TestLazyWriteDeadline(t *testing.T) {
 	c, peer := tcpPair(t)
-	sets := 0
+	sets, rearmed := 0, make(chan struct{})
 	w := &deadlineWriter{c: c, lazyDeadline: lazyDeadline{step: 10 * time.Millisecond,
-		set: func(d time.Time) error { sets++; return c.Conn.SetWriteDeadline(d) }}}
+		set: func(d time.Time) error { sets++; signalAt(sets, 2, rearmed); return c.Conn.SetWriteDeadline(d) }}}
 	w.want = ctxtime.Monotonic() + time.Hour
 	data := bytes.Repeat([]byte("0123456789abcdef"), 2<<20) // 32 MB: more than the socket buffers
 	read := make(chan int64, 1)
 	go func() {
-		time.Sleep(100 * time.Millisecond) // the writer blocks meanwhile
+		waitRearmed(rearmed) // the writer blocks meanwhile
 		n, _ := io.Copy(io.Discard, peer)
 		read <- n
 	}()
@@ -151,4 +151,22 @@ func TestLazyWriteDeadline(t *testing.T) {
 	assert.Greater(t, sets, 1, "re-armed after an early timeout")
 	c.Conn.Close()
 	assert.Equal(t, int64(len(data)), <-read)
+}
+
+// signalAt closes ch when n reaches at: the deadline was set again after an
+// early timeout.
+func signalAt(n, at int, ch chan struct{}) {
+	if n == at {
+		close(ch)
+	}
+}
+
+// waitRearmed waits until the deadline was set again; after a minute it
+// goes on anyway, so that a deadline never re-armed fails the test's
+// assertion rather than hanging it.
+func waitRearmed(ch <-chan struct{}) {
+	select {
+	case <-ch:
+	case <-time.After(time.Minute):
+	}
 }
