@@ -16,24 +16,19 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/scripts/internal/rpcproc"
 )
 
 func main() {
@@ -91,14 +86,14 @@ func run() error {
 }
 
 func runOnce(c config, conns int) error {
-	srv, err := startServer(c.bin, c.serverArgs)
+	srv, err := rpcproc.Start(c.bin, c.serverArgs)
 	if err != nil {
 		return err
 	}
-	defer srv.kill()
-	pid := srv.cmd.Process.Pid
-	legit(srv.addr, c.callers, 2*time.Second) // warm: the service and the client's first allocations
-	base, err := rss(pid)
+	defer srv.Kill()
+	pid := srv.Pid()
+	rpcproc.Legit(srv.Addr, c.callers, 2*time.Second) // warm: the service and the client's first allocations
+	base, err := rpcproc.RSS(pid)
 	if err != nil {
 		return err
 	}
@@ -109,20 +104,20 @@ func runOnce(c config, conns int) error {
 	var sent, closed atomic.Int64
 	var wg sync.WaitGroup
 	for range conns {
-		wg.Go(func() { attack(ctx, srv.addr, c, first.b, &sent, &closed) })
+		wg.Go(func() { attack(ctx, srv.Addr, c, first.b, &sent, &closed) })
 	}
 	peak := base
 	sampled := make(chan struct{})
 	go func() {
 		defer close(sampled)
 		for ctx.Err() == nil {
-			if r, err := rss(pid); err == nil {
+			if r, err := rpcproc.RSS(pid); err == nil {
 				peak = max(peak, r)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()
-	st := legit(srv.addr, c.callers, c.dur)
+	st := rpcproc.Legit(srv.Addr, c.callers, c.dur)
 	stop()
 	wg.Wait()
 	<-sampled
@@ -131,7 +126,7 @@ func runOnce(c config, conns int) error {
 	back := "not within " + c.settle.String()
 	var last int64
 	for time.Since(ended) < c.settle {
-		if last, err = rss(pid); err != nil {
+		if last, err = rpcproc.RSS(pid); err != nil {
 			return err
 		}
 		if last <= base+c.near && strings.HasPrefix(back, "not") {
@@ -139,11 +134,11 @@ func runOnce(c config, conns int) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	totals := srv.stop()
+	totals := srv.Stop()
 	fmt.Printf("| %d | %d MiB | %d MiB (+%d MiB) | %s | %d MiB | %s | %d MiB | %d | %s |\n",
-		conns, base>>20, peak>>20, (peak-base)>>20, back, last>>20, st.row(), sent.Load()>>20, closed.Load(), badTypes(totals))
-	if st.first != nil {
-		fmt.Println("first client error:", st.first)
+		conns, base>>20, peak>>20, (peak-base)>>20, back, last>>20, row(st), sent.Load()>>20, closed.Load(), badTypes(totals))
+	if st.First != nil {
+		fmt.Println("first client error:", st.First)
 	}
 	return nil
 }
@@ -201,138 +196,8 @@ func attack(ctx context.Context, addr string, c config, first []byte, sent, clos
 	}
 }
 
-// stats are the legitimate client's GenId latencies.
-type stats struct {
-	lat    []time.Duration
-	errors int
-	first  error
-}
-
-func (s stats) row() string {
-	slices.Sort(s.lat)
-	q := func(p float64) string {
-		if len(s.lat) == 0 {
-			return "n/a"
-		}
-		return s.lat[min(len(s.lat)-1, int(p*float64(len(s.lat))))].Round(10 * time.Microsecond).String()
-	}
-	return fmt.Sprintf("%d | %d | %s | %s | %s", len(s.lat), s.errors, q(0.5), q(0.99), q(1))
-}
-
-// legit calls GenId from callers goroutines of one client for d.
-func legit(addr string, callers int, d time.Duration) stats {
-	c, err := client.New([]string{addr})
-	if err != nil {
-		return stats{errors: 1, first: err}
-	}
-	defer c.Close()
-	var mu sync.Mutex
-	var all stats
-	var wg sync.WaitGroup
-	end := time.Now().Add(d)
-	for range callers {
-		wg.Go(func() {
-			var mine stats
-			for time.Now().Before(end) {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				t0 := time.Now()
-				_, err := c.GenId(ctx)
-				el := time.Since(t0)
-				cancel()
-				if err != nil {
-					mine.errors++
-					if mine.first == nil {
-						mine.first = err
-					}
-					continue
-				}
-				mine.lat = append(mine.lat, el)
-			}
-			mu.Lock()
-			all.lat = append(all.lat, mine.lat...)
-			all.errors += mine.errors
-			if all.first == nil {
-				all.first = mine.first
-			}
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	return all
-}
-
-func rss(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
-}
-
-type server struct {
-	cmd    *exec.Cmd
-	addr   string
-	totals chan string
-}
-
-// startServer starts bin on a free 127.0.0.1 port with a temporary data
-// dir.
-func startServer(bin string, args []string) (*server, error) {
-	dir, err := os.MkdirTemp("", "gobflood")
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, append([]string{"--listen", "127.0.0.1:0", "--data-dir", dir, "--machine", "1"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd, totals: make(chan string, 1)}
-	addr := make(chan string, 1)
-	go func() {
-		defer os.RemoveAll(dir)
-		listening := regexp.MustCompile(`vesta: listening.* server=rpc addr=(\S+)`)
-		totals := regexp.MustCompile(`connection totals"? (.*)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-			if m := totals.FindStringSubmatch(sc.Text()); m != nil {
-				s.totals <- m[1]
-			}
-		}
-		close(s.totals)
-	}()
-	select {
-	case s.addr = <-addr:
-		return s, nil
-	case <-time.After(30 * time.Second):
-		s.kill()
-		return nil, errors.New("the server did not say where it listens")
-	}
-}
-
-// stop sends SIGTERM and returns the server's connection totals.
-func (s *server) stop() string {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	t := <-s.totals
-	_ = s.cmd.Wait()
-	return t
-}
-
-func (s *server) kill() {
-	if s.cmd.ProcessState == nil {
-		_ = s.cmd.Process.Kill()
-		_ = s.cmd.Wait()
-	}
+// row is the legitimate client's columns of the table.
+func row(s rpcproc.Stats) string {
+	p50, p99, maximum := s.Percentiles(10 * time.Microsecond)
+	return fmt.Sprintf("%d | %d | %s | %s | %s", len(s.Lat), s.Errors, p50, p99, maximum)
 }

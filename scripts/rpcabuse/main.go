@@ -19,7 +19,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -28,8 +27,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +34,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/scripts/internal/rpcproc"
 )
 
 func main() {
@@ -82,99 +79,45 @@ func run() error {
 	if c.bin == "" {
 		return errors.New("--bin is required")
 	}
-	srv, err := startServer(c.bin, c.serverArgs)
+	srv, err := rpcproc.Start(c.bin, c.serverArgs)
 	if err != nil {
 		return err
 	}
-	defer srv.kill()
-	fmt.Printf("server-rpc %s on %s (pid %d)\n\n", strings.Join(c.serverArgs, " "), srv.addr, srv.cmd.Process.Pid)
+	defer srv.Kill()
+	fmt.Printf("server-rpc %s on %s (pid %d)\n\n", strings.Join(c.serverArgs, " "), srv.Addr, srv.Pid())
 
-	base := legit(srv.addr, c.callers, c.baseline)
+	base := rpcproc.Legit(srv.Addr, c.callers, c.baseline)
 	fmt.Println("| phase | GenId calls | errors | p50 | p99 | max |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|")
-	base.row("no attack")
+	row(base, "no attack")
 
-	child, err := startAttackers(srv.addr, c)
+	child, err := startAttackers(srv.Addr, c)
 	if err != nil {
 		return err
 	}
 	time.Sleep(c.ramp)
-	under := legit(srv.addr, c.callers, c.dur)
+	under := rpcproc.Legit(srv.Addr, c.callers, c.dur)
 	summary, err := child.stop()
 	if err != nil {
 		return err
 	}
-	under.row(fmt.Sprintf("%d idle + %d slow conns from %s", c.idle, c.slow, c.from))
+	row(under, fmt.Sprintf("%d idle + %d slow conns from %s", c.idle, c.slow, c.from))
 	fmt.Printf("\nattackers (%s redial pause): %s\n", c.redial, summary)
 
 	if err := huge(srv, c); err != nil {
 		return err
 	}
-	fmt.Println("\nserver totals:", srv.stop())
+	fmt.Println("\nserver totals:", srv.Stop())
 	return nil
 }
 
-// stats are one phase's GenId latencies.
-type stats struct {
-	lat    []time.Duration
-	errors int
-	first  error
-}
-
-func (s stats) row(phase string) {
-	slices.Sort(s.lat)
-	q := func(p float64) string {
-		if len(s.lat) == 0 {
-			return "n/a"
-		}
-		return s.lat[min(len(s.lat)-1, int(p*float64(len(s.lat))))].Round(time.Microsecond).String()
+// row prints one phase's line of the table, and its first error.
+func row(s rpcproc.Stats, phase string) {
+	p50, p99, maximum := s.Percentiles(time.Microsecond)
+	fmt.Printf("| %s | %d | %d | %s | %s | %s |\n", phase, len(s.Lat), s.Errors, p50, p99, maximum)
+	if s.First != nil {
+		fmt.Println("first error:", s.First)
 	}
-	fmt.Printf("| %s | %d | %d | %s | %s | %s |\n", phase, len(s.lat), s.errors, q(0.5), q(0.99), q(1))
-	if s.first != nil {
-		fmt.Println("first error:", s.first)
-	}
-}
-
-// legit calls GenId from callers goroutines of one client for d.
-func legit(addr string, callers int, d time.Duration) stats {
-	c, err := client.New([]string{addr})
-	if err != nil {
-		return stats{errors: 1, first: err}
-	}
-	defer c.Close()
-	var mu sync.Mutex
-	var all stats
-	var wg sync.WaitGroup
-	end := time.Now().Add(d)
-	for range callers {
-		wg.Go(func() {
-			var mine stats
-			for time.Now().Before(end) {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				t0 := time.Now()
-				_, err := c.GenId(ctx)
-				el := time.Since(t0)
-				cancel()
-				if err != nil {
-					mine.errors++
-					if mine.first == nil {
-						mine.first = err
-					}
-					continue
-				}
-				mine.lat = append(mine.lat, el)
-			}
-			mu.Lock()
-			all.lat = append(all.lat, mine.lat...)
-			all.errors += mine.errors
-			if all.first == nil {
-				all.first = mine.first
-			}
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	return all
 }
 
 // child is the attackers' process.
@@ -292,12 +235,12 @@ func holdSlow(ctx context.Context, conn net.Conn) {
 
 // huge sends a header claiming 8 GiB - 2 and then zeros, and prints the
 // server's RSS.
-func huge(srv *server, c config) error {
-	before, err := rss(srv.cmd.Process.Pid)
+func huge(srv *rpcproc.Server, c config) error {
+	before, err := rpcproc.RSS(srv.Pid())
 	if err != nil {
 		return err
 	}
-	conn, err := (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(c.from)}}).Dial("tcp", srv.addr)
+	conn, err := (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(c.from)}}).Dial("tcp", srv.Addr)
 	if err != nil {
 		return err
 	}
@@ -310,13 +253,13 @@ func huge(srv *server, c config) error {
 		n, err = conn.Write(zeros)
 		sent += int64(n)
 	}
-	during, rerr := rss(srv.cmd.Process.Pid)
+	during, rerr := rpcproc.RSS(srv.Pid())
 	if rerr != nil {
 		return rerr
 	}
 	conn.Close()
 	time.Sleep(time.Second)
-	after, rerr := rss(srv.cmd.Process.Pid)
+	after, rerr := rpcproc.RSS(srv.Pid())
 	if rerr != nil {
 		return rerr
 	}
@@ -324,21 +267,6 @@ func huge(srv *server, c config) error {
 	fmt.Printf("server RSS: %d MiB before, %d MiB after the writes, %d MiB 1s after the connection closed\n",
 		before>>20, during>>20, after>>20)
 	return nil
-}
-
-// rss is the resident set size of process pid.
-func rss(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmRSS:" {
-			kb, err := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
 }
 
 // raiseFileLimit raises the soft limit on open files to at least n (up to
@@ -359,66 +287,4 @@ func raiseFileLimit(n int) error {
 		return fmt.Errorf("setrlimit: %w", err)
 	}
 	return nil
-}
-
-type server struct {
-	cmd    *exec.Cmd
-	addr   string
-	totals chan string
-}
-
-// startServer starts bin on a free 127.0.0.1 port with a temporary data
-// dir.
-func startServer(bin string, args []string) (*server, error) {
-	dir, err := os.MkdirTemp("", "rpcabuse")
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, append([]string{"--listen", "127.0.0.1:0", "--data-dir", dir, "--machine", "1"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd, totals: make(chan string, 1)}
-	addr := make(chan string, 1)
-	go func() {
-		defer os.RemoveAll(dir)
-		listening := regexp.MustCompile(`vesta: listening.* server=rpc addr=(\S+)`)
-		totals := regexp.MustCompile(`connection totals"? (.*)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-			if m := totals.FindStringSubmatch(sc.Text()); m != nil {
-				s.totals <- m[1]
-			}
-		}
-		close(s.totals)
-	}()
-	select {
-	case s.addr = <-addr:
-		return s, nil
-	case <-time.After(30 * time.Second):
-		s.kill()
-		return nil, errors.New("the server did not say where it listens")
-	}
-}
-
-// stop sends SIGTERM and returns the server's connection totals.
-func (s *server) stop() string {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	t := <-s.totals
-	_ = s.cmd.Wait()
-	return t
-}
-
-func (s *server) kill() {
-	if s.cmd.ProcessState == nil {
-		_ = s.cmd.Process.Kill()
-		_ = s.cmd.Wait()
-	}
 }
