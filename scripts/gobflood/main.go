@@ -13,6 +13,14 @@
 //	go build -o /tmp/server-rpc ./server-rpc
 //	go run ./scripts/gobflood --bin /tmp/server-rpc
 //	go run ./scripts/gobflood --bin /tmp/server-rpc --conns 16 -- --max-type-defs 64 # after --: server flags
+//	go run ./scripts/gobflood --bin /tmp/server-rpc --attack-cpu 1 # the attackers in a child on CPU 1
+//
+// By default the attackers run in this process, beside the client, and
+// take most of a 2-core machine's CPU themselves (the server closes each
+// connection after a few bytes, so they redial and resend at once). With
+// --attack-cpu they run in a child process pinned to those CPUs (taskset)
+// at the lowest priority (nice 19), as an attacker on another host would:
+// the client's latency then shows what the server's own work costs it.
 package main
 
 import (
@@ -22,6 +30,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,6 +56,7 @@ type config struct {
 	dur, settle  time.Duration
 	near         int64
 	serverArgs   []string
+	attackCPU    string // run the attackers in a child pinned to these CPUs
 }
 
 func run() error {
@@ -60,17 +70,24 @@ func run() error {
 	flag.DurationVar(&c.dur, "duration", 20*time.Second, "attack time")
 	flag.DurationVar(&c.settle, "settle", 10*time.Second, "RSS watched after the attack")
 	near := flag.Int("near", 32, "MiB over the baseline that count as back near it")
+	flag.StringVar(&c.attackCPU, "attack-cpu", "", "run the attackers in a child process pinned to these CPUs (taskset list, e.g. 1), niced")
+	attackOnly := flag.String("attack-only", "", "internal: attack this address with --conns[0] connections for --duration, print sent and closed")
 	flag.Parse()
 	c.serverArgs, c.near = flag.Args(), int64(*near)<<20
-	if c.bin == "" {
-		return errors.New("--bin is required")
-	}
 	for _, s := range strings.Split(*conns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
 			return fmt.Errorf("--conns %q: want counts ≥ 1", *conns)
 		}
 		c.conns = append(c.conns, n)
+	}
+	if *attackOnly != "" {
+		sent, closed := attackFor(*attackOnly, c, c.conns[0])
+		fmt.Println(sent, closed)
+		return nil
+	}
+	if c.bin == "" {
+		return errors.New("--bin is required")
 	}
 	var g gobBuf
 	newFlood(c.defs, c.fields).call(&g)
@@ -98,14 +115,11 @@ func runOnce(c config, conns int) error {
 		return err
 	}
 
-	var first gobBuf
-	newFlood(c.defs, c.fields).call(&first)
-	ctx, stop := context.WithCancel(context.Background())
-	var sent, closed atomic.Int64
-	var wg sync.WaitGroup
-	for range conns {
-		wg.Go(func() { attack(ctx, srv.Addr, c, first.b, &sent, &closed) })
+	result, err := startAttack(srv.Addr, c, conns)
+	if err != nil {
+		return err
 	}
+	ctx, stop := context.WithCancel(context.Background())
 	peak := base
 	sampled := make(chan struct{})
 	go func() {
@@ -118,9 +132,12 @@ func runOnce(c config, conns int) error {
 		}
 	}()
 	st := rpcproc.Legit(srv.Addr, c.callers, c.dur)
+	sent, closed, err := result()
 	stop()
-	wg.Wait()
 	<-sampled
+	if err != nil {
+		return err
+	}
 	ended := time.Now()
 
 	back := "not within " + c.settle.String()
@@ -136,7 +153,7 @@ func runOnce(c config, conns int) error {
 	}
 	totals := srv.Stop()
 	fmt.Printf("| %d | %d MiB | %d MiB (+%d MiB) | %s | %d MiB | %s | %d MiB | %d | %s |\n",
-		conns, base>>20, peak>>20, (peak-base)>>20, back, last>>20, row(st), sent.Load()>>20, closed.Load(), badTypes(totals))
+		conns, base>>20, peak>>20, (peak-base)>>20, back, last>>20, row(st), sent>>20, closed, badTypes(totals))
 	if st.First != nil {
 		fmt.Println("first client error:", st.First)
 	}
@@ -152,6 +169,54 @@ func badTypes(totals string) string {
 		}
 	}
 	return strings.Join(keep, " ")
+}
+
+// startAttack starts conns attackers on addr for c.dur, in this process
+// or in a pinned child (--attack-cpu); result waits for them and says the
+// bytes sent and the connections the server closed.
+func startAttack(addr string, c config, conns int) (result func() (int64, int64, error), err error) {
+	if c.attackCPU == "" {
+		done := make(chan [2]int64, 1)
+		go func() { s, cl := attackFor(addr, c, conns); done <- [2]int64{s, cl} }()
+		return func() (int64, int64, error) { r := <-done; return r[0], r[1], nil }, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("taskset", "-c", c.attackCPU, "nice", "-n", "19", self, "--attack-only", addr,
+		"--conns", strconv.Itoa(conns), "--duration", c.dur.String(), "--defs", strconv.Itoa(c.defs),
+		"--fields", strconv.Itoa(c.fields), "--from", c.from)
+	cmd.Stderr = os.Stderr
+	out := new(strings.Builder)
+	cmd.Stdout = out
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the attackers (taskset, nice): %w", err)
+	}
+	return func() (int64, int64, error) {
+		if err := cmd.Wait(); err != nil {
+			return 0, 0, fmt.Errorf("the attackers: %w", err)
+		}
+		var sent, closed int64
+		_, err := fmt.Sscan(out.String(), &sent, &closed)
+		return sent, closed, err
+	}, nil
+}
+
+// attackFor runs conns attackers on addr for c.dur and returns the bytes
+// sent and the connections the server closed.
+func attackFor(addr string, c config, conns int) (sent, closed int64) {
+	var first gobBuf
+	newFlood(c.defs, c.fields).call(&first)
+	ctx, stop := context.WithTimeout(context.Background(), c.dur)
+	defer stop()
+	var s, cl atomic.Int64
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Go(func() { attack(ctx, addr, c, first.b, &s, &cl) })
+	}
+	wg.Wait()
+	return s.Load(), cl.Load()
 }
 
 // attack floods from c.from until ctx ends, redialling when the server
