@@ -101,11 +101,25 @@ func newToken(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--auth-file: %w", err)
 		}
 	}
+	// The auth file is written before the token is handed out, so that a
+	// failed write leaves no token that no auth file holds; --out is
+	// created first, so that one that exists fails before either.
+	var f *os.File
 	if *out != "" {
-		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
+		if f, err = os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
+	}
+	if edit != nil {
+		if err := edit.write(); err != nil {
+			if f != nil {
+				f.Close()
+				os.Remove(*out)
+			}
+			return fmt.Errorf("--auth-file: %w", err)
+		}
+	}
+	if f != nil {
 		if _, err := fmt.Fprintln(f, token); err != nil {
 			f.Close()
 			return fmt.Errorf("--out: %w", err)
@@ -119,9 +133,6 @@ func newToken(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case edit != nil:
-		if err := edit.write(); err != nil {
-			return fmt.Errorf("--auth-file: %w", err)
-		}
 		done := "added to"
 		if edit.create {
 			done = "written to a new"

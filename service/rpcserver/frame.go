@@ -101,7 +101,9 @@ func (r *frameReader) Read(p []byte) (int, error) {
 	}
 	if len(r.def) > 0 {
 		n := copy(p, r.def)
-		r.def = r.def[n:]
+		if r.def = r.def[n:]; len(r.def) == 0 {
+			r.def = nil // read: the connection keeps no buffer of it
+		}
 		r.left -= uint64(n)
 		return n, nil
 	}
