@@ -95,13 +95,21 @@ func (p *page) waitText(id, want string) {
 	}
 }
 
-// shown is the /status document the page rendered last.
-func (p *page) shown() statuspage.Status {
+// shown is the /status document the page rendered last, with the text of
+// the elements named by ids, read in one script: the page polls every
+// second, so two separate reads may straddle a refresh.
+func (p *page) shown(ids ...string) (statuspage.Status, map[string]string) {
 	p.t.Helper()
-	raw := value(p, "the page's last /status", chromedp.Evaluate[string](`JSON.stringify(last)`))
-	var st statuspage.Status
-	require.NoError(p.t, json.Unmarshal([]byte(raw), &st), raw)
-	return st
+	idsJSON, err := json.Marshal(ids)
+	require.NoError(p.t, err)
+	js := fmt.Sprintf(`JSON.stringify({status: last, texts: Object.fromEntries(%s.map(id => [id, document.getElementById(id).textContent]))})`, idsJSON)
+	raw := value(p, "the page's last /status", chromedp.Evaluate[string](js))
+	var got struct {
+		Status statuspage.Status `json:"status"`
+		Texts  map[string]string `json:"texts"`
+	}
+	require.NoError(p.t, json.Unmarshal([]byte(raw), &got), raw)
+	return got.Status, got.Texts
 }
 
 // thousands writes n as the page does (toLocaleString en-US).
@@ -236,13 +244,13 @@ func TestStatusPageInABrowser(t *testing.T) {
 			assert.Contains(t, browser.text("f-segments"), "coupon")
 
 			// Every figure on the page is the /status it read last.
-			shown := browser.shown()
-			assert.Equal(t, thousands(shown.Ids.Issued), browser.text("f-issued"))
-			assert.Equal(t, thousands(shown.Clock.ClockBackEvents), browser.text("f-clockback"))
-			assert.Equal(t, time.UnixMilli(shown.Clock.HighWaterMillis).UTC().Format("2006-01-02T15:04:05.000Z"), browser.text("f-hw"))
+			shown, texts := browser.shown("f-issued", "f-clockback", "f-hw", "f-now", "f-genmethod")
+			assert.Equal(t, thousands(shown.Ids.Issued), texts["f-issued"])
+			assert.Equal(t, thousands(shown.Clock.ClockBackEvents), texts["f-clockback"])
+			assert.Equal(t, time.UnixMilli(shown.Clock.HighWaterMillis).UTC().Format("2006-01-02T15:04:05.000Z"), texts["f-hw"])
 			assert.Greater(t, shown.Clock.HighWaterAheadMillis, int64(0), "the mark is stored ahead of the clock")
-			assert.Equal(t, shown.Now, browser.text("f-now"))
-			assert.Equal(t, fmt.Sprintf("%d / %d", shown.Settings.GenMethod, shown.Settings.Version), browser.text("f-genmethod"))
+			assert.Equal(t, shown.Now, texts["f-now"])
+			assert.Equal(t, fmt.Sprintf("%d / %d", shown.Settings.GenMethod, shown.Settings.Version), texts["f-genmethod"])
 
 			// The decoder, on an ID of /genid and on a version-1 ID.
 			_, body = fetchAs(t, base+"/genid", genTok)
