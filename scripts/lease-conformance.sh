@@ -21,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 show() { grep -E '^(--- |    --- |ok |FAIL)|_test\.go:[0-9]+: [^ ]' || true; }
 go test -count=1 -tags stress -v -run \
-  'TestDeletedClaim|TestLostMark|TestRestored|TestConcurrent|TestLostClaim|TestRestartWhile|TestBorrowBeyond|TestOfflineResume|TestCutOffHolder' \
+  'TestDeletedClaim|TestLostMark|TestRestored|TestWipedFleet|TestLoweredMarks|TestConcurrent|TestLostClaim|TestRestartWhile|TestBorrowBeyond|TestOfflineResume|TestCutOffHolder' \
   ./internal/leasekit/ 2>&1 | show
 go test -count=1 -tags stress -v -run 'TestThreeMemberClusterWithAHungMember' ./service/etcdlease/ 2>&1 | show
 go test -count=1 -tags stress -v -run 'TestPipelinedCallsWithoutATokenAreBounded' ./server-rpc/ 2>&1 | show

@@ -34,6 +34,19 @@ type MachineLease interface {
 	StoreMark(ctx context.Context, machine int64, ms int64) error
 }
 
+// LeaseMarkSpan is what a MachineLease implements to have its mark kept
+// ahead of its validity, so that a mark write failing after a renewal
+// (the coordinator going down between the two) never stops the node
+// before its fence. Without it the mark covers the validity alone.
+type LeaseMarkSpan interface {
+	// MarkSpan: the service stores the mark whenever it falls within keep
+	// of the validity (make keep cover what the next renewal adds), and
+	// then step further, so that one write serves about step of renewals.
+	// A node that takes the id after its holder crashed may wait for up
+	// to keep+step past the holder's validity.
+	MarkSpan() (keep, step time.Duration)
+}
+
 // LeaseStats are the counters a MachineLease may keep (Stats.Lease).
 type LeaseStats struct {
 	// MarkRefusals counts the claimed ids given back because their
@@ -64,6 +77,10 @@ type LeaseHolder interface {
 	// (3 s plus MaxBorrow): an earlier run on this data dir issued no ID
 	// above the unit of the time it stopped plus its lead.
 	Lead() time.Duration
+	// Layout is what this service's IDs are made of besides the machine
+	// id and the sequence: every node of a fleet needs the same, or two
+	// nodes handing one id over issue the same IDs.
+	Layout() Layout
 	// Hold says the lease now holds machine, surely valid until validUntil
 	// (Now() nanoseconds), and that its earlier holders may have issued IDs
 	// up to prevMarkMs (Unix ms; 0 if never held). Hold waits for the clock
@@ -93,6 +110,8 @@ type leaseHolder struct{ s *Service }
 func (h leaseHolder) Now() int64 { return h.s.settings.Clock.NowNanos() }
 
 func (h leaseHolder) Lead() time.Duration { return h.s.lead() }
+
+func (h leaseHolder) Layout() Layout { return h.s.settings.Layout() }
 
 func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs int64) error {
 	s := h.s
@@ -125,7 +144,7 @@ func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs i
 	s.pop.raise(floor)
 	// Renewals that came while Hold waited count too.
 	validUntil = s.extendValidity(validUntil)
-	ahead := s.leaseMarkAhead(0)
+	_, ahead := s.leaseMarkAhead(0)
 	if err := s.settings.Lease.StoreMark(ctx, machine, ahead); err != nil {
 		return fmt.Errorf("storing the mark of machine %d: %w", machine, err)
 	}
@@ -206,13 +225,16 @@ func (s *Service) extendValidity(v int64) int64 {
 	}
 }
 
-// leaseMarkAhead is the mark to store with the lease: ahead of the clock,
-// and at least the lease's validity. IDs are fenced at that validity, so a
-// mark that covers it lets the node issue through an etcd outage for as
-// long as the lease is surely valid, while a node taking the id over later
-// (after etcd expired the lease, so after that validity) barely waits.
-func (s *Service) leaseMarkAhead(wallNanos int64) int64 {
-	return max(s.aheadMillis(wallNanos), s.validUntil.Load()/int64(time.Millisecond))
+// leaseMarkAhead is the lease mark the service needs stored now (need),
+// and what it stores when the stored one is below that (store): ahead of
+// the clock, and keep past the lease's validity, then step further (see
+// LeaseMarkSpan). IDs are fenced at the validity, so a stored mark that
+// covers it — and the validity the next renewal sets, which comes before
+// the write after it — lets the node issue through an outage for as long
+// as its lease is surely valid, while the marks stay one write per step.
+func (s *Service) leaseMarkAhead(wallNanos int64) (need, store int64) {
+	need = max(s.aheadMillis(wallNanos), (s.validUntil.Load()+int64(s.marks.keep))/int64(time.Millisecond))
+	return need, need + s.marks.step.Milliseconds()
 }
 
 // fenceUnit is the last time unit that ends before validUntil: an ID in it

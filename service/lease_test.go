@@ -305,3 +305,27 @@ func TestHoldWithinTheLeadServesAtOnceInsideTheValidity(t *testing.T) {
 	assert.Equal(t, waits+1, clock.waits.Load(), "a validity ending sooner: waited for the clock to pass the floor")
 	assert.Greater(t, clock.Now().UnixMilli(), floor)
 }
+
+// A hold whose floor lies within the lead (now + 3 s + MaxBorrow, what a
+// resumed or a new claim starts above) is waited for, never refused as the
+// clock behind, even when its validity is too short to hand out the next
+// units at once and the lead exceeds MaxClockBackwardWait.
+func TestLeaseHoldWaitsForAFloorWithinTheLead(t *testing.T) {
+	clock := newFakeClock(testStart)
+	lease := newFakeLease()
+	done := make(chan error, 1)
+	go func() {
+		svc, err := service.New(bg, service.Settings{Lease: lease, Clock: clock, NoDataDir: true, Logger: discardLog,
+			MaxBorrow: 3 * time.Second, MaxClockBackwardWait: 5 * time.Second})
+		if err == nil {
+			t.Cleanup(func() { _ = svc.Close() })
+		}
+		done <- err
+	}()
+	h := <-lease.holders
+	require.Equal(t, 6*time.Second, h.Lead())
+	floor := clock.Now().Add(6 * time.Second).UnixMilli()
+	require.NoError(t, h.Hold(bg, 4, h.Now()+int64(4*time.Second), floor), "a floor within the lead is waited for")
+	require.NoError(t, <-done)
+	assert.GreaterOrEqual(t, clock.Now().UnixMilli(), floor, "waited until the unit after the floor began")
+}

@@ -102,7 +102,8 @@ func (s *Service) waitPast(ctx context.Context, floor, mark int64, where string)
 
 // waitNear is waitPast that may return up to ahead before the unit after
 // floor begins (the data dir's mark, a lease's hold: a restart serves at
-// once, its first IDs a little ahead of the clock).
+// once, its first IDs a little ahead of the clock). A mark within the lead
+// plus a unit is never the clock being behind, even when ahead is shorter.
 func (s *Service) waitNear(ctx context.Context, floor, mark int64, where string, ahead time.Duration) error {
 	resume := s.units.epochNanos + (floor+1)*s.units.unitNanos
 	now := s.settings.Clock.NowNanos()
@@ -111,7 +112,8 @@ func (s *Service) waitNear(ctx context.Context, floor, mark int64, where string,
 	// second of max-peak after a graceful Close) and the lead a crash
 	// leaves are not the clock being behind.
 	gap := time.Duration(resume - now)
-	if behind := time.Duration(mark*int64(time.Millisecond) - now); behind-ahead > s.settings.MaxClockBackwardWait {
+	slack := max(ahead, s.lead()+time.Duration(s.units.unitNanos))
+	if behind := time.Duration(mark*int64(time.Millisecond) - now); behind-slack > s.settings.MaxClockBackwardWait {
 		return fmt.Errorf("%w: the clock is %s behind the last time IDs may have been issued at (%s, stored in %s), more than maxClockBackwardWait %s: fix the clock, or raise maxClockBackwardWait to wait it out",
 			intf.ErrClockBehind, gap.Round(time.Millisecond), time.UnixMilli(mark).UTC(), where, s.settings.MaxClockBackwardWait)
 	}
@@ -202,10 +204,10 @@ func (s *Service) background(ctx context.Context) {
 			}
 			fileFailing = s.logTransition(fileFailing, err, "data dir")
 		}
-		// The lease mark is written only when it must rise: it covers the
-		// lease's validity, so between renewals the stored one is ahead
-		// enough, and a fleet's coordinator sees one write per renewal.
-		if ms := s.leaseMarkAhead(wall); s.settings.Lease != nil && s.cur.Load().held() && ms > s.marks.lease.Load() {
+		// The lease mark is written only when the stored one falls within
+		// the lease's keep of its validity, and then step ahead: a fleet's
+		// coordinator sees about one write per step (LeaseMarkSpan).
+		if need, ms := s.leaseMarkAhead(wall); s.settings.Lease != nil && s.cur.Load().held() && need > s.marks.lease.Load() {
 			// Not cut short by Close, which waits for it (at most
 			// markInterval): a store cancelled mid-flight may still reach
 			// the coordinator after Close's exact mark and overwrite it.

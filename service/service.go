@@ -44,6 +44,9 @@ type marks struct {
 	failures atomic.Uint64
 	failing  atomic.Bool
 	renewed  chan struct{} // a lease renewal asks the background to store marks now
+	// keep and step: the lease mark is kept at least keep ahead of the
+	// lease's validity, and stored step further (LeaseMarkSpan).
+	keep, step time.Duration
 }
 
 // lifecycle is the service's background goroutine and lease runner, and
@@ -98,6 +101,10 @@ func New(ctx context.Context, s Settings) (*Service, error) {
 	}
 	if s.Lease != nil {
 		svc.b.fence = -1 // nothing is issued until the lease holds an id
+		if sp, ok := s.Lease.(LeaseMarkSpan); ok {
+			keep, step := sp.MarkSpan()
+			svc.marks.keep, svc.marks.step = max(keep, 0), max(step, 0)
+		}
 	}
 	svc.update(func(*bounds) {})
 	if err := svc.checkLifetime(); err != nil {

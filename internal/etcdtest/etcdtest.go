@@ -132,3 +132,19 @@ func Run(m interface{ Run() int }, endpoint *string) int {
 	*endpoint = e.Clients[0].Addr().String()
 	return m.Run()
 }
+
+// Restart starts again a member stopped with Close, from cfg (its
+// Config(), read before the Close): the same name, data and addresses.
+func Restart(cfg embed.Config) (*embed.Etcd, error) {
+	e, err := embed.StartEtcd(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+		return e, nil
+	case <-time.After(time.Minute):
+		e.Close()
+		return nil, errors.New("etcdtest: restarted member not ready within a minute")
+	}
+}

@@ -3,6 +3,7 @@ package leasekit_test
 import (
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/vesta-go/vesta/internal/leasekit"
 	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/internal/stresstest"
+	"github.com/vesta-go/vesta/intf"
 )
 
 // A holder paused (a VM stall, a long GC) while an operator deletes its
@@ -58,8 +60,8 @@ func TestDeletedClaimOfAPausedHolder(t *testing.T) {
 
 // A node killed under load while borrowing ahead of the clock, and its
 // data dir's marks set an hour back (a restore from a backup, a copied
-// volume), restarted at once: it resumes its claim, above the
-// coordinator's mark capped at now + lead, not above the data dir's.
+// volume), restarted at once: it resumes its claim above now + lead, not
+// above the data dir's mark.
 func TestRestoredDataDirResumesAboveTheCoordinatorsMark(t *testing.T) {
 	stresstest.Only(t, "two real server-rest under load with a kill -9, on each coordinator (fast cover: TestResumeStartsAboveTheCoordinatorsMark)")
 	each(t, func(t *testing.T, c coordinator, prefix string) {
@@ -91,7 +93,7 @@ func TestRestoredDataDirResumesAboveTheCoordinatorsMark(t *testing.T) {
 		require.NotEmpty(t, idsA)
 		require.NotEmpty(t, idsB)
 		t.Logf("%d IDs, none twice", noDuplicate(t, idsA, idsB))
-		assert.Contains(t, b.Logs(), "machine id resumed from the data dir", "the same claim, resumed")
+		b.Logged(t, "machine id resumed from the data dir") // the same claim, resumed
 	})
 }
 
@@ -296,5 +298,30 @@ func TestLostMarkStartsAboveTheLongestLead(t *testing.T) {
 		idsB, _ := fromB()
 		require.NotEmpty(t, idsB)
 		t.Logf("%d IDs, none twice", noDuplicate(t, idsA, idsB))
+	})
+}
+
+// Two nodes of one fleet whose epochs lie 8 s apart: had the second taken
+// the id the first handed over, it would have issued the first's IDs of
+// those 8 s again (measured before the layout record: 1,198,000
+// duplicates, nothing logged). The second refuses to start, naming the
+// fleet's record and both epochs.
+func TestAnotherLayoutRefusedAtStart(t *testing.T) {
+	each(t, func(t *testing.T, c coordinator, prefix string) {
+		common := append(c.args(prefix, c.addr()), "--etcd-lease-ttl", "6s", "--machine-range", "70-70", "--no-data-dir=true")
+		a := start(t, append(common, "--etcd-node-name", "a")...)
+		require.Equal(t, int64(70), issuing(t, a, 30*time.Second))
+		a.Stop(t) // the id handed over gracefully
+		later := strconv.FormatInt(intf.DefaultEpochMillis+8000, 10)
+		b := start(t, append(common, "--etcd-node-name", "b", "--epoch", later)...)
+		leasetest.Eventually(t, 30*time.Second, "b exits or issues", func() bool {
+			code, _ := b.Get("/genid")
+			return b.Exited() || code == http.StatusOK
+		})
+		require.True(t, b.Exited(), "b issues IDs with an epoch 8 s after its fleet's")
+		var exit *exec.ExitError
+		require.ErrorAs(t, b.Err(), &exit)
+		assert.NotZero(t, exit.ExitCode())
+		assert.Contains(t, b.Logs(), "the fleet under prefix "+prefix+" has epoch 2014-12-31T16:00:00Z ("+c.layoutWhere(prefix)+"), this node epoch 2014-12-31T16:00:08Z")
 	})
 }

@@ -53,6 +53,21 @@ type coordinator interface {
 	lapseClaim(t *testing.T, prefix string, machine int64)
 	// deleteMark deletes every mark of machine.
 	deleteMark(t *testing.T, prefix string, machine int64)
+	// wipe forgets the whole fleet: etcd deletes every key under the
+	// prefix, PostgreSQL drops both tables (the next node recreates them).
+	wipe(t *testing.T, prefix string)
+	// snapshot copies the fleet's keys (rows) as a backup would; restore
+	// puts the fleet back as it was then, whatever changed since, and
+	// calls meanwhile (if not nil) once a node started then sees the
+	// restored fleet (PostgreSQL: while the restore's locks are held, and
+	// it commits once a claim waits on them).
+	snapshot(t *testing.T, prefix string) (restore func(t *testing.T, meanwhile func()))
+	// setMarks sets every mark of machine to ms.
+	setMarks(t *testing.T, prefix string, machine, ms int64)
+	// layout is the fleet's layout record as stored; layoutWhere names it
+	// as the errors do.
+	layout(t *testing.T, prefix string) string
+	layoutWhere(prefix string) string
 }
 
 // each runs f against a fresh fleet of each coordinator, in parallel.

@@ -1,6 +1,5 @@
-// Package leasekit is the machine-id lease engine whose backends are
-// service/etcdlease and service/pglease: ranges and the choice of an id, the
-// fence, the refusal of marks too far ahead, the lease state in the data dir.
+// Package leasekit is the machine-id lease engine of service/etcdlease and
+// service/pglease: the choice of an id, the fence, the floors, the saved state.
 package leasekit
 
 import (
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/internal/ctxtime"
+	"github.com/vesta-go/vesta/internal/outage"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 )
@@ -24,6 +24,7 @@ type Engine struct {
 	b       Backend
 	running atomic.Bool
 	cur     atomic.Pointer[hold] // the hold whose id the service holds or is taking
+	lead    atomic.Int64         // FleetLead, ns
 
 	claims, claimTxns, markRefusals, resumes atomic.Uint64
 }
@@ -31,7 +32,7 @@ type Engine struct {
 var _ service.MachineLease = (*Engine)(nil)
 
 func NewEngine(c Config, b Backend) *Engine {
-	c.Range = cmp.Or(c.Range, &FullRange)
+	c.MachineRange = cmp.Or(c.MachineRange, &service.FullMachineRange)
 	return &Engine{c: c, b: b}
 }
 
@@ -43,9 +44,9 @@ func (e *Engine) Stats() service.LeaseStats {
 	return st
 }
 
-// Run holds a machine id (the saved claim, else a new one) until ctx is
-// done. A failure to hold the first is returned unless a saved claim waits
-// for its coordinator; later ones are retried while fenced, the lost id first.
+// Run holds a machine id (the saved claim, else a new one) until ctx is done. A
+// failure to hold the first is returned unless a saved claim waits for its
+// coordinator; later ones are retried while fenced, the lost id first.
 func (e *Engine) Run(ctx context.Context, h service.LeaseHolder) error {
 	if !e.running.CompareAndSwap(false, true) {
 		return fmt.Errorf("%s: %w", e.c.Provider, ErrRunning)
@@ -64,8 +65,8 @@ func (e *Engine) Run(ctx context.Context, h service.LeaseHolder) error {
 	first, failing := true, false
 	for {
 		var hd *hold
-		var err error
-		if st != nil && st.Lease != 0 {
+		err := e.checkLayout(ctx, h, st != nil && st.Lease != 0)
+		if err == nil && st != nil && st.Lease != 0 {
 			if hd, err = e.resume(ctx, h, st); hd == nil && err == nil {
 				st = nil // not resumable: claim anew
 			}
@@ -77,7 +78,7 @@ func (e *Engine) Run(ctx context.Context, h service.LeaseHolder) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if first && (st == nil || !IsUnreachable(err)) {
+			if first && (st == nil || !outage.Is(err)) {
 				return err
 			}
 			prefer, skip = -1, NextSkip(skip, err)
@@ -107,14 +108,14 @@ func (e *Engine) Run(ctx context.Context, h service.LeaseHolder) error {
 	}
 }
 
-// take claims an id and has the service hold it; an id whose mark the
-// service refuses as too far ahead is given back and another claimed.
+// take claims an id and has the service hold it; an id whose mark is refused as
+// too far ahead is given back and another claimed.
 func (e *Engine) take(ctx context.Context, h service.LeaseHolder, prefer int64, skip map[int64]bool, own *hold) (*hold, error) {
 	if err := e.b.CheckClock(ctx); err != nil {
 		return nil, err
 	}
 	skip = maps.Collect(maps.All(skip)) // a copy, never nil
-	ahead := &MarksAheadError{Marks: e.c.Marks, Provider: e.c.Provider}
+	ahead := &service.MarksAheadError{Marks: e.c.Marks, Provider: e.c.Provider}
 	for {
 		hd, c, err := e.claim(ctx, h, prefer, skip)
 		if errors.Is(err, ErrAllTaken) && len(ahead.Refused) > 0 {
@@ -125,17 +126,7 @@ func (e *Engine) take(ctx context.Context, h service.LeaseHolder, prefer int64, 
 			return nil, err
 		}
 		prefer = -1
-		now, lead := h.Now(), h.Lead()
-		switch hd.prevMark = c.Mark; {
-		case c.MarkLost:
-			hd.prevMark = max(c.Mark, (now+int64(e.c.TTL+lead))/int64(time.Millisecond))
-			e.c.Logger.Warn(e.c.Provider+": the id claimed was held but has no mark left; starting above the furthest its last holder may have issued",
-				"machine", hd.machine, "above", time.UnixMilli(hd.prevMark).UTC())
-		case own != nil && own.machine == hd.machine && c.Mark <= own.storedMark.Load():
-			// Nobody stored a mark since we lost it: the IDs above our
-			// floor were ours, below now + lead.
-			hd.prevMark = max(own.prevMark, min(c.Mark, (now+int64(lead))/int64(time.Millisecond)))
-		}
+		hd.prevMark = e.claimFloor(h, hd.machine, c, own)
 		if err = e.hold(ctx, h, hd); err == nil {
 			e.claims.Add(1)
 			e.c.Logger.Info(e.c.Provider+": machine id held", "machine", hd.machine, "node", e.c.NodeName,
@@ -146,7 +137,7 @@ func (e *Engine) take(ctx context.Context, h service.LeaseHolder, prefer int64, 
 			return nil, fmt.Errorf("machine %d: %w", hd.machine, err)
 		}
 		e.markRefusals.Add(1)
-		r, full := ahead.refuse(hd.machine, hd.prevMark, h.Now(), err, skip)
+		r, full := refuse(ahead, hd.machine, hd.prevMark, h.Now(), err, skip)
 		e.c.Logger.Warn(e.c.Provider+": the mark of the machine id claimed is too far ahead; trying another id",
 			"machine", hd.machine, "ahead", r.Ahead.Round(time.Millisecond), "err", err)
 		if full {
@@ -155,17 +146,18 @@ func (e *Engine) take(ctx context.Context, h service.LeaseHolder, prefer int64, 
 	}
 }
 
-// claim takes a free id under a new token (prefer first) and starts renewing
-// it. A failed attempt lists the ids held, so only races make the next fail.
+// claim takes a free id under a new token (prefer first) and starts renewing it.
 func (e *Engine) claim(ctx context.Context, h service.LeaseHolder, prefer int64, skip map[int64]bool) (*hold, Claimed, error) {
 	t0 := h.Now()
-	token, ttl, err := e.b.NewToken(ctx)
+	nctx, cancel := e.bound(ctx)
+	token, ttl, err := e.b.NewToken(nctx)
+	cancel()
 	if err != nil {
 		return nil, Claimed{}, err
 	}
 	hd := newHold(h, -1, token)
 	hd.validUntil.Store(t0 + int64(Validity(min(ttl, e.c.TTL))))
-	r := *e.c.Range
+	r := *e.c.MachineRange
 	var taken map[int64]bool // nil until an attempt lists the ids held
 	err = fmt.Errorf("%s: 64 claims in a row lost the race for a free id of %s: %w", e.c.Provider, r, ErrAllTaken)
 	for range 64 {
@@ -179,7 +171,9 @@ func (e *Engine) claim(ctx context.Context, h service.LeaseHolder, prefer int64,
 		}
 		prefer = -1
 		e.claimTxns.Add(1)
-		c, cerr := e.b.TryClaim(ctx, token, id)
+		cctx, cancel := e.bound(ctx)
+		c, cerr := e.b.TryClaim(cctx, token, id)
+		cancel()
 		if cerr == nil && !c.OK {
 			taken = c.Taken
 			continue
@@ -196,12 +190,11 @@ func (e *Engine) claim(ctx context.Context, h service.LeaseHolder, prefer int64,
 	return nil, Claimed{}, err
 }
 
-// hold has the service hold hd above hd.prevMark, first waiting out a
-// mark ahead by no more than a holder may run (its validity): the service
-// refuses one further than MaxClockBackwardWait. On error hd is released.
+// hold has the service hold hd above hd.prevMark, first waiting out a mark ahead
+// by no more than a holder may run (TTL + the fleet's lead); on error hd is released.
 func (e *Engine) hold(ctx context.Context, h service.LeaseHolder, hd *hold) error {
 	lead := h.Lead()
-	if ahead := time.Duration(hd.prevMark*int64(time.Millisecond) - h.Now()); ahead > lead && ahead <= e.c.TTL+2*lead {
+	if ahead := time.Duration(hd.prevMark*int64(time.Millisecond) - h.Now()); ahead > lead && ahead <= e.c.TTL+lead+e.fleetLead(h) {
 		e.c.Logger.Info(e.c.Provider+": waiting for the clock to near the mark of the machine id claimed",
 			"machine", hd.machine, "wait", (ahead - lead).Round(time.Millisecond))
 		if err := ctxtime.Sleep(ctx, ahead-lead); err != nil {
@@ -220,20 +213,20 @@ func (e *Engine) hold(ctx context.Context, h service.LeaseHolder, hd *hold) erro
 	return nil
 }
 
-// resume takes up the previous run's claim (nil, nil: claim anew): online
-// above the coordinator's mark capped at now + lead (the IDs above the floor
-// were that run's), so that a data dir restored from a backup repeats no IDs;
-// offline (no answer, not a refusal) within the saved validity.
+// resume takes up the saved claim (nil, nil: claim anew) above resumeFloor:
+// online, or offline (no answer, not a refusal) within the saved validity.
 func (e *Engine) resume(ctx context.Context, h service.LeaseHolder, st *State) (*hold, error) {
 	hd := newHold(h, st.Machine, st.Lease)
-	hd.cluster, hd.prevMark = st.Cluster, st.ClaimMarkMs
+	hd.cluster = st.Cluster
 	hd.storedMark.Store(st.StoredMarkMs)
 	t0, lead := h.Now(), max(h.Lead(), time.Duration(st.LeadNs))
-	ttl, err := e.b.Renew(ctx, hd.claim())
-	var mark int64
+	rctx, cancel := e.bound(ctx)
+	ttl, err := e.b.Renew(rctx, hd.claim())
+	var mark int64 // the coordinator's: a mark known stored, not a floor
 	if err == nil {
-		mark, err = e.b.Held(ctx, hd.claim())
+		mark, err = e.b.Held(rctx, hd.claim())
 	}
+	cancel()
 	switch {
 	case errors.Is(err, ErrNotHeld):
 		e.giveUp(hd)
@@ -241,8 +234,7 @@ func (e *Engine) resume(ctx context.Context, h service.LeaseHolder, st *State) (
 	case err == nil:
 		hd.validUntil.Store(t0 + int64(Validity(min(ttl, e.c.TTL))))
 		hd.storedMark.Store(max(st.StoredMarkMs, mark))
-		hd.prevMark = max(st.ClaimMarkMs, min(mark, (t0+int64(lead))/int64(time.Millisecond)))
-	case !IsUnreachable(err):
+	case !outage.Is(err):
 		e.c.Logger.Warn(e.c.Provider+": cannot check the claim saved in the data dir; claiming anew", "machine", st.Machine, "err", err)
 		return nil, nil
 	default:
@@ -254,6 +246,7 @@ func (e *Engine) resume(ctx context.Context, h service.LeaseHolder, st *State) (
 		hd.validUntil.Store(valid)
 		hd.offline.Store(true)
 	}
+	hd.prevMark = resumeFloor(h.Now(), lead, st)
 	e.startRenewing(ctx, h, hd)
 	if err := e.hold(ctx, h, hd); errors.Is(err, ErrNotHeld) {
 		return e.gone(st, err)
@@ -271,8 +264,8 @@ func (e *Engine) gone(st *State, why error) (*hold, error) {
 	return nil, nil
 }
 
-// release stops renewing and gives the id up, its mark kept. A held id is
-// first saved as released (no restart may resume it), else left to lapse.
+// release stops renewing and gives the id up, first saved as released if held
+// (no restart may resume it; else it is left to lapse).
 func (e *Engine) release(hd *hold) {
 	e.cur.CompareAndSwap(hd, nil)
 	hd.stop()
@@ -291,16 +284,15 @@ func (e *Engine) release(hd *hold) {
 
 func (e *Engine) giveUp(hd *hold) {
 	hd.stop()
-	ctx, cancel := context.WithTimeout(context.Background(), e.c.DialTimeout)
+	ctx, cancel := e.bound(context.Background())
 	defer cancel()
 	if err := e.b.Release(ctx, hd.claim()); err != nil {
 		e.c.Logger.Warn(e.c.Provider+": cannot release the machine id; it is free once its claim lapses", "machine", hd.machine, "ttl", e.c.TTL, "err", err)
 	}
 }
 
-// StoreMark stores machine's mark, never below the hold's floor and only
-// while the claim holds machine (a claim found gone fences at once). A
-// store that fails still succeeds when a mark >= ms is known stored.
+// StoreMark stores machine's mark, never below the hold's floor, while the claim
+// holds machine; a failed store succeeds if a mark >= ms is known stored.
 func (e *Engine) StoreMark(ctx context.Context, machine int64, ms int64) error {
 	hd := e.cur.Load()
 	if hd == nil || hd.machine != machine {
@@ -314,7 +306,7 @@ func (e *Engine) StoreMark(ctx context.Context, machine int64, ms int64) error {
 	defer cancel()
 	err := context.DeadlineExceeded
 	for errors.Is(err, context.DeadlineExceeded) && sctx.Err() == nil { // a hung attempt: again, to another member
-		actx, cancel := context.WithTimeout(sctx, e.attempt())
+		actx, cancel := context.WithTimeout(sctx, attempt(e.c.TTL, e.c.DialTimeout))
 		err = e.b.StoreMark(actx, hd.claim(), ms)
 		cancel()
 	}
@@ -341,6 +333,7 @@ type hold struct {
 	storedMark     atomic.Int64 // a mark known stored for machine
 	offline        atomic.Bool  // resumed without reaching the coordinator; no renewal since
 	held           atomic.Bool  // the service holds machine (Hold returned)
+	savedValid     atomic.Int64 // the validity last saved in the data dir
 
 	lost context.Context         // done once the claim is known gone; its cause says why
 	lose context.CancelCauseFunc // (the first cause stays)
@@ -369,14 +362,20 @@ func (e *Engine) startRenewing(ctx context.Context, h service.LeaseHolder, hd *h
 	wg.Go(func() { e.verify(rctx, hd) })
 }
 
-// attempt bounds one request of a holder: a small part of the TTL, so that
-// a member that hangs cannot eat the fence's slack (the retry goes to another).
-func (e *Engine) attempt() time.Duration {
-	return min(e.c.DialTimeout, max(e.c.TTL/20, RetryInterval))
+// bound bounds one backend call by the dial timeout (TimedOut then says so).
+func (e *Engine) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return outage.Bound(ctx, e.c.DialTimeout)
 }
 
-// renew renews hd every RenewInterval (RetryInterval while failing or
-// offline), each success extending the fence to t0 + Validity, t0 read first.
+// attempt bounds one request of a holder, a small part of the TTL: a member that
+// hangs cannot eat the fence's slack.
+func attempt(ttl, dial time.Duration) time.Duration { return min(dial, max(ttl/20, RetryInterval)) }
+
+// MarkSpan is service.LeaseMarkSpan: see MarkSpan.
+func (e *Engine) MarkSpan() (keep, step time.Duration) { return MarkSpan(e.c.TTL) }
+
+// renew renews hd every RenewInterval (RetryInterval while failing or offline),
+// each success extending the fence to t0 + Validity, t0 read first.
 func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 	interval := RenewInterval(e.c.TTL)
 	wait := interval
@@ -387,7 +386,7 @@ func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 	fenced := false
 	for ctxtime.Sleep(ctx, wait) == nil {
 		t0 := h.Now()
-		rctx, cancel := context.WithTimeout(ctx, e.attempt())
+		rctx, cancel := context.WithTimeout(ctx, attempt(e.c.TTL, e.c.DialTimeout))
 		ttl, err := e.b.Renew(rctx, hd.claim())
 		cancel()
 		now := h.Now()
@@ -413,7 +412,7 @@ func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 		}
 		v := t0 + int64(Validity(min(ttl, e.c.TTL)))
 		hd.validUntil.Store(max(v, hd.validUntil.Load()))
-		hd.offline.Store(false)
+		recovered := hd.offline.Swap(false) || failedAt != 0
 		if hd.lost.Err() != nil {
 			return
 		}
@@ -424,23 +423,34 @@ func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 			failedAt, fenced = 0, false
 		}
 		wait = interval
-		if hd.held.Load() {
+		// Saved about as often as the marks, and after an outage: an older
+		// validity only shortens an offline resume.
+		if hd.held.Load() && (recovered || v-hd.savedValid.Load() >= int64(MarkInterval(e.c.TTL))) {
 			_ = e.saveState(hd) // logged
 		}
 		if w, ok := e.b.(interface{ Renewed(context.Context, Claim) }); ok {
-			w.Renewed(ctx, hd.claim())
+			wctx, cancel := e.bound(ctx)
+			w.Renewed(wctx, hd.claim())
+			cancel()
 		}
 	}
 }
 
-// verify reads that hd's claim is still its own, so that one deleted or
-// taken over stops issuing within a second. No answer is the fence's business.
+// verify reads every VerifyInterval that hd's claim is its own, so that one deleted
+// or taken over stops within NoticeBound. No answer is the fence's business.
 func (e *Engine) verify(ctx context.Context, hd *hold) {
-	for ctxtime.Sleep(ctx, VerifyInterval) == nil {
+	tick := time.NewTicker(VerifyInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 		if !hd.held.Load() {
 			continue
 		}
-		vctx, cancel := context.WithTimeout(ctx, e.attempt())
+		vctx, cancel := context.WithTimeout(ctx, e.verifyAttempt())
 		_, err := e.b.Held(vctx, hd.claim())
 		cancel()
 		if errors.Is(err, ErrNotHeld) && ctx.Err() == nil {

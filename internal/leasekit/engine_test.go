@@ -2,7 +2,6 @@ package leasekit
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"sync"
@@ -12,6 +11,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/internal/outage"
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service"
 )
 
 // hangingBackend holds every id at once; its renewals hang (until their
@@ -26,6 +29,9 @@ type hangingBackend struct {
 func (b *hangingBackend) Open(context.Context, func() int64) error { return nil }
 func (b *hangingBackend) Close()                                   {}
 func (b *hangingBackend) CheckClock(context.Context) error         { return nil }
+func (b *hangingBackend) SwapLayout(_ context.Context, _, rec []byte) ([]byte, error) {
+	return rec, nil
+}
 func (b *hangingBackend) NewToken(context.Context) (int64, time.Duration, error) {
 	return 1, 10 * time.Second, nil
 }
@@ -48,7 +54,7 @@ func (b *hangingBackend) Renew(ctx context.Context, _ Claim) (time.Duration, err
 	b.renews, b.started = append(b.renews, time.Since(start)), append(b.started, start)
 	b.mu.Unlock()
 	if hang {
-		return 0, UnreachableError{ctx.Err()}
+		return 0, outage.Error{Err: ctx.Err()}
 	}
 	return 10 * time.Second, nil
 }
@@ -62,6 +68,9 @@ type holder struct {
 
 func (h *holder) Now() int64          { return time.Now().UnixNano() }
 func (h *holder) Lead() time.Duration { return 3 * time.Second }
+func (h *holder) Layout() service.Layout {
+	return service.Layout{EpochMillis: intf.DefaultEpochMillis, Type: intf.MaxPeak, GenMethod: 2}
+}
 func (h *holder) Hold(context.Context, int64, int64, int64) error {
 	close(h.held)
 	return nil
@@ -77,14 +86,18 @@ func (h *holder) SaveLeaseState([]byte) error { return nil }
 func TestRenewalNeverWaitsLongOnAHungMember(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &hangingBackend{hang: 2}
-		e := NewEngine(Config{Provider: "test", TTL: 10 * time.Second, DialTimeout: 5 * time.Second, Range: &Range{1, 1},
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, b)
+		e := NewEngine(Config{
+			Provider: "test",
+			Common:   Common{TTL: 10 * time.Second, DialTimeout: 5 * time.Second, MachineRange: &service.MachineRange{First: 1, Last: 1}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		}, b)
 		h := &holder{held: make(chan struct{})}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error)
 		go func() { done <- e.Run(ctx, h) }()
-		<-h.held
-		time.Sleep(RenewInterval(10*time.Second) + 2*time.Second)
+		// The first renewal, its two hung attempts and the retry that
+		// succeeds, and not the renewal after it; from the claim, as the
+		// renewals start there, while the hold waits for its floor.
+		time.Sleep(RenewInterval(10*time.Second) + time.Second + RenewInterval(10*time.Second)/2)
 		synctest.Wait()
 		cancel()
 		<-done
@@ -118,39 +131,6 @@ type markBackend struct {
 
 func (b *markBackend) Held(context.Context, Claim) (int64, error) { return b.mark, nil }
 
-// A resumed claim starts above the coordinator's mark for its id, capped
-// at now + lead — not above the data dir's mark alone (a restored backup)
-// and not a whole validity ahead (the previous run stopped before now).
-func TestResumeStartsAboveTheCoordinatorsMark(t *testing.T) {
-	for _, tc := range []struct {
-		name            string
-		mark, wantFloor time.Duration // from now
-	}{
-		{"a mark behind the clock: its own floor", -time.Second, -time.Second},
-		{"a mark a validity ahead: capped at now + lead", 50 * time.Second, 3 * time.Second},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				now := time.Now()
-				c := Config{Provider: "test", Prefix: "/p", TTL: time.Minute, DialTimeout: 5 * time.Second, Range: &Range{1, 1},
-					Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-				st, _ := json.Marshal(State{Prefix: "/p", Host: hostname(), Lease: 9, Machine: 1, ClaimMarkMs: now.Add(-time.Hour).UnixMilli(),
-					StoredMarkMs: now.Add(tc.mark).UnixMilli(), ValidUntil: now.Add(time.Minute).UnixNano(), Saved: now.UnixNano()})
-				h := &stateHolder{holder: holder{held: make(chan struct{})}, st: st, floor: make(chan int64, 1)}
-				e := NewEngine(c, &markBackend{mark: now.Add(tc.mark).UnixMilli()})
-				ctx, cancel := context.WithCancel(t.Context())
-				done := make(chan error)
-				go func() { done <- e.Run(ctx, h) }()
-				assert.Equal(t, now.Add(tc.wantFloor).UnixMilli(), <-h.floor)
-				synctest.Wait()
-				cancel()
-				<-done
-				assert.Equal(t, uint64(1), e.Stats().Resumes, "resumed, not claimed")
-			})
-		})
-	}
-}
-
 // lostMarkBackend's claims find their id held before but no mark left.
 type lostMarkBackend struct{ hangingBackend }
 
@@ -163,8 +143,10 @@ func (b *lostMarkBackend) TryClaim(context.Context, int64, int64) (Claimed, erro
 func TestLostMarkFloor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		c := Config{Provider: "test", Prefix: "/p", TTL: 10 * time.Second, DialTimeout: 5 * time.Second, Range: &Range{1, 1},
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		c := Config{
+			Provider: "test",
+			Common:   Common{Prefix: "/p", TTL: 10 * time.Second, DialTimeout: 5 * time.Second, MachineRange: &service.MachineRange{First: 1, Last: 1}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		}
 		h := &stateHolder{holder: holder{held: make(chan struct{})}, floor: make(chan int64, 1)}
 		e := NewEngine(c, &lostMarkBackend{})
 		ctx, cancel := context.WithCancel(t.Context())

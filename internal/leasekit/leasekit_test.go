@@ -11,10 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service"
 )
 
 func TestNextSkip(t *testing.T) {
-	refused := &MarksAheadError{Refused: []MarkRefusal{{Machine: 3}, {Machine: 5}}, Err: intf.ErrClockBehind}
+	refused := &service.MarksAheadError{Refused: []service.MarkRefusal{{Machine: 3}, {Machine: 5}}, Err: intf.ErrClockBehind}
 	assert.Equal(t, map[int64]bool{1: true, 3: true, 5: true}, NextSkip(map[int64]bool{1: true}, refused),
 		"the ids refused so far are skipped by the next attempt")
 	refused.Exhausted = true
@@ -23,15 +24,15 @@ func TestNextSkip(t *testing.T) {
 }
 
 func TestRefuseStopsAtTheBound(t *testing.T) {
-	e := &MarksAheadError{}
+	e := &service.MarksAheadError{}
 	skip := map[int64]bool{}
 	now := time.Now().UnixNano()
-	for i := range int64(MaxMarkRefusals) {
-		r, full := e.refuse(i, now/int64(time.Millisecond)+10_000, now, intf.ErrClockBehind, skip)
-		assert.Equal(t, i == MaxMarkRefusals-1, full)
+	for i := range int64(service.MaxMarkRefusals) {
+		r, full := refuse(e, i, now/int64(time.Millisecond)+10_000, now, intf.ErrClockBehind, skip)
+		assert.Equal(t, i == service.MaxMarkRefusals-1, full)
 		assert.InDelta(t, float64(10*time.Second), float64(r.Ahead), float64(time.Millisecond))
 	}
-	assert.Len(t, skip, MaxMarkRefusals)
+	assert.Len(t, skip, service.MaxMarkRefusals)
 	assert.ErrorIs(t, e, intf.ErrClockBehind)
 }
 
@@ -47,26 +48,24 @@ func TestOfflineValidity(t *testing.T) {
 }
 
 func TestCommonOptions(t *testing.T) {
-	var prefix, node string
-	var ttl, dial, skew time.Duration
-	var log *slog.Logger
-	require.Nil(t, Common("p", &prefix, &ttl, &dial, &skew, &node, nil, &log))
-	assert.Equal(t, []time.Duration{DefaultTTL, DefaultDialTimeout, DefaultMaxClockSkew}, []time.Duration{ttl, dial, skew})
-	assert.Equal(t, DefaultPrefix, prefix)
-	assert.NotEmpty(t, node)
-	assert.NotNil(t, log)
-	ttl = 1500 * time.Millisecond
+	var c Common
+	require.Nil(t, c.Fill("p"))
+	assert.Equal(t, []time.Duration{DefaultTTL, DefaultDialTimeout, DefaultMaxClockSkew}, []time.Duration{c.TTL, c.DialTimeout, c.MaxClockSkew})
+	assert.Equal(t, DefaultPrefix, c.Prefix)
+	assert.NotEmpty(t, c.NodeName)
+	assert.NotNil(t, c.Logger)
+	c.TTL = 1500 * time.Millisecond
 	var oe *OptionError
-	require.ErrorAs(t, Common("p", &prefix, &ttl, &dial, &skew, &node, nil, &log), &oe)
+	require.ErrorAs(t, c.Fill("p"), &oe)
 	assert.Equal(t, "TTL", oe.Option)
 	assert.Equal(t, "p", oe.Provider)
-	ttl = DefaultTTL
-	require.ErrorAs(t, Common("p", &prefix, &ttl, &dial, &skew, &node, &Range{5, 4}, &log), &oe)
+	c.TTL, c.MachineRange = DefaultTTL, &service.MachineRange{First: 5, Last: 4}
+	require.ErrorAs(t, c.Fill("p"), &oe)
 	assert.Equal(t, "MachineRange", oe.Option)
 }
 
 func TestPick(t *testing.T) {
-	r := Range{First: 10, Last: 19}
+	r := service.MachineRange{First: 10, Last: 19}
 	taken := map[int64]bool{10: true, 12: true}
 	id, ok := Pick(r, 15, nil, taken, false)
 	assert.True(t, ok)
@@ -76,14 +75,14 @@ func TestPick(t *testing.T) {
 		require.True(t, ok)
 		assert.True(t, r.Contains(id) && !taken[id] && id != 11, "a taken preference is passed over for a free id of the range, never a skipped one: %d", id)
 	}
-	_, ok = Pick(Range{First: 3, Last: 4}, -1, map[int64]bool{4: true}, map[int64]bool{3: true}, false)
+	_, ok = Pick(service.MachineRange{First: 3, Last: 4}, -1, map[int64]bool{4: true}, map[int64]bool{3: true}, false)
 	assert.False(t, ok, "nothing free")
-	id, ok = Pick(Range{First: 7, Last: 7}, -1, nil, nil, false)
+	id, ok = Pick(service.MachineRange{First: 7, Last: 7}, -1, nil, nil, false)
 	assert.True(t, ok)
 	assert.Equal(t, int64(7), id, "unlisted: any id of the range may be free")
 	seen := map[int64]bool{}
 	for range 400 {
-		id, _ := Pick(FullRange, -1, nil, nil, false)
+		id, _ := Pick(service.FullMachineRange, -1, nil, nil, false)
 		seen[id] = true
 	}
 	assert.Greater(t, len(seen), 200, "starters spread over the range instead of racing for the lowest id")
@@ -93,20 +92,20 @@ func TestPick(t *testing.T) {
 }
 
 func TestParseRange(t *testing.T) {
-	for in, want := range map[string]Range{"0-511": {First: 0, Last: 511}, " 512 - 1023 ": {First: 512, Last: 1023}, "7": {First: 7, Last: 7}} {
-		r, err := ParseRange(in)
+	for in, want := range map[string]service.MachineRange{"0-511": {First: 0, Last: 511}, " 512 - 1023 ": {First: 512, Last: 1023}, "7": {First: 7, Last: 7}} {
+		r, err := service.ParseMachineRange(in)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, r)
 	}
 	for _, in := range []string{"", "5-4", "0-1024", "-1-3", "a-b", "1-2-3", "0x1-2"} {
-		_, err := ParseRange(in)
+		_, err := service.ParseMachineRange(in)
 		assert.ErrorIs(t, err, intf.ErrInvalidArgument, in)
 		if err != nil {
 			assert.Contains(t, err.Error(), "machine range")
 		}
 	}
-	assert.True(t, Range{First: 0, Last: 511}.Overlaps(Range{First: 511, Last: 600}))
-	assert.False(t, Range{First: 0, Last: 511}.Overlaps(Range{First: 512, Last: 1023}))
+	assert.True(t, service.MachineRange{First: 0, Last: 511}.Overlaps(service.MachineRange{First: 511, Last: 600}))
+	assert.False(t, service.MachineRange{First: 0, Last: 511}.Overlaps(service.MachineRange{First: 512, Last: 1023}))
 }
 
 func TestFenceComesBeforeExpiry(t *testing.T) {

@@ -9,8 +9,7 @@ import (
 	"github.com/vesta-go/vesta/service"
 )
 
-// State is what a node keeps in its data dir to resume its claim after a
-// restart. Times are service clock nanoseconds.
+// State is what resumes a node's claim after a restart. Times are service clock ns.
 type State struct {
 	Cluster      uint64 `json:"cluster,omitempty"` // etcd's cluster id, when known
 	Endpoints    string `json:"endpoints"`         // names the coordinator (never a password)
@@ -26,8 +25,8 @@ type State struct {
 	LeadNs       int64  `json:"leadNs,omitempty"` // how far ahead of its clock the saving run issued (LeaseHolder.Lead)
 }
 
-// loadState reads the previous run's state if saved on this host for this
-// coordinator, prefix and range; else nil, logging why.
+// loadState reads the state saved on this host for this coordinator, prefix and
+// range; else nil, logging why.
 func (e *Engine) loadState(h service.LeaseHolder) *State {
 	b := h.LeaseState()
 	if b == nil {
@@ -43,7 +42,7 @@ func (e *Engine) loadState(h service.LeaseHolder) *State {
 			"savedOn", st.Host, "host", host, "machine", st.Machine)
 		return nil
 	}
-	if st.Prefix != e.c.Prefix || st.Endpoints != e.c.Endpoints || !e.c.Range.Contains(st.Machine) {
+	if st.Prefix != e.c.Prefix || st.Endpoints != e.c.Endpoints || !e.c.MachineRange.Contains(st.Machine) {
 		e.c.Logger.Info(e.c.Provider+": the lease state in the data dir is for another coordinator, prefix or range; not resuming it",
 			"prefix", st.Prefix, "machine", st.Machine)
 		return nil
@@ -51,8 +50,8 @@ func (e *Engine) loadState(h service.LeaseHolder) *State {
 	return &st
 }
 
-// saveState stores what resumes hd after a restart (nothing once released);
-// on a failure, logged, a restart claims anew or resumes an older state.
+// saveState stores what resumes hd after a restart (nothing once released); a
+// failure is logged.
 func (e *Engine) saveState(hd *hold) error {
 	hd.stateMu.Lock()
 	defer hd.stateMu.Unlock()
@@ -66,11 +65,12 @@ func (e *Engine) saveState(hd *hold) error {
 		e.c.Logger.Warn(e.c.Provider+": cannot save the lease state in the data dir; a restart will claim an id anew", "err", err)
 		return err
 	}
+	hd.savedValid.Store(st.ValidUntil)
 	return nil
 }
 
-// OfflineValidity is until when a hold resumed offline from st is surely
-// valid: its saved validity capped at its mark; 0 if the clock stepped back.
+// OfflineValidity is until when a hold resumed offline from st is surely valid:
+// its saved validity capped at its mark; 0 if the clock stepped back.
 func (st *State) OfflineValidity(now int64, log *slog.Logger, provider, coordinator string, err error) int64 {
 	valid := min(st.ValidUntil, st.StoredMarkMs*int64(time.Millisecond))
 	if now < st.Saved || now >= valid {

@@ -159,7 +159,7 @@ func fillAndRefuse(ctx context.Context, cli *clientv3.Client, n int, svcs []*ser
 // node's name, sharing cli.
 func startNode(ctx context.Context, cli *clientv3.Client, name string) (*etcdlease.Lease, *service.Service, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l, err := etcdlease.NewWithClient(cli, etcdlease.Options{Prefix: "/fleetsim", NodeName: name, Logger: quiet})
+	l, err := etcdlease.NewWithClient(cli, etcdlease.Options{Common: etcdlease.Common{Prefix: "/fleetsim", NodeName: name, Logger: quiet}})
 	if err != nil {
 		return nil, nil, err
 	}

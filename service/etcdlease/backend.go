@@ -1,13 +1,11 @@
 package etcdlease
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,8 +17,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
-	"github.com/vesta-go/vesta/internal/ctxtime"
+	"github.com/vesta-go/vesta/internal/clockskew"
 	"github.com/vesta-go/vesta/internal/leasekit"
+	"github.com/vesta-go/vesta/internal/outage"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 )
@@ -44,35 +43,31 @@ func (k Keys) machineOf(key string) (id int64, ok bool) {
 	return id, found && err == nil && id >= 0 && id <= intf.MaxMachine && strconv.FormatInt(id, 10) == s
 }
 
-// ParseRange reads "first-last" (e.g. "0-511") or a single id.
-func ParseRange(s string) (Range, error) { return leasekit.ParseRange(s) }
-
-// RangesKey is the directory, outside every prefix, where the nodes of a
-// fleet with a machine range register it, each under its lease.
+// RangesKey is the directory, outside every prefix, where each node registers its
+// fleet's machine range under its lease (NoRange: a fleet without one).
 const RangesKey = "/vesta-ranges/"
 
-type rangeEntry struct{ Prefix, Range string }
+type rangeEntry struct {
+	Prefix, Range string
+	NoRange       bool `json:",omitempty"` // no machineRange: any id
+}
+
+// ownRange is the ids this node may claim.
+func (b *backend) ownRange() Range { return *cmp.Or(b.o.MachineRange, &FullRange) }
 
 // rangeOp registers this node's range in the claim's transaction.
 func (b *backend) rangeOp(lease clientv3.LeaseID) []clientv3.Op {
-	if b.o.MachineRange == nil {
-		return nil
-	}
-	v, _ := json.Marshal(rangeEntry{Prefix: b.o.Prefix, Range: b.o.MachineRange.String()})
+	v, _ := json.Marshal(rangeEntry{Prefix: b.o.Prefix, Range: b.ownRange().String(), NoRange: b.o.MachineRange == nil})
 	return []clientv3.Op{clientv3.OpPut(rangeKey(lease), string(v), clientv3.WithLease(lease))}
 }
 
-// checkRanges refuses a range overlapping another prefix's registered first
-// (a lower create revision): of two fleets started at once, the later refuses.
+// checkRanges refuses a range overlapping another prefix's registered first (a
+// lower create revision). A fleet without a range overlaps every range; fleets
+// that all lack one are apart (their prefixes are their id spaces).
 func (b *backend) checkRanges(ctx context.Context, lease clientv3.LeaseID) error {
-	if b.o.MachineRange == nil {
-		return nil
-	}
-	gctx, cancel := leasekit.Timeout(ctx, b.o.DialTimeout)
-	defer cancel()
-	resp, err := b.cli.Get(gctx, RangesKey, clientv3.WithPrefix())
+	resp, err := b.cli.Get(ctx, RangesKey, clientv3.WithPrefix())
 	if err != nil {
-		return b.unavailable(gctx, "reading the machine ranges of the fleets", err)
+		return b.unavailable(ctx, "reading the machine ranges of the fleets", err)
 	}
 	var ours int64
 	for _, kv := range resp.Kvs {
@@ -80,29 +75,37 @@ func (b *backend) checkRanges(ctx context.Context, lease clientv3.LeaseID) error
 			ours = kv.CreateRevision
 		}
 	}
+	mine, noRange := b.ownRange(), b.o.MachineRange == nil
 	for _, kv := range resp.Kvs {
 		var e rangeEntry
-		if json.Unmarshal(kv.Value, &e) != nil || e.Prefix == b.o.Prefix {
+		if json.Unmarshal(kv.Value, &e) != nil || e.Prefix == b.o.Prefix || (noRange && e.NoRange) {
 			continue
 		}
-		if r, err := ParseRange(e.Range); err == nil && r.Overlaps(*b.o.MachineRange) && (ours == 0 || kv.CreateRevision < ours) {
-			return &RangeOverlapError{Prefix: b.o.Prefix, Range: *b.o.MachineRange, OtherPrefix: e.Prefix, OtherRange: r}
+		if r, err := service.ParseMachineRange(e.Range); err == nil && r.Overlaps(mine) && (ours == 0 || kv.CreateRevision < ours) {
+			return &RangeOverlapError{Prefix: b.o.Prefix, Range: mine, OtherPrefix: e.Prefix, OtherRange: r, NoRange: noRange, OtherNoRange: e.NoRange}
 		}
 	}
 	return nil
 }
 
-// RangeOverlapError: this fleet's machine range overlaps that of another
-// prefix in the same etcd cluster, registered first, so the two could hand
-// out one id twice. It matches intf.ErrInvalidArgument.
+// RangeOverlapError: this fleet's machine range overlaps another prefix's in the
+// same etcd, registered first (intf.ErrInvalidArgument).
 type RangeOverlapError struct {
-	Prefix, OtherPrefix string
-	Range, OtherRange   Range
+	Prefix, OtherPrefix   string
+	Range, OtherRange     Range
+	NoRange, OtherNoRange bool // the fleet has no machineRange: Range is every id
 }
 
 func (e *RangeOverlapError) Error() string {
-	return fmt.Sprintf("etcdlease: machineRange %s of prefix %s overlaps machineRange %s of prefix %s, live in the same etcd cluster: give the fleets disjoint ranges",
-		e.Range, e.Prefix, e.OtherRange, e.OtherPrefix)
+	side := func(prefix string, r Range, none bool) string {
+		if none {
+			return "prefix " + prefix + " (no machineRange: any machine id, " + r.String() + ")"
+		}
+		return "prefix " + prefix + " (machineRange " + r.String() + ")"
+	}
+	return fmt.Sprintf("etcdlease: %s overlaps %s, registered first in the same etcd cluster: the fleets of one etcd must split the machine ids by disjoint ranges, "+
+		"or one would hand out an id another holds; give this fleet a range disjoint from the others' (machineRange, --machine-range, VESTA_MACHINE_RANGE), or its own etcd",
+		side(e.Prefix, e.Range, e.NoRange), side(e.OtherPrefix, e.OtherRange, e.OtherNoRange))
 }
 
 func (e *RangeOverlapError) Is(target error) bool { return target == intf.ErrInvalidArgument }
@@ -110,8 +113,8 @@ func (e *RangeOverlapError) Is(target error) bool { return target == intf.ErrInv
 // backend is the Lease as a leasekit.Backend (a StoreMark unlike the engine's).
 type backend Lease
 
-// Open dials unless the caller gave a client. gRPC reconnects at most
-// RetryInterval apart, so renewals resume soon after an outage ends.
+// Open dials unless the caller gave a client; gRPC reconnects at most
+// RetryInterval apart.
 func (b *backend) Open(_ context.Context, now func() int64) (err error) {
 	if b.now, b.cli = now, b.given; b.cli != nil {
 		return nil
@@ -137,29 +140,24 @@ func (b *backend) Close() {
 }
 
 func (b *backend) NewToken(ctx context.Context) (int64, time.Duration, error) {
-	gctx, cancel := leasekit.Timeout(ctx, b.o.DialTimeout)
-	defer cancel()
-	g, err := b.cli.Grant(gctx, int64(b.o.TTL/time.Second))
+	g, err := b.cli.Grant(ctx, int64(b.o.TTL/time.Second))
 	if err != nil {
-		return 0, 0, b.unavailable(gctx, "granting a lease", err)
+		return 0, 0, b.unavailable(ctx, "granting a lease", err)
 	}
 	return int64(g.ID), time.Duration(g.TTL) * time.Second, nil
 }
 
-// TryClaim creates id's key under the lease if absent, reading its mark,
-// noting it as held and reporting this node's clock and range; else it lists
-// the ids held: one round trip.
+// TryClaim creates id's key under the lease if absent, reading its mark, noting
+// it claimed, reporting the clock and range; else it lists the ids held.
 func (b *backend) TryClaim(ctx context.Context, token, id int64) (leasekit.Claimed, error) {
-	tctx, cancel := leasekit.Timeout(ctx, b.o.DialTimeout)
-	defer cancel()
 	lease, key := clientv3.LeaseID(token), b.keys.Machine(id)
-	resp, err := b.cli.Txn(tctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+	resp, err := b.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(append([]clientv3.Op{clientv3.OpPut(key, b.o.NodeName, clientv3.WithLease(lease)), clientv3.OpGet(b.keys.Mark(id)),
 			clientv3.OpGet(b.keys.Claimed(id)), clientv3.OpPut(b.keys.Claimed(id), b.o.NodeName), b.clockOp(lease)},
 			b.rangeOp(lease)...)...).
 		Else(clientv3.OpGet(b.keys.Machines(), clientv3.WithPrefix(), clientv3.WithKeysOnly())).Commit()
 	if err != nil {
-		return leasekit.Claimed{}, b.unavailable(tctx, "claiming machine "+strconv.FormatInt(id, 10), err)
+		return leasekit.Claimed{}, b.unavailable(ctx, "claiming machine "+strconv.FormatInt(id, 10), err)
 	}
 	c := leasekit.Claimed{OK: resp.Succeeded, Cluster: resp.Header.ClusterId}
 	if !c.OK {
@@ -180,17 +178,14 @@ func (b *backend) TryClaim(ctx context.Context, token, id int64) (leasekit.Claim
 	return c, b.checkRanges(ctx, lease)
 }
 
-// Renew uses KeepAliveOnce, which writes nothing to etcd's history (the
-// client's background keep-alive is not trusted for fencing).
+// Renew uses KeepAliveOnce, which writes no revision.
 func (b *backend) Renew(ctx context.Context, c leasekit.Claim) (time.Duration, error) {
-	rctx, cancel := leasekit.Timeout(ctx, b.o.DialTimeout)
-	defer cancel()
-	resp, err := b.cli.KeepAliveOnce(rctx, clientv3.LeaseID(c.Token))
+	resp, err := b.cli.KeepAliveOnce(ctx, clientv3.LeaseID(c.Token))
 	switch {
 	case errors.Is(err, rpctypes.ErrLeaseNotFound):
 		return 0, fmt.Errorf("etcd says the lease is gone (expired or revoked): %w", ErrNotHeld)
 	case err != nil:
-		return 0, b.unavailable(rctx, "renewing the lease", err)
+		return 0, b.unavailable(ctx, "renewing the lease", err)
 	case c.Cluster != 0 && resp.ClusterId != c.Cluster:
 		return 0, fmt.Errorf("the lease is of another etcd cluster: %w", ErrNotHeld)
 	}
@@ -199,13 +194,11 @@ func (b *backend) Renew(ctx context.Context, c leasekit.Claim) (time.Duration, e
 
 // Held is read-only, so it works under etcd's NOSPACE alarm too.
 func (b *backend) Held(ctx context.Context, c leasekit.Claim) (int64, error) {
-	tctx, cancel := leasekit.Timeout(ctx, b.o.DialTimeout)
-	defer cancel()
 	key := b.keys.Machine(c.Machine)
-	resp, err := b.cli.Txn(tctx).If(clientv3.Compare(clientv3.LeaseValue(key), "=", clientv3.LeaseID(c.Token))).
+	resp, err := b.cli.Txn(ctx).If(clientv3.Compare(clientv3.LeaseValue(key), "=", clientv3.LeaseID(c.Token))).
 		Then(clientv3.OpGet(b.keys.Mark(c.Machine))).Commit()
 	if err != nil {
-		return 0, b.unavailable(tctx, "checking the key of machine "+strconv.FormatInt(c.Machine, 10), err)
+		return 0, b.unavailable(ctx, "checking the key of machine "+strconv.FormatInt(c.Machine, 10), err)
 	}
 	if !resp.Succeeded {
 		return 0, fmt.Errorf("the key %s is gone or belongs to another lease: %w", key, ErrNotHeld)
@@ -213,8 +206,8 @@ func (b *backend) Held(ctx context.Context, c leasekit.Claim) (int64, error) {
 	return b.parseMark(c.Machine, resp.Responses[0].GetResponseRange().GetKvs())
 }
 
-// StoreMark also refreshes this node's clock report and the key's node name
-// (a resumed run may have another): one revision per node per renewal.
+// StoreMark also refreshes this node's clock report and the key's node name (a
+// resumed run may have another): one revision.
 func (b *backend) StoreMark(ctx context.Context, c leasekit.Claim, ms int64) error {
 	lease, key := clientv3.LeaseID(c.Token), b.keys.Machine(c.Machine)
 	resp, err := b.cli.Txn(ctx).If(clientv3.Compare(clientv3.LeaseValue(key), "=", lease)).Then(
@@ -245,8 +238,8 @@ func (b *backend) AddStats(st *service.LeaseStats) {
 }
 
 func (b *backend) unavailable(ctx context.Context, doing string, err error) error {
-	return leasekit.UnreachableError{Err: fmt.Errorf("%w: etcd %s: %s%s: %w", intf.ErrUnavailable,
-		strings.Join(b.o.Endpoints, ","), doing, leasekit.TimedOut(ctx, err, b.o.DialTimeout), err)}
+	return outage.Error{Err: fmt.Errorf("%w: etcd %s: %s%s: %w", intf.ErrUnavailable,
+		strings.Join(b.o.Endpoints, ","), doing, outage.TimedOut(ctx, err, b.o.DialTimeout), err)}
 }
 
 // parseMark reads id's mark from a Get (0 when absent).
@@ -266,8 +259,8 @@ func (b *backend) clockOp(lease clientv3.LeaseID) clientv3.Op {
 	return clientv3.OpPut(b.keys.Clock(b.o.NodeName), strconv.FormatInt(b.now()/int64(time.Millisecond), 10), clientv3.WithLease(lease))
 }
 
-// noteNoSpace logs, once per episode, that etcd's quota is full, and when
-// it is not, before the flag changes: whoever sees it finds the line.
+// noteNoSpace logs, once per episode, that etcd's quota is full, and when it is
+// not, before the flag changes.
 func (b *backend) noteNoSpace(full bool, machine int64) {
 	b.noSpaceMu.Lock()
 	defer b.noSpaceMu.Unlock()
@@ -283,9 +276,8 @@ func (b *backend) noteNoSpace(full bool, machine int64) {
 	b.noSpace.Store(full)
 }
 
-// watchHistory reads, at most once per historyEvery, whether the oldest
-// revision seen is still readable: then etcd kept every revision since, a
-// count that grows until its quota fills (NOSPACE). It warns above historyWarn.
+// watchHistory reads, at most once per historyEvery, whether the oldest revision
+// seen is still readable (then etcd kept every one since); it warns above historyWarn.
 func (b *backend) watchHistory(ctx context.Context, machine int64) {
 	now := b.now()
 	if last := b.histChecked.Load(); last != 0 && now-last < int64(b.historyEvery) {
@@ -293,9 +285,7 @@ func (b *backend) watchHistory(ctx context.Context, machine int64) {
 	}
 	b.histChecked.Store(now)
 	key := b.keys.Machine(machine)
-	gctx, cancel := leasekit.Timeout(ctx, b.o.DialTimeout)
-	defer cancel()
-	cur, err := b.cli.Get(gctx, key, clientv3.WithCountOnly())
+	cur, err := b.cli.Get(ctx, key, clientv3.WithCountOnly())
 	if err != nil {
 		return
 	}
@@ -304,7 +294,7 @@ func (b *backend) watchHistory(ctx context.Context, machine int64) {
 		b.histOldest.Store(rev)
 		return
 	}
-	switch _, err = b.cli.Get(gctx, key, clientv3.WithCountOnly(), clientv3.WithRev(oldest)); {
+	switch _, err = b.cli.Get(ctx, key, clientv3.WithCountOnly(), clientv3.WithRev(oldest)); {
 	case errors.Is(err, rpctypes.ErrCompacted): // compacted since: count again from now
 		b.histOldest.Store(rev)
 		b.uncompacted.Store(0)
@@ -317,54 +307,17 @@ func (b *backend) watchHistory(ctx context.Context, machine int64) {
 	}
 }
 
-type clockReport struct{ ms, rev int64 }
-
 // CheckClock refuses a median skew from the live nodes' clock reports beyond
-// MaxClockSkew. A failing node's report ages up to a TTL, so a skew too large
-// is judged again on the reports rewritten within a renew interval.
+// MaxClockSkew (a live node rewrites its report every mark interval).
 func (b *backend) CheckClock(ctx context.Context) error {
-	sent := b.now()
-	first, err := b.readClocks(ctx)
-	if err != nil {
-		return err
-	}
-	now := b.now()
-	skew := medianSkew(now, slices.Collect(maps.Values(first)), RenewInterval(b.o.TTL)+time.Duration(now-sent)+time.Millisecond)
-	if len(first) == 0 || skew.Abs() <= b.o.MaxClockSkew {
-		return nil
-	}
-	// A healthy node rewrites its report every renew interval plus two round
-	// trips, judged by how long our own read took.
-	if err := ctxtime.Sleep(ctx, RenewInterval(b.o.TTL)+max(leasekit.RetryInterval/5, 4*time.Duration(now-sent))); err != nil {
-		return err
-	}
-	second, err := b.readClocks(ctx)
-	if err != nil {
-		return err
-	}
-	var fresh []clockReport
-	for key, r := range second {
-		if old, ok := first[key]; !ok || r.rev > old.rev {
-			fresh = append(fresh, r)
-		}
-	}
-	if len(fresh) == 0 {
-		b.o.Logger.Warn("etcdlease: no live node refreshed its clock report within a renew interval; starting without the clock check",
-			"reports", len(second), "skewOfTheStaleReports", skew)
-		return nil
-	}
-	now = b.now()
-	if skew = medianSkew(now, fresh, time.Duration(now-sent)+time.Millisecond); skew.Abs() > b.o.MaxClockSkew {
-		return &ClockSkewError{Skew: skew, Nodes: len(fresh), Bound: b.o.MaxClockSkew, Provider: "etcdlease",
-			Against: "the median of " + strconv.Itoa(len(fresh)) + " live node(s) (reports under " + b.keys.Clocks() + ")"}
-	}
-	return nil
+	return clockskew.Fleet{Now: b.now, Read: b.readClocks, Interval: leasekit.MarkInterval(b.o.TTL), Bound: b.o.MaxClockSkew,
+		Logger: b.o.Logger, Provider: "etcdlease", Where: "reports under " + b.keys.Clocks()}.Check(ctx)
 }
 
-// readClocks reads the other nodes' latest 63 clock reports, by key: enough
-// for a median, and a bounded read in a fleet of thousands.
-func (b *backend) readClocks(ctx context.Context) (map[string]clockReport, error) {
-	gctx, cancel := leasekit.Timeout(ctx, b.o.DialTimeout)
+// readClocks reads the other nodes' latest 63 clock reports, by key, bounded
+// alone: CheckClock sleeps a mark interval between its reads.
+func (b *backend) readClocks(ctx context.Context) (map[string]clockskew.Report, error) {
+	gctx, cancel := outage.Bound(ctx, b.o.DialTimeout)
 	defer cancel()
 	resp, err := b.cli.Get(gctx, b.keys.Clocks(), clientv3.WithPrefix(),
 		clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortDescend), clientv3.WithLimit(63))
@@ -372,39 +325,17 @@ func (b *backend) readClocks(ctx context.Context) (map[string]clockReport, error
 		return nil, b.unavailable(gctx, "reading the clock reports", err)
 	}
 	own := b.keys.Clock(b.o.NodeName)
-	reports := make(map[string]clockReport, len(resp.Kvs))
+	reports := make(map[string]clockskew.Report, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		ms, err := strconv.ParseInt(strings.TrimSpace(string(kv.Value)), 10, 64)
 		switch {
 		case string(kv.Key) == own:
 			b.o.Logger.Warn("etcdlease: a live lease reports a clock under this node's name (an earlier run of it, or another node: give every node its own nodeName)", "key", own)
-		case err != nil || ms <= 0 || ms > maxReportMs: // out of range would overflow the skew arithmetic
+		case err != nil || ms <= 0 || ms > clockskew.MaxReportMs: // out of range would overflow the skew arithmetic
 			b.o.Logger.Warn("etcdlease: ignoring a malformed clock report", "key", string(kv.Key), "value", string(kv.Value))
 		default:
-			reports[string(kv.Key)] = clockReport{ms: ms, rev: kv.ModRevision}
+			reports[string(kv.Key)] = clockskew.Report{Ms: ms, Rev: kv.ModRevision}
 		}
 	}
 	return reports, nil
-}
-
-// maxReportMs is the largest clock report taken (Unix ms): in nanoseconds,
-// with a report's age added, it still fits an int64 (about year 2262).
-const maxReportMs = (math.MaxInt64 - int64(leasekit.MaxTTL) - int64(leasekit.MaxMaxClockSkew)) / int64(time.Millisecond)
-
-// medianSkew is the median Skew of now from [report, report+maxAge] (0
-// without reports).
-func medianSkew(now int64, reports []clockReport, maxAge time.Duration) time.Duration {
-	if len(reports) == 0 {
-		return 0
-	}
-	skews := make([]time.Duration, len(reports))
-	for i, r := range reports {
-		lo := r.ms * int64(time.Millisecond)
-		skews[i] = leasekit.Skew(now, now, lo, lo+int64(maxAge))
-	}
-	slices.Sort(skews)
-	if n := len(skews); n%2 == 0 {
-		return skews[n/2-1]/2 + skews[n/2]/2
-	}
-	return skews[len(skews)/2]
 }

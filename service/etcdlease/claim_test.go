@@ -17,7 +17,8 @@ import (
 
 func TestThreeNodesGetDistinctIds(t *testing.T) {
 	// Start all three at once on a range of three ids (its own: tests
-	// under other prefixes with overlapping ranges would be refused), claiming at random
+	// under other prefixes with overlapping ranges would be refused; on the
+	// etcd of the tests with ranges), claiming at random
 	// as in production: the claims race, and the transaction lets exactly
 	// one node win each id.
 	nodes := make([]*node, 3)
@@ -25,7 +26,7 @@ func TestThreeNodesGetDistinctIds(t *testing.T) {
 	for i := range nodes {
 		wg.Go(func() {
 			n := &node{name: fmt.Sprintf("n%d", i), lease: newLease(t, fmt.Sprintf("n%d", i),
-				etcdlease.ClaimLowestFirst(false), func(o *etcdlease.Options) { o.MachineRange = &etcdlease.Range{First: 100, Last: 102} })}
+				etcdlease.ClaimLowestFirst(false), func(o *etcdlease.Options) { o.MachineRange = &etcdlease.Range{First: 100, Last: 102} }, onRangesEtcd)}
 			svc, err := service.New(bg, settings(t, n.lease, n.name))
 			if assert.NoError(t, err) {
 				t.Cleanup(func() { _ = svc.Close() })
@@ -35,7 +36,7 @@ func TestThreeNodesGetDistinctIds(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	c := etcdClient(t)
+	c := rangesClient(t)
 	var ids []int64
 	for _, n := range nodes {
 		require.NotNil(t, n.svc)

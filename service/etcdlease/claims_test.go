@@ -29,8 +29,9 @@ func levelLog(t *testing.T, level slog.Level) *slog.Logger {
 // measured here is the claims.
 func sharedLease(t *testing.T, c *clientv3.Client, name string) *etcdlease.Lease {
 	t.Helper()
-	l, err := etcdlease.NewWithClient(c, etcdlease.Options{Prefix: prefixOf(t), TTL: 30 * time.Second, NodeName: name,
-		Logger: levelLog(t, slog.LevelWarn).With("node", name)})
+	l, err := etcdlease.NewWithClient(c, etcdlease.Options{
+		Common: etcdlease.Common{Prefix: prefixOf(t), TTL: 30 * time.Second, NodeName: name, Logger: levelLog(t, slog.LevelWarn).With("node", name)},
+	})
 	require.NoError(t, err)
 	return l
 }

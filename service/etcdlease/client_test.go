@@ -16,8 +16,9 @@ import (
 func TestNewWithClient(t *testing.T) {
 	cli := etcdClient(t)
 	keys := etcdlease.Keys{Prefix: prefixOf(t)}
-	lease, err := etcdlease.NewWithClient(cli, etcdlease.Options{Prefix: keys.Prefix, TTL: testTTL,
-		NodeName: "given-client", Logger: testLog(t)})
+	lease, err := etcdlease.NewWithClient(cli, etcdlease.Options{
+		Common: etcdlease.Common{Prefix: keys.Prefix, TTL: testTTL, NodeName: "given-client", Logger: testLog(t)},
+	})
 	require.NoError(t, err)
 	svc, err := service.New(bg, service.Settings{Lease: lease, NoDataDir: true, Logger: testLog(t)})
 	require.NoError(t, err)
@@ -40,7 +41,7 @@ func TestNewWithClientOptions(t *testing.T) {
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, "client", oe.Option)
 
-	_, err = etcdlease.NewWithClient(etcdClient(t), etcdlease.Options{Prefix: "has space"})
+	_, err = etcdlease.NewWithClient(etcdClient(t), etcdlease.Options{Common: etcdlease.Common{Prefix: "has space"}})
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, "Prefix", oe.Option)
 

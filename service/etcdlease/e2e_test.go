@@ -27,7 +27,7 @@ func TestServerRestWithEtcd(t *testing.T) {
 	bin := buildServerRest(t)
 	listen := freeURL().Host
 	keys := etcdlease.Keys{Prefix: prefixOf(t)}
-	srv, exited := startServerRest(t, bin, "--machine-provider", "etcd", "--etcd-endpoints", etcdEndpoint,
+	srv, exited := startServerRest(t, bin, "--machine-provider", "etcd", "--etcd-endpoints", rangesEndpoint,
 		"--etcd-prefix", keys.Prefix, "--etcd-lease-ttl", "2s", "--etcd-node-name", "rest-e2e", "--machine-range", "200-200",
 		"--listen", listen, "--no-data-dir=true", "--log-level", "warn")
 
@@ -50,7 +50,7 @@ func TestServerRestWithEtcd(t *testing.T) {
 		id, err = strconv.ParseInt(string(body), 10, 64)
 		return err == nil
 	})
-	c := etcdClient(t)
+	c := rangesClient(t)
 	owner, lease, held := get(t, c, keys.Machine(200))
 	require.True(t, held, "server-rest holds machine 200, the only id of its range, in etcd")
 	assert.Equal(t, "rest-e2e", owner)
@@ -154,11 +154,11 @@ func TestServerRestSkipsAnIdWhoseMarkIsFarAhead(t *testing.T) {
 	t.Parallel()
 	bin := buildServerRest(t)
 	keys := etcdlease.Keys{Prefix: prefixOf(t)}
-	c := etcdClient(t)
+	c := rangesClient(t)
 	_, err := c.Put(bg, keys.Mark(300), strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10))
 	require.NoError(t, err)
 	listen := freeURL().Host
-	_, exited := startServerRest(t, bin, "--machine-provider", "etcd", "--etcd-endpoints", etcdEndpoint,
+	_, exited := startServerRest(t, bin, "--machine-provider", "etcd", "--etcd-endpoints", rangesEndpoint,
 		"--etcd-prefix", keys.Prefix, "--etcd-lease-ttl", "2s", "--etcd-node-name", "rest-ahead", "--machine-range", "300-301",
 		"--listen", listen, "--no-data-dir=true", "--segment-store", "off", "--log-level", "warn")
 	var id int64

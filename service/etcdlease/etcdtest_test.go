@@ -21,12 +21,28 @@ import (
 // starts for the whole package; each test works under its own prefix.
 var etcdEndpoint string
 
+// rangesEndpoint is a second one, for the tests whose fleets have a
+// machineRange: a node without one is refused while another prefix's range
+// is registered, and the package's other tests have none.
+var rangesEndpoint string
+
+// onRangesEtcd points a lease at the etcd of the tests with ranges.
+func onRangesEtcd(o *etcdlease.Options) { o.Endpoints = []string{rangesEndpoint} }
+
+// rangesClient is the test's hands on the etcd of the tests with ranges.
+func rangesClient(t *testing.T) *clientv3.Client { return clientOf(t, rangesEndpoint) }
+
+// twoEtcds runs the tests with rangesEndpoint's etcd started too.
+type twoEtcds struct{ m *testing.M }
+
+func (w twoEtcds) Run() int { return etcdtest.Run(w.m, &rangesEndpoint) }
+
 // TestMain lets up to 8 tests run at once (unless -parallel says
 // otherwise): they wait on lease TTLs, etcd and server processes, not on
 // the CPU.
 func TestMain(m *testing.M) {
 	testbin.RaiseParallel(8)
-	os.Exit(etcdtest.Run(m, &etcdEndpoint))
+	os.Exit(etcdtest.Run(twoEtcds{m}, &etcdEndpoint))
 }
 
 // freeURL is a loopback URL free a moment ago.

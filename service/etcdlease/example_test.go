@@ -17,8 +17,7 @@ import (
 func ExampleNew() {
 	lease, err := etcdlease.New(etcdlease.Options{
 		Endpoints: []string{"etcd-0:2379", "etcd-1:2379", "etcd-2:2379"},
-		TTL:       10 * time.Second,
-		NodeName:  "ids-1",
+		Common:    etcdlease.Common{TTL: 10 * time.Second, NodeName: "ids-1"},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -44,7 +43,7 @@ func ExampleNewWithClient() {
 		return
 	}
 	defer cli.Close() // after the service: its Close releases the id through cli
-	lease, err := etcdlease.NewWithClient(cli, etcdlease.Options{NodeName: "ids-1"})
+	lease, err := etcdlease.NewWithClient(cli, etcdlease.Options{Common: etcdlease.Common{NodeName: "ids-1"}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/leasekit"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/etcdlease"
@@ -45,10 +46,10 @@ func TestRevokedHolderIsFencedAndTakenOver(t *testing.T) {
 	lastA, lastOK, err := untilStopped(t, a, 2*testTTL)
 	fencedAfter := time.Since(revoked)
 	require.ErrorIs(t, err, intf.ErrFenced)
-	assert.Less(t, lastOK.Sub(revoked), testTTL-etcdlease.FenceMargin(testTTL),
+	assert.Less(t, lastOK.Sub(revoked), testTTL-leasekit.FenceMargin(testTTL),
 		"no ID after the validity of the last renewal, which came before the revocation")
 	t.Logf("TTL %s: the holder stopped issuing %s after its lease was revoked behind its back (renewals every %s)",
-		testTTL, fencedAfter.Round(time.Millisecond), etcdlease.RenewInterval(testTTL))
+		testTTL, fencedAfter.Round(time.Millisecond), leasekit.RenewInterval(testTTL))
 	<-gated.lost
 	assert.False(t, a.Stats().LeaseHeld)
 	assert.Equal(t, uint64(1), a.Stats().Fences)
@@ -92,7 +93,7 @@ func TestCutHolderIsFencedBeforeItsLeaseExpires(t *testing.T) {
 	lastA, lastOK, stopErr := untilStopped(t, a, 3*ttl)
 	stopped := time.Since(cut)
 	require.True(t, errors.Is(stopErr, intf.ErrFenced) || errors.Is(stopErr, intf.ErrNotPersisted), "stopped by the fence (or the lease mark): %v", stopErr)
-	bound := ttl - etcdlease.FenceMargin(ttl)
+	bound := ttl - leasekit.FenceMargin(ttl)
 	assert.Less(t, lastOK.Sub(cut), bound, "no ID later than TTL − margin after the last renewal, which came before the cut")
 	assert.GreaterOrEqual(t, lastA, first)
 
@@ -128,11 +129,11 @@ func TestBriefOutageDoesNotInterrupt(t *testing.T) {
 
 	// The outage: shorter than the fencing slack left after a renewal
 	// (TTL − margin − renew interval) less a reconnect.
-	outage := etcdlease.RenewInterval(testTTL) / 2
+	outage := leasekit.RenewInterval(testTTL) / 2
 	// Cut in the first half of a renewal interval: the slack is the
 	// design's, not what is left after renewals a loaded machine was
 	// already late with (once, CI's load had made it miss two).
-	fresh := (testTTL - etcdlease.FenceMargin(testTTL) - etcdlease.RenewInterval(testTTL)/2).Milliseconds()
+	fresh := (testTTL - leasekit.FenceMargin(testTTL) - leasekit.RenewInterval(testTTL)/2).Milliseconds()
 	eventually(t, 2*testTTL, "a renewal", func() bool { return a.svc.Stats().LeaseLeftMillis > fresh })
 	cut := time.Now()
 	p.Cut()
@@ -140,7 +141,7 @@ func TestBriefOutageDoesNotInterrupt(t *testing.T) {
 	// Issue until well past the validity of the last renewal before the
 	// cut: only renewals after the outage keep it going.
 	var n int
-	for time.Since(cut) < testTTL+etcdlease.RenewInterval(testTTL) {
+	for time.Since(cut) < testTTL+leasekit.RenewInterval(testTTL) {
 		_, err := a.svc.GenId(bg)
 		require.NoError(t, err, "%s after a %s outage", time.Since(cut), outage)
 		n++

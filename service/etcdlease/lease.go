@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -16,11 +15,12 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/vesta-go/vesta/internal/clockskew"
 	"github.com/vesta-go/vesta/internal/leasekit"
+	"github.com/vesta-go/vesta/service"
 )
 
-// Lease leases a machine id from etcd for one service: the lease engine
-// pglease shares (service.MachineLease), over this package's etcd backend.
+// Lease leases a machine id from etcd for one service (service.MachineLease).
 type Lease struct {
 	*leasekit.Engine
 	o     Options
@@ -45,40 +45,27 @@ const (
 	DefaultTTL          = leasekit.DefaultTTL
 	DefaultDialTimeout  = leasekit.DefaultDialTimeout
 	DefaultMaxClockSkew = leasekit.DefaultMaxClockSkew
-	MaxMarkRefusals     = leasekit.MaxMarkRefusals // ids one attempt gives back for their marks (then a *MarksAheadError)
+	MaxMarkRefusals     = service.MaxMarkRefusals // ids one attempt gives back for their marks
 )
 
 var (
-	ErrAllTaken = leasekit.ErrAllTaken // every id of the range is held by a live node (matches intf.ErrUnavailable)
-	ErrNotHeld  = leasekit.ErrNotHeld  // the id's key is gone or another lease's (matches intf.ErrFenced)
-	ErrRunning  = leasekit.ErrRunning  // Run was called on a Lease that runs already
-	FullRange   = leasekit.FullRange   // every machine id
+	ErrAllTaken = leasekit.ErrAllTaken     // every id of the range is held (intf.ErrUnavailable)
+	ErrNotHeld  = leasekit.ErrNotHeld      // the id's key is gone or another lease's (intf.ErrFenced)
+	ErrRunning  = leasekit.ErrRunning      // Run was called on a Lease that runs already
+	FullRange   = service.FullMachineRange // every machine id
 )
 
 type (
-	OptionError     = leasekit.OptionError     // names the wrong Options field (matches intf.ErrInvalidArgument)
-	ClockSkewError  = leasekit.ClockSkewError  // this clock is off the live nodes' median by more than MaxClockSkew
-	MarkRefusal     = leasekit.MarkRefusal     // a claimed id given back for its mark too far ahead
-	MarksAheadError = leasekit.MarksAheadError // an attempt gave back every id it claimed (matches intf.ErrClockBehind)
-	Range           = leasekit.Range           // machine ids First..Last, inclusive
+	OptionError     = leasekit.OptionError    // names the wrong Options field (intf.ErrInvalidArgument)
+	ClockSkewError  = clockskew.Error         // this clock is off the live nodes' median by more than MaxClockSkew
+	MarksAheadError = service.MarksAheadError // an attempt gave back every id it claimed (intf.ErrClockBehind)
+	Range           = service.MachineRange    // machine ids First..Last, inclusive
+	Common          = leasekit.Common         // the options pglease takes too
 )
-
-// FenceMargin is how long before etcd could expire a lease its holder
-// stops issuing.
-func FenceMargin(ttl time.Duration) time.Duration { return leasekit.FenceMargin(ttl) }
-
-// RenewInterval is how often a holder renews its lease: TTL/3.
-func RenewInterval(ttl time.Duration) time.Duration { return leasekit.RenewInterval(ttl) }
 
 // New validates o (an *OptionError names the wrong field) and loads the TLS
 // files. It does no network I/O: Run connects.
-func New(o Options) (*Lease, error) {
-	o, cfg, err := o.withDefaults(true)
-	if err != nil {
-		return nil, err
-	}
-	return newLease(o, cfg, nil), nil
-}
+func New(o Options) (*Lease, error) { return newLease(o, nil) }
 
 // NewWithClient is New for a client the caller made, which Run never closes;
 // o's connection fields are unused, but DialTimeout bounds each etcd request.
@@ -86,21 +73,23 @@ func NewWithClient(cli *clientv3.Client, o Options) (*Lease, error) {
 	if cli == nil {
 		return nil, &OptionError{Provider: "etcdlease", Option: "client", Want: "a *clientv3.Client"}
 	}
-	o, _, err := o.withDefaults(false)
+	return newLease(o, cli)
+}
+
+func newLease(o Options, cli *clientv3.Client) (*Lease, error) {
+	o, cfg, err := o.withDefaults(cli == nil)
 	if err != nil {
 		return nil, err
 	}
-	o.Endpoints = cli.Endpoints()
-	return newLease(o, nil, cli), nil
-}
-
-func newLease(o Options, cfg *tls.Config, cli *clientv3.Client) *Lease {
+	if cli != nil {
+		o.Endpoints = cli.Endpoints()
+	}
 	l := &Lease{o: o, tls: cfg, keys: Keys{Prefix: o.Prefix}, given: cli, historyEvery: 5 * time.Minute, historyWarn: 1_000_000}
 	l.Engine = leasekit.NewEngine(leasekit.Config{
-		Provider: "etcdlease", Coordinator: "etcd", Marks: l.keys.Marks(), Claims: l.keys.Machines(), Endpoints: strings.Join(o.Endpoints, ","),
-		Prefix: o.Prefix, NodeName: o.NodeName, TTL: o.TTL, DialTimeout: o.DialTimeout, Range: o.MachineRange, Logger: o.Logger, LowestFirst: o.lowestFirst,
+		Provider: "etcdlease", Coordinator: "etcd", Marks: l.keys.Marks(), Claims: l.keys.Machines(), Layout: "key " + l.keys.Layout(), Endpoints: strings.Join(o.Endpoints, ","),
+		Common: o.Common, LowestFirst: o.lowestFirst,
 	}, (*backend)(l))
-	return l
+	return l, nil
 }
 
 // Options returns the options in force, defaults filled in.
@@ -109,25 +98,15 @@ func (l *Lease) Options() Options { return l.o }
 // Keys returns the layout of the keys this lease uses.
 func (l *Lease) Keys() Keys { return l.keys }
 
-// Options configures a Lease. Only Endpoints is required; a zero field
-// takes its default. New validates them.
+// Options configures a Lease: only Endpoints is required, a zero field takes its default.
 type Options struct {
 	Endpoints []string // of the etcd cluster: host:port or http(s)://host:port
-	Prefix    string   // of every key (default /vesta): nodes that must not share a machine id share it
-	// TTL of the etcd lease, whole seconds from 2s (default 1m): a node
-	// renews every TTL/3 and stops issuing TTL − FenceMargin(TTL) after its
-	// last renewal; a dead node's id stays taken as long.
-	TTL                           time.Duration
-	DialTimeout                   time.Duration // bounds connecting and every etcd request (default 5s)
-	CACertFile, CertFile, KeyFile string        // TLS: CACertFile verifies the servers, CertFile and KeyFile (both or neither) this client
-	Username, Password            string        // for etcd authentication (both or neither)
-	NodeName                      string        // in the machine keys and clock reports (default hostname-pid); no '/' or spaces
-	MaxClockSkew                  time.Duration // how far this clock may be off the live nodes' before it claims no id (default 1s)
-	// MachineRange limits the ids this fleet claims (nil: all, 0-1023). One
-	// overlapping another prefix's in the same etcd is refused at start
-	// (*RangeOverlapError); fleets on separate clusters need disjoint ones.
-	MachineRange *Range
-	Logger       *slog.Logger // the lease's transitions; nil: slog.Default()
+	// Common: Prefix is every key's; NodeName has no '/' or spaces; MaxClockSkew is
+	// against the live nodes'; a MachineRange overlapping another prefix's in the same
+	// etcd is refused (*RangeOverlapError).
+	Common
+	CACertFile, CertFile, KeyFile string // TLS: CACertFile verifies the servers, CertFile and KeyFile (both or neither) this client
+	Username, Password            string // for etcd authentication (both or neither)
 
 	lowestFirst bool // claim the lowest free id (tests: export_test.go)
 }
@@ -139,19 +118,18 @@ func (o Options) Validate() error {
 	return err
 }
 
-// withDefaults fills zero fields and validates them, loading the TLS files
-// and checking the connection fields only when dialing (no client given).
+// withDefaults fills zero fields and validates them; dialing (no client given)
+// checks the connection fields and loads the TLS files.
 func (o Options) withDefaults(dialing bool) (Options, *tls.Config, error) {
 	o.Prefix = strings.TrimRight(cmp.Or(o.Prefix, DefaultPrefix), "/")
 	prefix, check := o.Prefix, leasekit.Check
-	err := leasekit.Common("etcdlease", &o.Prefix, &o.TTL, &o.DialTimeout, &o.MaxClockSkew, &o.NodeName, o.MachineRange, &o.Logger,
-		func() []*OptionError {
-			return []*OptionError{o.checkEndpoints(dialing),
-				check(prefix != "" && !strings.ContainsAny(prefix, " \t\n"), "Prefix", prefix, "a key prefix such as /vesta, without spaces"),
-				check(!strings.ContainsAny(o.NodeName, "/ \t\n"), "NodeName", o.NodeName, "a name without '/' or spaces"),
-				check((o.CertFile == "") == (o.KeyFile == ""), "KeyFile", o.KeyFile, "CertFile and KeyFile together"),
-				check((o.Username == "") == (o.Password == ""), "Password", strings.Repeat("*", len(o.Password)), "Username and Password together")}
-		})
+	err := o.Fill("etcdlease", func() []*OptionError {
+		return []*OptionError{o.checkEndpoints(dialing),
+			check(prefix != "" && !strings.ContainsAny(prefix, " \t\n"), "Prefix", prefix, "a key prefix such as /vesta, without spaces"),
+			check(!strings.ContainsAny(o.NodeName, "/ \t\n"), "NodeName", o.NodeName, "a name without '/' or spaces"),
+			check((o.CertFile == "") == (o.KeyFile == ""), "KeyFile", o.KeyFile, "CertFile and KeyFile together"),
+			check((o.Username == "") == (o.Password == ""), "Password", strings.Repeat("*", len(o.Password)), "Username and Password together")}
+	})
 	if err != nil || !dialing {
 		return o, nil, err
 	}

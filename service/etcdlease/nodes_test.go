@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/leasekit"
 	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
@@ -54,10 +55,7 @@ func newLease(t testing.TB, name string, edit ...func(*etcdlease.Options)) *etcd
 	t.Helper()
 	o := etcdlease.Options{
 		Endpoints: []string{etcdEndpoint},
-		Prefix:    prefixOf(t),
-		TTL:       testTTL,
-		NodeName:  name,
-		Logger:    testLog(t).With("node", name),
+		Common:    etcdlease.Common{Prefix: prefixOf(t), TTL: testTTL, NodeName: name, Logger: testLog(t).With("node", name)},
 	}
 	etcdlease.ClaimLowestFirst(true)(&o) // predictable ids; a test may turn it off
 	for _, e := range edit {
@@ -103,7 +101,7 @@ func withEndpoint(addr string) func(*etcdlease.Options) {
 func firstID(t testing.TB, svc *service.Service) int64 {
 	t.Helper()
 	var id intf.Id
-	eventually(t, etcdlease.RenewInterval(testTTL), "the new holder issues", func() bool {
+	eventually(t, leasekit.RenewInterval(testTTL), "the new holder issues", func() bool {
 		var err error
 		id, err = svc.GenId(bg)
 		require.True(t, err == nil || errors.Is(err, intf.ErrFenced), "only an instant of fencing: %v", err)

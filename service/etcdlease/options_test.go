@@ -38,7 +38,7 @@ func TestOptionsDefaults(t *testing.T) {
 	assert.Equal(t, "/vesta/marks/7", l.Keys().Mark(7))
 	assert.Equal(t, "/vesta/clocks/"+o.NodeName, l.Keys().Clock(o.NodeName))
 
-	l, err = etcdlease.New(etcdlease.Options{Endpoints: []string{"https://etcd-0:2379"}, Prefix: "/ids/"})
+	l, err = etcdlease.New(etcdlease.Options{Endpoints: []string{"https://etcd-0:2379"}, Common: etcdlease.Common{Prefix: "/ids/"}})
 	require.NoError(t, err)
 	assert.Equal(t, "/ids", l.Options().Prefix, "trailing slash trimmed")
 }
@@ -54,14 +54,14 @@ func TestOptionsInvalid(t *testing.T) {
 		{"Endpoints", etcdlease.Options{Endpoints: []string{"ftp://etcd:2379"}}},
 		{"Endpoints", etcdlease.Options{Endpoints: []string{"127.0.0.1:2379", ""}}},
 		{"Endpoints", etcdlease.Options{Endpoints: []string{"https://ids:s3cret@etcd-0:2379"}}},
-		{"Prefix", etcdlease.Options{Endpoints: ep, Prefix: "/"}},
-		{"Prefix", etcdlease.Options{Endpoints: ep, Prefix: "/my ids"}},
-		{"TTL", etcdlease.Options{Endpoints: ep, TTL: time.Second}},
-		{"TTL", etcdlease.Options{Endpoints: ep, TTL: 2500 * time.Millisecond}},
-		{"TTL", etcdlease.Options{Endpoints: ep, TTL: 2 * time.Hour}},
-		{"DialTimeout", etcdlease.Options{Endpoints: ep, DialTimeout: time.Microsecond}},
-		{"MaxClockSkew", etcdlease.Options{Endpoints: ep, MaxClockSkew: -time.Second}},
-		{"NodeName", etcdlease.Options{Endpoints: ep, NodeName: "a/b"}},
+		{"Prefix", etcdlease.Options{Endpoints: ep, Common: etcdlease.Common{Prefix: "/"}}},
+		{"Prefix", etcdlease.Options{Endpoints: ep, Common: etcdlease.Common{Prefix: "/my ids"}}},
+		{"TTL", etcdlease.Options{Endpoints: ep, Common: etcdlease.Common{TTL: time.Second}}},
+		{"TTL", etcdlease.Options{Endpoints: ep, Common: etcdlease.Common{TTL: 2500 * time.Millisecond}}},
+		{"TTL", etcdlease.Options{Endpoints: ep, Common: etcdlease.Common{TTL: 2 * time.Hour}}},
+		{"DialTimeout", etcdlease.Options{Endpoints: ep, Common: etcdlease.Common{DialTimeout: time.Microsecond}}},
+		{"MaxClockSkew", etcdlease.Options{Endpoints: ep, Common: etcdlease.Common{MaxClockSkew: -time.Second}}},
+		{"NodeName", etcdlease.Options{Endpoints: ep, Common: etcdlease.Common{NodeName: "a/b"}}},
 		{"KeyFile", etcdlease.Options{Endpoints: ep, CertFile: "c.pem"}},
 		{"Password", etcdlease.Options{Endpoints: ep, Username: "root"}},
 		{"CACertFile", etcdlease.Options{Endpoints: ep, CACertFile: filepath.Join(t.TempDir(), "missing.pem")}},

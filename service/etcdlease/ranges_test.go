@@ -17,8 +17,8 @@ import (
 )
 
 // The range registry (etcdlease.RangesKey) is shared by every prefix of
-// the test etcd: each test here uses its own ids of 600-699, which no
-// other test of the package uses.
+// the etcd of the tests with ranges (rangesEndpoint): each test here uses
+// its own ids of 600-699, which no other test of the package uses.
 
 // withRange gives a lease machineRange first-last and the test's prefix
 // plus sub (fleets under different prefixes of one etcd).
@@ -26,6 +26,7 @@ func withRange(t *testing.T, sub string, first, last int64) func(*etcdlease.Opti
 	return func(o *etcdlease.Options) {
 		o.Prefix = prefixOf(t) + "/" + sub
 		o.MachineRange = &etcdlease.Range{First: first, Last: last}
+		onRangesEtcd(o)
 	}
 }
 
@@ -50,7 +51,7 @@ type registered struct {
 }
 
 func TestOverlappingRangeOfAnotherPrefixIsRefused(t *testing.T) {
-	c := etcdClient(t)
+	c := rangesClient(t)
 	a := startNode(t, "a", withRange(t, "a", 600, 609))
 	require.Equal(t, int64(600), a.svc.Machine(), "a claims inside its range")
 	prefixA := a.lease.Options().Prefix
@@ -135,7 +136,7 @@ func TestOverlappingRangesStartedAtOnceOneIsRefused(t *testing.T) {
 }
 
 func TestClaimsStayInsideTheRange(t *testing.T) {
-	c := etcdClient(t)
+	c := rangesClient(t)
 	prefix := prefixOf(t) + "/r"
 	keys := etcdlease.Keys{Prefix: prefix}
 	grant, err := c.Grant(bg, 60)
@@ -151,6 +152,7 @@ func TestClaimsStayInsideTheRange(t *testing.T) {
 		return func(o *etcdlease.Options) {
 			o.Prefix = prefix
 			o.MachineRange = &etcdlease.Range{First: first, Last: last}
+			onRangesEtcd(o)
 		}
 	}
 
@@ -186,19 +188,48 @@ func TestClaimsStayInsideTheRange(t *testing.T) {
 	}
 }
 
-func TestNodeWithoutRangeIsNotRegistered(t *testing.T) {
-	c := etcdClient(t)
-	// A fleet with a range is live in the same etcd; a node without one,
-	// under another prefix, is neither checked against it nor registered.
-	ranged := startNode(t, "ranged", withRange(t, "ranged", 690, 699))
-	plain := startNode(t, "plain", func(o *etcdlease.Options) { o.Prefix = prefixOf(t) + "/plain" })
-	lease := leaseOf(t, c, plain.lease.Keys(), plain.svc.Machine())
-	ranges := registeredRanges(t, c)
-	assert.Empty(t, ranges[plain.lease.Options().Prefix], "a node without a range registers none")
-	for prefix, entries := range ranges {
-		for _, e := range entries {
-			assert.NotEqual(t, lease, e.Lease, "an entry of %s is attached to the plain node's lease", prefix)
-		}
+// A node without machineRange may claim any id: it registers every id,
+// marked as no range. Fleets that all lack one stay apart (their prefixes
+// are their id spaces); where fleets split the ids by ranges, the one
+// registered later is refused, whichever has the range.
+func TestNodeWithoutRangeIsRegisteredAndChecked(t *testing.T) {
+	c := rangesClient(t)
+	plain := func(sub string) func(*etcdlease.Options) {
+		return func(o *etcdlease.Options) { o.Prefix = prefixOf(t) + "/" + sub; onRangesEtcd(o) }
 	}
-	assert.Len(t, ranges[ranged.lease.Options().Prefix], 1, "the ranged node is registered")
+	refused := func(lease *etcdlease.Lease) *etcdlease.RangeOverlapError {
+		t.Helper()
+		_, err := service.New(bg, settings(t, lease, lease.Options().NodeName))
+		var overlap *etcdlease.RangeOverlapError
+		require.True(t, errors.As(err, &overlap), "a *RangeOverlapError: %v", err)
+		assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+		assert.Empty(t, registeredRanges(t, c)[lease.Options().Prefix], "the refused node's entry is gone with its lease")
+		return overlap
+	}
+
+	p1, p2 := startNode(t, "p1", plain("p1")), startNode(t, "p2", plain("p2"))
+	prefix1 := p1.lease.Options().Prefix
+	assert.Equal(t, []registered{{"0-1023", leaseOf(t, c, p1.lease.Keys(), p1.svc.Machine())}}, registeredRanges(t, c)[prefix1],
+		"a node without a range registers every id")
+	assert.Len(t, registeredRanges(t, c)[p2.lease.Options().Prefix], 1, "two fleets without ranges are apart")
+
+	ranged := newLease(t, "r", withRange(t, "r", 690, 699))
+	overlap := refused(ranged)
+	assert.True(t, overlap.OtherNoRange)
+	assert.Equal(t, etcdlease.Range{First: 690, Last: 699}, overlap.Range)
+	assert.Equal(t, etcdlease.FullRange, overlap.OtherRange)
+	assert.Contains(t, overlap.Error(), "prefix "+ranged.Options().Prefix+" (machineRange 690-699) overlaps prefix "+overlap.OtherPrefix+" (no machineRange: any machine id, 0-1023)")
+
+	require.NoError(t, p1.svc.Close())
+	require.NoError(t, p2.svc.Close())
+	r := startNode(t, "r", withRange(t, "r", 690, 699))
+	require.Equal(t, int64(690), r.svc.Machine(), "with the fleets without ranges gone")
+
+	overlap = refused(newLease(t, "p3", plain("p3")))
+	assert.True(t, overlap.NoRange)
+	assert.Equal(t, r.lease.Options().Prefix, overlap.OtherPrefix)
+	for _, want := range []string{"prefix " + overlap.Prefix + " (no machineRange: any machine id, 0-1023) overlaps prefix " + overlap.OtherPrefix + " (machineRange 690-699)",
+		"give this fleet a range disjoint from the others'"} {
+		assert.Contains(t, overlap.Error(), want)
+	}
 }

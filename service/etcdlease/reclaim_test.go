@@ -67,7 +67,7 @@ func TestAStaleClockReportRefusesNobody(t *testing.T) {
 	eventually(t, 5*time.Second, "b reports again", func() bool { v, _, _ := get(t, c, keys.Clock("b")); return v != v0 })
 	p.Cut()
 	t.Cleanup(p.Restore)                // runs before b's cleanup, which then releases its id at once
-	time.Sleep(1600 * time.Millisecond) // b's report is now older than a's renew interval (1 s)
+	time.Sleep(1600 * time.Millisecond) // b's report is now older than a's mark interval (1 s)
 	_, _, alive := get(t, c, keys.Machine(0))
 	require.True(t, alive, "b's lease is still alive")
 

@@ -180,10 +180,11 @@ func TestKilledNodeResumesOfflineAndRenewsOnceEtcdIsBack(t *testing.T) {
 func TestRestartAfterTheSavedValidityDoesNotResume(t *testing.T) {
 	stresstest.Only(t, "three real server-rest runs around a lease expiry")
 	t.Parallel()
-	// Machine range 640-640 (its own in this package): the node's id is
-	// known, and another node can be made to take it.
-	c := etcdClient(t)
-	px := newProxy(t, etcdEndpoint)
+	// Machine range 640-640 (its own in this package, on the etcd of the
+	// tests with ranges): the node's id is known, and another node can be
+	// made to take it.
+	c := rangesClient(t)
+	px := newProxy(t, rangesEndpoint)
 	keys := etcdlease.Keys{Prefix: prefixOf(t)}
 	dir := t.TempDir()
 	args := etcdArgs(px.Addr(), keys.Prefix, "2s", "gone", dir)
@@ -223,7 +224,7 @@ func TestRestartAfterTheSavedValidityDoesNotResume(t *testing.T) {
 		require.NoError(t, err)
 		return ttl.TTL == -1
 	})
-	other := startNode(t, "other", func(o *etcdlease.Options) { o.MachineRange = &etcdlease.Range{First: 640, Last: 640} })
+	other := startNode(t, "other", func(o *etcdlease.Options) { o.MachineRange = &etcdlease.Range{First: 640, Last: 640} }, onRangesEtcd)
 	require.Equal(t, int64(640), other.svc.Machine())
 	lastUnit := int64(0)
 	for _, id := range before {

@@ -49,7 +49,7 @@ func TestClockSkewRefusesToStart(t *testing.T) {
 	keys := etcdlease.Keys{Prefix: prefixOf(t)}
 	const bound = etcdlease.DefaultMaxClockSkew
 	// Offsets well past the bound: the first, lenient read allows a report
-	// a renew interval (1 s) plus the read's own time old, and a loaded
+	// a mark interval (1 s) plus the read's own time old, and a loaded
 	// machine under -race can take a second to read (CI saw 2.5 s pass).
 	for _, off := range []time.Duration{4 * time.Second, -4 * time.Second} {
 		t.Run(fmt.Sprint(off), func(t *testing.T) {
@@ -64,7 +64,7 @@ func TestClockSkewRefusesToStart(t *testing.T) {
 			require.True(t, errors.As(err, &skew), "a *ClockSkewError: %v", err)
 			assert.Equal(t, 2, skew.Nodes)
 			assert.Equal(t, bound, skew.Bound)
-			// The reports are at most a renew interval old, so the skew
+			// The reports are at most a mark interval old, so the skew
 			// seen is the offset less up to that much.
 			assert.Equal(t, off > 0, skew.Skew > 0, "the sign says ahead or behind")
 			assert.Greater(t, skew.Skew.Abs(), bound)

@@ -17,9 +17,8 @@ import (
 // so it is compiled but not run.)
 func ExampleNew() {
 	lease, err := pglease.New(pglease.Options{
-		DSN:          os.Getenv("VESTA_MACHINE_DSN"), // postgres://vesta:password@db:5432/ids: keep it out of flags and logs
-		TTL:          time.Minute,
-		MachineRange: &pglease.Range{First: 0, Last: 511},
+		DSN:    os.Getenv("VESTA_MACHINE_DSN"), // postgres://vesta:password@db:5432/ids: keep it out of flags and logs
+		Common: pglease.Common{TTL: time.Minute, MachineRange: &pglease.Range{First: 0, Last: 511}},
 	})
 	if err != nil {
 		log.Fatal(err) // an *OptionError naming the field
@@ -41,6 +40,6 @@ func ExampleOptions_Validate() {
 	err = pglease.Options{DSN: "postgres://vesta:secret@db:port/ids"}.Validate()
 	fmt.Println(err)
 	// Output:
-	// pglease: option Table "ids; DROP TABLE x": want a table name, optionally schema.table, of letters, digits and _ (at most 57: its marks are in <table>_marks)
+	// pglease: option Table "ids; DROP TABLE x": want a table name, optionally schema.table, of letters, digits and _ (at most 56: its marks are in <table>_marks, the fleets' layouts in <table>_layout)
 	// pglease: option DSN "(not shown: it may hold a password)": want a PostgreSQL URL or key=value DSN: cannot parse `postgres://vesta:xxxxx@db:port/ids`: invalid port
 }

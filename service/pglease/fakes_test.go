@@ -10,5 +10,5 @@ type offsetClock = leasetest.OffsetClock
 
 // withoutLowestFirst undoes newLease's predictable claims.
 func withoutLowestFirst(o pglease.Options) pglease.Options {
-	return pglease.Options{DSN: o.DSN, TTL: o.TTL, NodeName: o.NodeName, Logger: o.Logger, MachineRange: o.MachineRange, Prefix: o.Prefix}
+	return pglease.Options{DSN: o.DSN, Common: pglease.Common{TTL: o.TTL, NodeName: o.NodeName, Logger: o.Logger, MachineRange: o.MachineRange, Prefix: o.Prefix}}
 }

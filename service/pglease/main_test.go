@@ -104,7 +104,7 @@ func testLog(t testing.TB) *slog.Logger { return leasetest.Log(t) }
 // the lowest free id.
 func newLease(t testing.TB, dsn, name string, edit ...func(*pglease.Options)) *pglease.Lease {
 	t.Helper()
-	o := pglease.Options{DSN: dsn, TTL: testTTL, NodeName: name, Logger: testLog(t).With("node", name)}
+	o := pglease.Options{DSN: dsn, Common: pglease.Common{TTL: testTTL, NodeName: name, Logger: testLog(t).With("node", name)}}
 	pglease.ClaimLowestFirst(&o)
 	for _, e := range edit {
 		e(&o)
@@ -168,6 +168,8 @@ func newFakeHolder(state []byte) *fakeHolder {
 func (f *fakeHolder) Now() int64 { return time.Now().UnixNano() }
 
 func (f *fakeHolder) Lead() time.Duration { return 3 * time.Second }
+
+func (f *fakeHolder) Layout() service.Layout { return service.Settings{}.Layout() }
 
 // Hold stores a mark up to the validity, as the service does.
 func (f *fakeHolder) Hold(ctx context.Context, machine, validUntil, _ int64) error {

@@ -73,8 +73,10 @@ func TestDatabaseDownAtStart(t *testing.T) {
 	require.NoError(t, err)
 	dead := ln.Addr().String()
 	require.NoError(t, ln.Close())
-	l, err := pglease.New(pglease.Options{DSN: fmt.Sprintf("postgres://ids:%s@%s/ids?sslmode=disable", secret, dead),
-		DialTimeout: time.Second, Logger: testLog(t)})
+	l, err := pglease.New(pglease.Options{
+		DSN:    fmt.Sprintf("postgres://ids:%s@%s/ids?sslmode=disable", secret, dead),
+		Common: pglease.Common{DialTimeout: time.Second, Logger: testLog(t)},
+	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
 	defer cancel()

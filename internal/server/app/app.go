@@ -17,19 +17,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
 
 	"github.com/vesta-go/vesta/internal/buildinfo"
 	"github.com/vesta-go/vesta/internal/gctarget"
+	"github.com/vesta-go/vesta/internal/outage"
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/internal/server/segconfig"
-	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/stores"
@@ -152,8 +150,8 @@ func OpenSegments(ctx context.Context, cfg config.Config) (*segment.Generator, e
 		return nil, nil
 	}
 	if err != nil {
-		if ctx.Err() == nil && unreachable(err) {
-			err = unreachableError{err}
+		if ctx.Err() == nil && outage.Silent(err) {
+			err = outage.Error{Err: err}
 		}
 		return nil, fmt.Errorf("segment mode: %w", err)
 	}
@@ -166,31 +164,6 @@ func OpenSegments(ctx context.Context, cfg config.Config) (*segment.Generator, e
 	}
 	return g, nil
 }
-
-// unreachable tells whether err says the store cannot be reached now, as
-// opposed to refusing us: a network error or a timeout (a silent host), or
-// a PostgreSQL connection exception (SQLSTATE class 08) or "cannot connect
-// now" (57P03: starting up, shutting down). Read through the SQLState
-// method so that this package links no driver.
-func unreachable(err error) bool {
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	var pe interface{ SQLState() string }
-	if errors.As(err, &pe) {
-		state := pe.SQLState()
-		return strings.HasPrefix(state, "08") || state == "57P03"
-	}
-	return false
-}
-
-// unreachableError marks an error of a store that cannot be reached now:
-// it matches intf.ErrUnavailable, and reads as the error itself.
-type unreachableError struct{ err error }
-
-func (e unreachableError) Error() string   { return e.err.Error() }
-func (e unreachableError) Unwrap() []error { return []error{e.err, intf.ErrUnavailable} }
 
 // SignalContext is cancelled on SIGINT or SIGTERM.
 func SignalContext() (context.Context, context.CancelFunc) {

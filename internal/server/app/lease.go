@@ -10,29 +10,29 @@ import (
 	"github.com/vesta-go/vesta/service/pglease"
 )
 
-// etcdOptions are the options of the etcd lease cfg's lease keys give
-// (provider etcd); it logs with the service's logger.
+// leaseCommon are the options both leases take from cfg's lease keys; it logs
+// with the service's logger.
+func leaseCommon(cfg config.Config) etcdlease.Common {
+	l := cfg.Lease
+	return etcdlease.Common{Prefix: l.Prefix, TTL: l.TTL, DialTimeout: l.DialTimeout, NodeName: l.NodeName,
+		MaxClockSkew: l.MaxClockSkew, MachineRange: l.MachineRange, Logger: cfg.Service.Logger}
+}
+
+// etcdOptions are the options of the etcd lease cfg's lease keys give (provider etcd).
 func etcdOptions(cfg config.Config) etcdlease.Options {
-	l, e := cfg.Lease, cfg.Etcd
+	e := cfg.Etcd
 	return etcdlease.Options{
-		Endpoints: e.Endpoints, Prefix: l.Prefix, TTL: l.TTL, DialTimeout: l.DialTimeout,
+		Endpoints: e.Endpoints, Common: leaseCommon(cfg),
 		CACertFile: e.CACertFile, CertFile: e.CertFile, KeyFile: e.KeyFile,
 		Username: e.Username, Password: e.Password,
-		NodeName: l.NodeName, MaxClockSkew: l.MaxClockSkew, MachineRange: l.MachineRange,
-		Logger: cfg.Service.Logger,
 	}
 }
 
-// postgresOptions are the options of the PostgreSQL lease cfg's lease
-// keys give (provider postgres); it logs with the service's logger.
+// postgresOptions are the options of the PostgreSQL lease cfg's lease keys give
+// (provider postgres).
 func postgresOptions(cfg config.Config) pglease.Options {
-	l, p := cfg.Lease, cfg.Postgres
-	return pglease.Options{
-		DSN: p.DSN, Table: p.Table, AllowAsyncFailover: p.AllowAsyncFailover,
-		Prefix: l.Prefix, TTL: l.TTL, DialTimeout: l.DialTimeout, NodeName: l.NodeName,
-		MaxClockSkew: l.MaxClockSkew, MachineRange: l.MachineRange,
-		Logger: cfg.Service.Logger,
-	}
+	p := cfg.Postgres
+	return pglease.Options{DSN: p.DSN, Table: p.Table, AllowAsyncFailover: p.AllowAsyncFailover, Common: leaseCommon(cfg)}
 }
 
 // etcdOptionKeys maps an etcdlease option to its config key.

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/vesta-go/vesta/internal/leasekit"
+	"github.com/vesta-go/vesta/service"
 )
 
 // etcdKeys are the keys of GroupEtcd; their defaults are the leases'
@@ -63,7 +64,7 @@ func (r *reader) lease(provider string) (Lease, EtcdLease) {
 	l.NodeName = r.str(KeyEtcdNodeName, "")
 	l.MaxClockSkew = r.duration(KeyMaxClockSkew, leasekit.DefaultMaxClockSkew, leasekit.MinMaxClockSkew, leasekit.MaxMaxClockSkew)
 	if v := strings.TrimSpace(r.str(KeyMachineRange, "")); v != "" {
-		if mr, err := leasekit.ParseRange(v); err != nil {
+		if mr, err := service.ParseMachineRange(v); err != nil {
 			r.fail(KeyMachineRange, v, "first-last within 0-1023, first <= last (e.g. 0-511)")
 		} else {
 			l.MachineRange = &mr

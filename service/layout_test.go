@@ -1,0 +1,46 @@
+package service_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service"
+)
+
+// A node joins a fleet of its epoch, type and version, whatever its
+// genMethod; the error of one that does not names only what differs.
+func TestLayoutJoins(t *testing.T) {
+	fleet := service.Settings{}.Layout()
+	assert.Equal(t, intf.DefaultEpochMillis, fleet.EpochMillis)
+	for _, tc := range []struct {
+		edit  func(*service.Layout)
+		joins bool
+		says  string
+	}{
+		{func(l *service.Layout) { l.GenMethod = 2 }, true, ""},
+		{func(l *service.Layout) { l.EpochMillis += 8000 }, false, "has epoch 2014-12-31T16:00:00Z (key /p/layout), this node epoch 2014-12-31T16:00:08Z:"},
+		{func(l *service.Layout) { l.Type = intf.MinGranularity }, false, "has type max-peak (key /p/layout), this node type min-granularity:"},
+		{func(l *service.Layout) { l.Version, l.GenMethod = 1, 3 }, false, "has version 0 (key /p/layout), this node version 1:"},
+	} {
+		node := fleet
+		tc.edit(&node)
+		assert.Equal(t, tc.joins, fleet.Joins(node), "%+v", node)
+		if !tc.joins {
+			err := error(&service.LayoutError{Provider: "etcdlease", Prefix: "/p", Where: "key /p/layout", Fleet: fleet, Node: node})
+			assert.True(t, errors.Is(err, intf.ErrInvalidArgument))
+			assert.Contains(t, err.Error(), "etcdlease: the fleet under prefix /p "+tc.says)
+		}
+	}
+}
+
+func ExampleLayout_Joins() {
+	fleet := service.Settings{}.Layout()
+	rest := service.Settings{GenMethod: 2}.Layout()
+	later := service.Settings{EpochMillis: intf.DefaultEpochMillis + 8000}.Layout()
+	fmt.Println(fleet.Joins(rest), fleet.Joins(later))
+	// Output: true false
+}
