@@ -6,6 +6,7 @@ package etcdtest
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"os"
@@ -68,6 +69,21 @@ func FreeURL() url.URL {
 	return url.URL{Scheme: "http", Host: l.Addr().String()}
 }
 
+// StableURL is an http URL on a loopback port free a moment ago, below
+// the kernel's ephemeral range (32768 and up on Linux): while a member is
+// stopped, no outgoing connection can take its port as a source port, so
+// Restart can listen on it again.
+func StableURL() url.URL {
+	for range 100 {
+		port := 20000 + rand.IntN(12000)
+		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			defer l.Close()
+			return url.URL{Scheme: "http", Host: l.Addr().String()}
+		}
+	}
+	return FreeURL()
+}
+
 // StartCluster starts n members of one etcd cluster in this process, with
 // their data under dir; close each when done.
 func StartCluster(dir string, n int) ([]*embed.Etcd, error) {
@@ -78,7 +94,7 @@ func StartCluster(dir string, n int) ([]*embed.Etcd, error) {
 		cfg.Name, cfg.Dir = fmt.Sprintf("m%d", i), fmt.Sprintf("%s/m%d", dir, i)
 		cfg.LogLevel, cfg.ZapLoggerBuilder = "error", embed.NewZapLoggerBuilder(zap.NewNop())
 		cfg.UnsafeNoFsync = true
-		client, peer := FreeURL(), FreeURL()
+		client, peer := StableURL(), StableURL()
 		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
 		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 		if i > 0 {
