@@ -20,16 +20,7 @@ import (
 func TestNextNumber(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	mem := segtest.NewMem()
-	mem.SetNow(func() time.Time { return time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC) })
-	require.NoError(t, mem.CreatePeriodTag(ctx, segment.PeriodTag{Tag: "order", Group: segment.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 3}))
-	var addrs []string
-	for range 2 {
-		g, err := segtest.Open(ctx, mem, nil, segment.Settings{Logger: quiet})
-		require.NoError(t, err)
-		t.Cleanup(func() { require.NoError(t, g.Close()) })
-		addrs = append(addrs, rpctest.Start(t, rpctest.Config{Segments: g}).Addr)
-	}
+	addrs := periodServers(t, segment.PeriodTag{Tag: "order", Group: segment.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 3})
 	seen := map[string]bool{}
 	for _, addr := range addrs {
 		c := newClient(t, []string{addr})
@@ -62,16 +53,7 @@ func TestNextNumber(t *testing.T) {
 func TestNextNumberPeriodExhausted(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	mem := segtest.NewMem()
-	mem.SetNow(func() time.Time { return time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC) })
-	require.NoError(t, mem.CreatePeriodTag(ctx, segment.PeriodTag{Tag: "tiny", Group: segment.GroupDay, Format: "T{yyyyMMdd}{seq:1}", Step: 4}))
-	var addrs []string
-	for range 2 {
-		g, err := segtest.Open(ctx, mem, nil, segment.Settings{Logger: quiet})
-		require.NoError(t, err)
-		t.Cleanup(func() { require.NoError(t, g.Close()) })
-		addrs = append(addrs, rpctest.Start(t, rpctest.Config{Segments: g}).Addr)
-	}
+	addrs := periodServers(t, segment.PeriodTag{Tag: "tiny", Group: segment.GroupDay, Format: "T{yyyyMMdd}{seq:1}", Step: 4})
 	first := newClient(t, addrs[:1])
 	for seq := int64(1); seq <= 9; seq++ {
 		n, err := first.NextNumber(ctx, "tiny")
@@ -89,4 +71,22 @@ func TestNextNumberPeriodExhausted(t *testing.T) {
 		assert.Equal(t, time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC), pe.Ends.UTC())
 		assert.Positive(t, pe.RetryAfter)
 	}
+}
+
+// periodServers starts two RPC servers on one in-memory store holding tag,
+// on 2026-11-27, and returns their addresses.
+func periodServers(t *testing.T, tag segment.PeriodTag) []string {
+	t.Helper()
+	ctx := context.Background()
+	mem := segtest.NewMem()
+	mem.SetNow(func() time.Time { return time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC) })
+	require.NoError(t, mem.CreatePeriodTag(ctx, tag))
+	var addrs []string
+	for range 2 {
+		g, err := segtest.Open(ctx, mem, nil, segment.Settings{Logger: quiet})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, g.Close()) })
+		addrs = append(addrs, rpctest.Start(t, rpctest.Config{Segments: g}).Addr)
+	}
+	return addrs
 }

@@ -13,7 +13,8 @@
 #   collected and checked for duplicates, the time a paused holder issued
 #   after it ran again, the offline resume's logged and actual time left.
 # - A 3-member embedded etcd with each member's client traffic held in
-#   turn (service/etcdlease): calls fenced.
+#   turn, and with two members stopped for 8 s at TTL 10 s
+#   (service/etcdlease): calls fenced or refused, IDs twice.
 # - Four connections without a token pipelining calls at the real
 #   server-rpc (server-rpc): its RSS before and after, and the calls a
 #   legitimate client made meanwhile.
@@ -21,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 show() { grep -E '^(--- |    --- |ok |FAIL)|_test\.go:[0-9]+: [^ ]' || true; }
 go test -count=1 -tags stress -v -run \
-  'TestDeletedClaim|TestLostMark|TestRestored|TestWipedFleet|TestLoweredMarks|TestConcurrent|TestLostClaim|TestRestartWhile|TestBorrowBeyond|TestOfflineResume|TestCutOffHolder' \
+  'TestDeletedClaim|TestLostMark|TestRestored|TestWipedFleet|TestLoweredMarks|TestConcurrent|TestLostClaim|TestRestartWhile|TestBorrowBeyond|TestOfflineResume|TestCutOffHolder|TestAnotherLayout|TestFleetLayout' \
   ./internal/leasekit/ 2>&1 | show
-go test -count=1 -tags stress -v -run 'TestThreeMemberClusterWithAHungMember' ./service/etcdlease/ 2>&1 | show
+go test -count=1 -tags stress -v -run 'TestThreeMemberClusterWithAHungMember|TestQuorumLossShorterThanTheTTLStopsNoNode' ./service/etcdlease/ 2>&1 | show
 go test -count=1 -tags stress -v -run 'TestPipelinedCallsWithoutATokenAreBounded' ./server-rpc/ 2>&1 | show

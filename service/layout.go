@@ -47,8 +47,20 @@ func (l Layout) Fields() [4][2]string {
 // genMethod may differ: it names the door that issued an ID, and IDs of
 // different genMethods never collide.
 func (l Layout) Joins(node Layout) bool {
-	l.GenMethod = node.GenMethod
-	return l == node
+	fleet, _ := l.differences(node)
+	return len(fleet) == 0
+}
+
+// differences lists the fields that keep node out of a fleet of l, as
+// "name value", l's and node's.
+func (l Layout) differences(node Layout) (fleet, own []string) {
+	lf, nf := l.Fields(), node.Fields()
+	for i := range lf {
+		if lf[i][1] != nf[i][1] && lf[i][0] != "genMethod" {
+			fleet, own = append(fleet, lf[i][0]+" "+lf[i][1]), append(own, nf[i][0]+" "+nf[i][1])
+		}
+	}
+	return fleet, own
 }
 
 // LayoutError: a fleet's layout, kept by its lease, does not take this
@@ -61,13 +73,7 @@ type LayoutError struct {
 }
 
 func (e *LayoutError) Error() string {
-	fleet, node := e.Fleet.Fields(), e.Node.Fields()
-	var has, ours []string
-	for i := range fleet {
-		if fleet[i][1] != node[i][1] && fleet[i][0] != "genMethod" {
-			has, ours = append(has, fleet[i][0]+" "+fleet[i][1]), append(ours, fleet[i][0]+" "+node[i][1])
-		}
-	}
+	has, ours := e.Fleet.differences(e.Node)
 	return fmt.Sprintf("%s: the fleet under prefix %s has %s (%s), this node %s: every node of a fleet needs the same epoch, type and version; "+
 		"set this node's to the fleet's, or give a fleet of another layout its own prefix (etcdPrefix)",
 		e.Provider, e.Prefix, strings.Join(has, ", "), e.Where, strings.Join(ours, ", "))

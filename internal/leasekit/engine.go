@@ -24,7 +24,7 @@ type Engine struct {
 	b       Backend
 	running atomic.Bool
 	cur     atomic.Pointer[hold] // the hold whose id the service holds or is taking
-	lead    atomic.Int64         // FleetLead, ns
+	lead    atomic.Int64         // fleetLead, ns
 
 	claims, claimTxns, markRefusals, resumes atomic.Uint64
 }
@@ -194,7 +194,7 @@ func (e *Engine) claim(ctx context.Context, h service.LeaseHolder, prefer int64,
 // by no more than a holder may run (TTL + the fleet's lead); on error hd is released.
 func (e *Engine) hold(ctx context.Context, h service.LeaseHolder, hd *hold) error {
 	lead := h.Lead()
-	if ahead := time.Duration(hd.prevMark*int64(time.Millisecond) - h.Now()); ahead > lead && ahead <= e.c.TTL+lead+e.fleetLead(h) {
+	if ahead := time.Duration(hd.prevMark*int64(time.Millisecond) - h.Now()); ahead > lead && ahead <= e.c.TTL+lead+e.fleetLead() {
 		e.c.Logger.Info(e.c.Provider+": waiting for the clock to near the mark of the machine id claimed",
 			"machine", hd.machine, "wait", (ahead - lead).Round(time.Millisecond))
 		if err := ctxtime.Sleep(ctx, ahead-lead); err != nil {
@@ -429,7 +429,7 @@ func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 			_ = e.saveState(hd) // logged
 		}
 		if w, ok := e.b.(interface{ Renewed(context.Context, Claim) }); ok {
-			wctx, cancel := e.bound(ctx)
+			wctx, cancel := context.WithTimeout(ctx, attempt(e.c.TTL, e.c.DialTimeout)) // on the renewer: bounded as a renewal
 			w.Renewed(wctx, hd.claim())
 			cancel()
 		}
@@ -437,7 +437,7 @@ func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
 }
 
 // verify reads every VerifyInterval that hd's claim is its own, so that one deleted
-// or taken over stops within NoticeBound. No answer is the fence's business.
+// or taken over stops within noticeBound. No answer is the fence's business.
 func (e *Engine) verify(ctx context.Context, hd *hold) {
 	tick := time.NewTicker(VerifyInterval)
 	defer tick.Stop()

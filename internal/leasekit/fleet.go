@@ -9,18 +9,22 @@ import (
 	"github.com/vesta-go/vesta/service"
 )
 
-// FleetLead is the largest lead (3 s + maxBorrow) of the fleet's nodes, as its
+// fleetLead is the largest lead (3 s + maxBorrow) of the fleet's nodes, as its
 // layout record said at the last claim or resume, at least this node's: how far
-// ahead of its clock a holder of the fleet's ids may issue. 0 before Run reads it.
-func (e *Engine) FleetLead() time.Duration { return time.Duration(e.lead.Load()) }
+// ahead of its clock a holder of the fleet's ids may issue.
+func (e *Engine) fleetLead() time.Duration { return time.Duration(e.lead.Load()) }
 
 // checkLayout joins the fleet's layout record before a claim or a resume: another
-// layout refuses this node (*service.LayoutError); the leads are raised into FleetLead.
+// layout refuses this node (*service.LayoutError); the leads are raised into fleetLead.
 // With offline, no answer is no error: the saved claim resumes without it.
 func (e *Engine) checkLayout(ctx context.Context, h service.LeaseHolder, offline bool) error {
-	want := FleetLayout{Layout: h.Layout(), Lead: h.Lead()}
+	want := FleetLayout{Layout: h.Layout(), Lead: (h.Lead() + time.Millisecond - 1).Truncate(time.Millisecond)} // as stored
 	e.raiseLead(want.Lead)
-	lctx, cancel := e.bound(ctx)
+	bound := e.c.DialTimeout
+	if offline { // the saved claim's validity is not spent here
+		bound = attempt(e.c.TTL, bound)
+	}
+	lctx, cancel := outage.Bound(ctx, bound)
 	got, err := e.joinLayout(lctx, want)
 	cancel()
 	switch {
@@ -43,11 +47,10 @@ func (e *Engine) joinLayout(ctx context.Context, want FleetLayout) (FleetLayout,
 	rec := want
 	for range 16 {
 		cur, err := e.b.SwapLayout(ctx, old, rec.record())
-		if err != nil || cur == nil { // nil: deleted meanwhile
+		if err != nil {
+			return FleetLayout{}, err
+		} else if cur == nil { // deleted meanwhile
 			old, rec = nil, want
-			if err != nil {
-				return FleetLayout{}, err
-			}
 			continue
 		}
 		got, err := e.c.parseLayout(cur)
@@ -57,7 +60,7 @@ func (e *Engine) joinLayout(ctx context.Context, want FleetLayout) (FleetLayout,
 		old, rec = cur, got
 		rec.Lead = want.Lead
 	}
-	return FleetLayout{}, outage.Error{Err: fmt.Errorf("%s: writing the fleet's layout (%s): 16 writes in a row lost the race to other nodes", e.c.Provider, e.c.Layout)}
+	return FleetLayout{}, fmt.Errorf("%s: writing the fleet's layout (%s): 16 writes in a row lost the race to other nodes", e.c.Provider, e.c.Layout)
 }
 
 // raiseLead is called by Run's goroutine only: no other writer.

@@ -9,31 +9,29 @@ import (
 // The floors a hold starts above. A coordinator can forget an id while its holder
 // runs (a wipe, a backup restored, marks set back): no claim trusts a mark alone.
 
-// fleetLead is the furthest ahead of its clock any holder of the fleet issues.
-func (e *Engine) fleetLead(h service.LeaseHolder) time.Duration { return max(e.FleetLead(), h.Lead()) }
-
 // verifyAttempt bounds one read of verify, whatever the TTL.
 func (e *Engine) verifyAttempt() time.Duration { return min(e.c.DialTimeout, RetryInterval) }
 
-// NoticeBound is the longest a holder that reaches its coordinator issues after
+// noticeBound is the longest a holder that reaches its coordinator issues after
 // its claim is gone: a verify interval, then the read.
-func (e *Engine) NoticeBound() time.Duration { return VerifyInterval + e.verifyAttempt() }
+func (e *Engine) noticeBound() time.Duration { return VerifyInterval + e.verifyAttempt() }
 
 // claimFloor is the floor of a hold of id claimed with c:
-//   - own, the id this process lost last, with no mark stored since: its own
-//     floor, or the mark capped at now + lead (the IDs above were ours);
-//   - else the mark and now + fleetLead + NoticeBound, the furthest a holder
+//   - own, the id this process lost last, its mark still the one it stored last
+//     (none stored since, nothing forgotten): its own floor, or the mark capped
+//     at now + lead (the IDs above were ours);
+//   - else the mark and now + fleetLead + noticeBound, the furthest a holder
 //     whose claim vanished issues before it stops;
 //   - a lost mark: now + TTL + fleetLead, the furthest a holder cut off issued.
 func (e *Engine) claimFloor(h service.LeaseHolder, id int64, c Claimed, own *hold) int64 {
 	now := h.Now()
 	ms := func(d time.Duration) int64 { return (now + int64(d)) / int64(time.Millisecond) }
-	if !c.MarkLost && own != nil && own.machine == id && c.Mark <= own.storedMark.Load() {
+	if !c.MarkLost && own != nil && own.machine == id && c.Mark == own.storedMark.Load() {
 		return max(own.prevMark, min(c.Mark, ms(h.Lead())))
 	}
-	floor := max(c.Mark, ms(e.fleetLead(h)+e.NoticeBound()))
+	floor := max(c.Mark, ms(e.fleetLead()+e.noticeBound()))
 	if c.MarkLost {
-		floor = max(floor, ms(e.c.TTL+e.fleetLead(h)))
+		floor = max(floor, ms(e.c.TTL+e.fleetLead()))
 		e.c.Logger.Warn(e.c.Provider+": the id claimed was held but has no mark left; starting above the furthest its last holder may have issued",
 			"machine", id, "above", time.UnixMilli(floor).UTC())
 	}

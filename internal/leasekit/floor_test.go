@@ -66,7 +66,7 @@ func firstFloor(t *testing.T, e *Engine, st []byte) (floor int64, at time.Time) 
 }
 
 // A claim that finds no trace of its id, or a mark it cannot trust to be
-// its holder's last, starts above now + the fleet's lead + NoticeBound (a
+// its holder's last, starts above now + the fleet's lead + noticeBound (a
 // wiped holder's furthest ID) and waits for it down to its own lead; a
 // mark further ahead is its floor; a lost mark keeps now + TTL + lead.
 func TestNoTraceFloor(t *testing.T) {
@@ -91,7 +91,7 @@ func TestNoTraceFloor(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				now := time.Now()
 				e := NewEngine(testConfig(10*time.Second), &claimBackend{c: tc.claimed(now), fleetLead: tc.fleetLead})
-				require.Equal(t, 1500*time.Millisecond, e.NoticeBound())
+				require.Equal(t, 1500*time.Millisecond, e.noticeBound())
 				floor, at := firstFloor(t, e, nil)
 				assert.Equal(t, now.Add(tc.wantFloor).UnixMilli(), floor)
 				assert.Equal(t, now.Add(tc.wait), at, "held once the floor was within the lead")
@@ -151,7 +151,7 @@ func (b *verifyBackend) Held(ctx context.Context, _ Claim) (int64, error) {
 
 // The check that a holder's claim is its own starts every VerifyInterval
 // and gives up after RetryInterval, whatever the TTL: a claim gone is
-// noticed within NoticeBound, the bound every other claim's floor counts on.
+// noticed within noticeBound, the bound every other claim's floor counts on.
 func TestVerifyReadsAreBoundedAndRegular(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &verifyBackend{}
@@ -174,5 +174,78 @@ func TestVerifyReadsAreBoundedAndRegular(t *testing.T) {
 				assert.Equal(t, VerifyInterval, r[0].Sub(b.reads[i-1][0]), "read %d starts a verify interval after the one before", i)
 			}
 		}
+	})
+}
+
+// Its own id claimed again after a loss keeps its own floor only while the
+// coordinator holds the very mark it stored last: a mark forgotten (a wipe,
+// a restored dump) or another holder's since starts above the fleet's lead
+// and the notice bound, as any claim.
+func TestOwnIdFloorOnlyOnItsOwnMark(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := NewEngine(testConfig(10*time.Second), &claimBackend{})
+		e.raiseLead(3 * time.Second)
+		h := &holder{}
+		now := time.Now()
+		own := newHold(h, 1, 7)
+		own.prevMark = now.Add(-time.Hour).UnixMilli()
+		own.storedMark.Store(now.Add(2 * time.Second).UnixMilli())
+		general := now.Add(4500 * time.Millisecond).UnixMilli()
+		for _, tc := range []struct {
+			name string
+			mark int64
+			want int64
+		}{
+			{"its own last mark", own.storedMark.Load(), own.storedMark.Load()},
+			{"no mark: forgotten", 0, general},
+			{"a mark restored from before", now.Add(-time.Minute).UnixMilli(), general},
+			{"another holder's since", own.storedMark.Load() + 1, general},
+		} {
+			assert.Equal(t, tc.want, e.claimFloor(h, 1, Claimed{OK: true, Mark: tc.mark}, own), tc.name)
+		}
+		assert.Equal(t, general, e.claimFloor(h, 2, Claimed{OK: true, Mark: own.storedMark.Load()}, own), "another id")
+	})
+}
+
+// A lead of a fraction of a millisecond is joined as stored (whole ms, up):
+// the join settles in one write rather than racing itself.
+func TestJoinLayoutWithAFractionalLead(t *testing.T) {
+	b := &memLayout{}
+	e := NewEngine(Config{Provider: "test", Layout: "key /p/layout", Common: Common{Prefix: "/p", TTL: 10 * time.Second, DialTimeout: time.Second}}, b)
+	h := &fracHolder{}
+	require.NoError(t, e.checkLayout(t.Context(), h, false))
+	assert.Equal(t, 1, b.swaps)
+	assert.Equal(t, 3003*time.Millisecond, e.fleetLead())
+}
+
+type fracHolder struct{ holder }
+
+func (*fracHolder) Lead() time.Duration { return 3*time.Second + 2500*time.Microsecond }
+
+// silentBackend answers nothing: every call waits for its context to end.
+type silentBackend struct{ hangingBackend }
+
+func (*silentBackend) SwapLayout(ctx context.Context, _, _ []byte) ([]byte, error) {
+	<-ctx.Done()
+	return nil, outage.Error{Err: ctx.Err()}
+}
+
+func (*silentBackend) Renew(ctx context.Context, _ Claim) (time.Duration, error) {
+	<-ctx.Done()
+	return 0, outage.Error{Err: ctx.Err()}
+}
+
+// A restart whose coordinator is silent resumes its saved claim after one
+// dial timeout and one renewal attempt (the layout check): not two dial
+// timeouts, which would spend the saved validity.
+func TestOfflineResumeWaitsOneDialTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		now := time.Now()
+		st, _ := json.Marshal(State{Prefix: "/p", Host: hostname(), Lease: 9, Machine: 1, ClaimMarkMs: now.UnixMilli(),
+			StoredMarkMs: now.Add(time.Minute).UnixMilli(), ValidUntil: now.Add(time.Minute).UnixNano(), Saved: now.Add(-time.Second).UnixNano()})
+		e := NewEngine(testConfig(10*time.Second), &silentBackend{})
+		_, at := firstFloor(t, e, st)
+		assert.Equal(t, now.Add(5*time.Second+attempt(10*time.Second, 5*time.Second)), at)
+		assert.Equal(t, uint64(1), e.Stats().Resumes)
 	})
 }

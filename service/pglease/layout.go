@@ -19,7 +19,7 @@ func (b *backend) SwapLayout(ctx context.Context, old, rec []byte) (cur []byte, 
 	}
 	var s string
 	switch err = b.pool.QueryRow(ctx, b.sql.swapLayout, b.o.Prefix, prev, string(rec)).Scan(&s); {
-	case errors.Is(err, pgx.ErrNoRows): // inserted after this statement's snapshot
+	case errors.Is(err, pgx.ErrNoRows): // no row, or one inserted after this statement's snapshot
 		return nil, nil
 	case err != nil:
 		return nil, b.dbError(ctx, "reading the fleet's layout ("+b.where()+")", err)

@@ -308,9 +308,11 @@ INSERT INTO ` + mk + ` (prefix, machine, mark_ms) SELECT $1, $2, $4 FROM held
 ON CONFLICT (prefix, machine) DO UPDATE SET mark_ms = excluded.mark_ms`,
 		release: `UPDATE ` + t + ` SET expires_at = '-infinity' WHERE prefix = $1 AND machine = $2 AND token = $3`,
 		clock:   `SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`,
-		swapLayout: `WITH put AS (INSERT INTO ` + lt + ` AS l (prefix, layout) VALUES ($1, $3)
-	ON CONFLICT (prefix) DO UPDATE SET layout = excluded.layout WHERE l.layout = $2::text RETURNING layout)
-SELECT layout FROM put UNION ALL SELECT layout FROM ` + lt + ` WHERE prefix = $1 AND NOT EXISTS (SELECT 1 FROM put)`,
+		// Insert when $2 is NULL (no record), else update if it still holds $2.
+		swapLayout: `WITH put AS (INSERT INTO ` + lt + ` (prefix, layout) SELECT $1::text, $3::text WHERE $2::text IS NULL ON CONFLICT (prefix) DO NOTHING RETURNING layout),
+	upd AS (UPDATE ` + lt + ` SET layout = $3 WHERE prefix = $1 AND layout = $2::text RETURNING layout)
+SELECT layout FROM put UNION ALL SELECT layout FROM upd
+UNION ALL SELECT layout FROM ` + lt + ` WHERE prefix = $1 AND NOT EXISTS (SELECT 1 FROM put UNION ALL SELECT 1 FROM upd)`,
 	}
 }
 
@@ -344,7 +346,7 @@ func (b *backend) dbError(ctx context.Context, doing string, err error) error {
 	}
 	err = fmt.Errorf("pglease: PostgreSQL %s: %s%s: %w", b.server, doing, outage.TimedOut(ctx, err, b.o.DialTimeout), err)
 	var ce *pgconn.ConnectError
-	if outage.Silent(err) || (errors.As(err, &ce) && !errors.As(err, new(*pgconn.PgError))) {
+	if outage.Silent(err) || outage.TimedOut(ctx, err, 0) != "" || (errors.As(err, &ce) && !errors.As(err, new(*pgconn.PgError))) {
 		return outage.Error{Err: err}
 	}
 	return err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/vesta-go/vesta/internal/leasekit"
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/etcdlease"
@@ -12,9 +13,9 @@ import (
 
 // leaseCommon are the options both leases take from cfg's lease keys; it logs
 // with the service's logger.
-func leaseCommon(cfg config.Config) etcdlease.Common {
+func leaseCommon(cfg config.Config) leasekit.Common {
 	l := cfg.Lease
-	return etcdlease.Common{Prefix: l.Prefix, TTL: l.TTL, DialTimeout: l.DialTimeout, NodeName: l.NodeName,
+	return leasekit.Common{Prefix: l.Prefix, TTL: l.TTL, DialTimeout: l.DialTimeout, NodeName: l.NodeName,
 		MaxClockSkew: l.MaxClockSkew, MachineRange: l.MachineRange, Logger: cfg.Service.Logger}
 }
 
