@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/leasekit"
 	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/internal/stresstest"
 )
@@ -142,6 +143,14 @@ func takeoverAfter(t *testing.T, c coordinator, prefix string, machine int64, be
 		b = start(t, append(args, "--no-data-dir=true", "--etcd-node-name", "b")...)
 	})
 	require.NotNil(t, b, "forget started the taker")
+	if reclaimedFirst(t, a, b) {
+		// The holder, seeing its claim gone, claimed its id again before
+		// b could: legitimate; its IDs before and after must not meet.
+		close(stop)
+		idsA, _ := fromA()
+		t.Logf("%d IDs, none twice; the old holder reclaimed the id before b", noDuplicate(t, idsA))
+		return
+	}
 	require.Equal(t, machine, issuing(t, b, 30*time.Second))
 	wait := time.Since(started)
 	fromB, issuedB := b.Load(stop)
@@ -152,6 +161,27 @@ func takeoverAfter(t *testing.T, c coordinator, prefix string, machine int64, be
 	idsB, _ := fromB()
 	require.NotEmpty(t, idsB)
 	t.Logf("%d IDs, none twice; b issued %s after its start", noDuplicate(t, idsA, idsB), wait.Round(time.Millisecond))
+}
+
+// reclaimedFirst waits until b issues or exits, and tells whether b gave
+// up because a, having lost its claim to the forgetting, claimed its id
+// again first (both race for the id the moment a coordinator forgets).
+func reclaimedFirst(t *testing.T, a, b *leasetest.Rest) bool {
+	t.Helper()
+	leasetest.Eventually(t, 30*time.Second, "the taker issues or gives up", func() bool {
+		code, _ := b.GenID()
+		return code == http.StatusOK || b.Exited()
+	})
+	if !b.Exited() || !strings.Contains(b.Logs(), leasekit.ErrAllTaken.Error()) {
+		return false
+	}
+	a.Logged(t, "machine id lost; claiming one again")
+	leasetest.Eventually(t, 30*time.Second, "the holder issues on its reclaimed id", func() bool {
+		code, _ := a.GenID()
+		return code == http.StatusOK
+	})
+	time.Sleep(time.Second) // a issues a while on the reclaimed id
+	return true
 }
 
 // startTaker starts node b pinned to machine and loads it until stop,
