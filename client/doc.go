@@ -49,6 +49,6 @@
 // It links no third-party module, only the standard library and the
 // project's own light packages (rpcapi, intf, internal/access for token
 // checks, internal/segbuf for ranges, internal/ctxtime): the go-plugin host, which starts server-rpc as a plugin process, is package
-// client/plugin, apart so that a plain RPC client does not carry go-plugin,
+// server-rpc/rpcplugin, apart so that a plain RPC client does not carry go-plugin,
 // gRPC and their dependencies. Both use the same call code (rpcapi.Conn).
 package client

@@ -7,7 +7,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/vesta-go/vesta v0.0.0-00010101000000-000000000000
 	github.com/vesta-go/vesta/internal/server v0.0.0-00010101000000-000000000000
-	github.com/vesta-go/vesta/service/segment/stores v0.0.0-00010101000000-000000000000
+	github.com/vesta-go/vesta/service/backend v0.0.0-00010101000000-000000000000
 )
 
 require github.com/rogpeppe/go-internal v1.14.1 // indirect
@@ -31,10 +31,6 @@ require (
 	github.com/spf13/cast v1.10.0 // indirect
 	github.com/spf13/viper v1.21.0 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect
-	github.com/vesta-go/vesta/internal/leasekit v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/internal/pgrepl v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/segment/pgstore v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/segment/sqlitestore v0.0.0-00010101000000-000000000000 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect

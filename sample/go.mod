@@ -5,10 +5,9 @@ go 1.26.8
 require (
 	github.com/stretchr/testify v1.12.1
 	github.com/vesta-go/vesta v0.0.0-00010101000000-000000000000
-	github.com/vesta-go/vesta/client/plugin v0.0.0-00010101000000-000000000000
 	github.com/vesta-go/vesta/server-rest v0.0.0-00010101000000-000000000000
-	github.com/vesta-go/vesta/service/segment/sqlitestore v0.0.0-00010101000000-000000000000
-	github.com/vesta-go/vesta/service/segment/stores v0.0.0-00010101000000-000000000000
+	github.com/vesta-go/vesta/server-rpc v0.0.0-00010101000000-000000000000
+	github.com/vesta-go/vesta/service/backend v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -40,12 +39,9 @@ require (
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect
 	github.com/vesta-go/vesta/internal/server v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/server-rpc v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/internal/pgrepl v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/segment/pgstore v0.0.0-00010101000000-000000000000 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
-	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect

@@ -3,7 +3,7 @@
 # Prints, each measured side by side in one run (the machine is shared: ratios, medians of COUNT):
 #   1. embedded Generator.NextId and a per-tag handle's Sequence.Next from a loaded range vs a bare
 #      atomic.Int64.Add, serial and with 64 goroutines (BenchmarkSegment/sqlite/NextId and /Seq,
-#      BenchmarkBareAtomic, service/segment/stores/generatorsuite);
+#      BenchmarkBareAtomic, service/backend/stores/generatorsuite);
 #   2. the Go client's NextSegmentId from a range it holds vs a bare atomic, and vs one RPC per ID
 #      (BenchmarkClientRanges, client);
 #   3. a sustained run through a real server-rpc (SQLite) on a tag whose step starts at 1,000:
@@ -39,7 +39,7 @@ echo "Command: scripts/bench-segment-range.sh (BENCHTIME=$BENCHTIME COUNT=$COUNT
 echo
 
 seg="$tmp/seg.txt"
-go test -run '^$' -bench 'Segment/sqlite/(NextId|Seq)/(serial|parallel)$|BareAtomic' -benchtime "$BENCHTIME" -count "$COUNT" ./service/segment/stores/generatorsuite/ >"$seg"
+go test -run '^$' -bench 'Segment/sqlite/(NextId|Seq)/(serial|parallel)$|BareAtomic' -benchtime "$BENCHTIME" -count "$COUNT" ./service/backend/stores/generatorsuite/ >"$seg"
 s1=$(med 'Segment/sqlite/NextId/serial-' "$seg"); sp=$(med 'Segment/sqlite/NextId/parallel-' "$seg")
 q1=$(med 'Segment/sqlite/Seq/serial-' "$seg"); qp=$(med 'Segment/sqlite/Seq/parallel-' "$seg")
 a1=$(med 'BareAtomic/serial-' "$seg"); ap=$(med 'BareAtomic/parallel-' "$seg")

@@ -2,7 +2,7 @@
 # Segment-mode benchmark: IDs per second for one tag, embedded, on SQLite
 # and PostgreSQL, and database round trips (Alloc calls) per million IDs.
 #
-# The Go benchmark (BenchmarkSegment in service/segment/stores/generatorsuite/bench_test.go)
+# The Go benchmark (BenchmarkSegment in service/backend/stores/generatorsuite/bench_test.go)
 # starts what it needs itself: a throw-away PostgreSQL server (initdb +
 # pg_ctl from PATH or /usr/lib/postgresql/*/bin, fsync on) and an SQLite
 # file in a temp dir. Prints a Markdown table of medians over COUNT runs.
@@ -20,7 +20,7 @@ COUNT=${COUNT:-3}
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 
-cmd="go test -run '^\$' -bench BenchmarkSegment -benchtime $BENCHTIME -count $COUNT ./service/segment/stores/generatorsuite/"
+cmd="go test -run '^\$' -bench BenchmarkSegment -benchtime $BENCHTIME -count $COUNT ./service/backend/stores/generatorsuite/"
 eval "$cmd" | tee "$raw" >&2
 
 pg=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)

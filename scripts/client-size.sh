@@ -3,7 +3,7 @@
 # client over TLS, as a program would use it) and scripts/barerpc (a TLS
 # connection and one net/rpc call, nothing else) with the same toolchain,
 # prints both binary sizes, and lists the third-party modules package client
-# links (none is the goal: the go-plugin glue lives in client/plugin).
+# links (none is the goal: the go-plugin glue lives in server-rpc/rpcplugin).
 #
 #   scripts/client-size.sh
 set -euo pipefail

@@ -6,7 +6,7 @@
 #
 #   scripts/lease-conformance.sh
 #
-# - The lease conformance suite (internal/leasekit): every case
+# - The lease conformance suite (service/backend/conformance): every case
 #   through the real server-rest under /genid?count=10000 loaders, against
 #   an embedded etcd and a throw-away PostgreSQL (from
 #   /usr/lib/postgresql/*/bin; its cases skip loudly without one): IDs
@@ -14,7 +14,7 @@
 #   after it ran again, the offline resume's logged and actual time left.
 # - A 3-member embedded etcd with each member's client traffic held in
 #   turn, and with two members stopped for 8 s at TTL 10 s
-#   (service/etcdlease): calls fenced or refused, IDs twice.
+#   (service/backend/etcdlease): calls fenced or refused, IDs twice.
 # - Four connections without a token pipelining calls at the real
 #   server-rpc (server-rpc): its RSS before and after, and the calls a
 #   legitimate client made meanwhile.
@@ -23,6 +23,6 @@ cd "$(dirname "$0")/.."
 show() { grep -E '^(--- |    --- |ok |FAIL)|_test\.go:[0-9]+: [^ ]' || true; }
 go test -count=1 -tags stress -v -run \
   'TestDeletedClaim|TestLostMark|TestRestored|TestWipedFleet|TestLoweredMarks|TestConcurrent|TestLostClaim|TestRestartWhile|TestBorrowBeyond|TestOfflineResume|TestCutOffHolder|TestAnotherLayout|TestFleetLayout' \
-  ./internal/leasekit/ 2>&1 | show
-go test -count=1 -tags stress -v -run 'TestThreeMemberClusterWithAHungMember|TestQuorumLossShorterThanTheTTLStopsNoNode' ./service/etcdlease/ 2>&1 | show
+  ./service/backend/conformance/ 2>&1 | show
+go test -count=1 -tags stress -v -run 'TestThreeMemberClusterWithAHungMember|TestQuorumLossShorterThanTheTTLStopsNoNode' ./service/backend/etcdlease/ 2>&1 | show
 go test -count=1 -tags stress -v -run 'TestPipelinedCallsWithoutATokenAreBounded' ./server-rpc/ 2>&1 | show

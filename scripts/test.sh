@@ -22,7 +22,7 @@ go vet -tags stress "${all[@]}"
 # with password-less sudo); a failure here only means those tests skip,
 # loudly: Chromium for the status page's browser test (server-rest,
 # TestStatusPageInABrowser), PostgreSQL for every test of a PostgreSQL
-# store or lease (internal/pgtest looks under /usr/lib/postgresql/*/bin).
+# store or lease (service/backend/pgtest looks under /usr/lib/postgresql/*/bin).
 install() { # install PACKAGE WHAT-SKIPS-WITHOUT-IT
   command -v apt-get >/dev/null 2>&1 || { echo "test.sh: no apt-get to install $1: $2 will skip" >&2; return; }
   local sudo=""

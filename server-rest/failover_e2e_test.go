@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/pgtest"
 	"github.com/vesta-go/vesta/internal/stresstest"
+	"github.com/vesta-go/vesta/service/backend/pgtest"
 )
 
 // segmentBatch asks base for n IDs of tag: the IDs, or the status and body

@@ -11,10 +11,8 @@ require (
 	github.com/spf13/pflag v1.0.10
 	github.com/stretchr/testify v1.12.1
 	github.com/vesta-go/vesta v0.0.0-00010101000000-000000000000
-	github.com/vesta-go/vesta/internal/pgtest v0.0.0-00010101000000-000000000000
 	github.com/vesta-go/vesta/internal/server v0.0.0-00010101000000-000000000000
-	github.com/vesta-go/vesta/service/segment/sqlitestore v0.0.0-00010101000000-000000000000
-	github.com/vesta-go/vesta/service/segment/stores v0.0.0-00010101000000-000000000000
+	github.com/vesta-go/vesta/service/backend v0.0.0-00010101000000-000000000000
 	go.yaml.in/yaml/v3 v3.0.5
 )
 
@@ -56,11 +54,6 @@ require (
 	github.com/subosito/gotenv v1.6.0 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect
-	github.com/vesta-go/vesta/internal/leasekit v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/etcdlease v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/internal/pgrepl v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/pglease v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/segment/pgstore v0.0.0-00010101000000-000000000000 // indirect
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/v3 v3.7.3 // indirect
@@ -68,7 +61,7 @@ require (
 	go.uber.org/zap v1.28.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
-	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
@@ -77,6 +70,7 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261012220534-4341edf3f941 // indirect
 	google.golang.org/grpc v1.84.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
+	k8s.io/utils v0.0.0-20261023123148-ca04ba58ecab // indirect
 	modernc.org/libc v1.79.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect

@@ -18,9 +18,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/pgtest"
 	"github.com/vesta-go/vesta/internal/stresstest"
-	"github.com/vesta-go/vesta/service/segment/stores"
+	"github.com/vesta-go/vesta/service/backend/pgtest"
+	"github.com/vesta-go/vesta/service/backend/stores"
 )
 
 // floodResult is what a range flood got.

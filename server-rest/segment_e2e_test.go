@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/service/backend/sqlitestore"
+	"github.com/vesta-go/vesta/service/backend/stores"
 	"github.com/vesta-go/vesta/service/segment"
-	"github.com/vesta-go/vesta/service/segment/sqlitestore"
-	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 // fetch returns the status and body of a GET.

@@ -21,9 +21,9 @@ import (
 
 	"github.com/vesta-go/vesta/client"
 	"github.com/vesta-go/vesta/internal/access"
-	"github.com/vesta-go/vesta/internal/etcdtest"
 	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/backend/etcdtest"
 	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 

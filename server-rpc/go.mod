@@ -9,9 +9,8 @@ require (
 	github.com/spf13/pflag v1.0.10
 	github.com/stretchr/testify v1.12.1
 	github.com/vesta-go/vesta v0.0.0-00010101000000-000000000000
-	github.com/vesta-go/vesta/internal/etcdtest v0.0.0-00010101000000-000000000000
 	github.com/vesta-go/vesta/internal/server v0.0.0-00010101000000-000000000000
-	github.com/vesta-go/vesta/service/segment/stores v0.0.0-00010101000000-000000000000
+	github.com/vesta-go/vesta/service/backend v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -59,12 +58,6 @@ require (
 	github.com/spf13/viper v1.21.0 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect
 	github.com/tmc/grpc-websocket-proxy v0.0.0-20220101234140-673ab2c3ae75 // indirect
-	github.com/vesta-go/vesta/internal/leasekit v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/etcdlease v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/internal/pgrepl v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/pglease v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/segment/pgstore v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/segment/sqlitestore v0.0.0-00010101000000-000000000000 // indirect
 	github.com/xiang90/probing v0.0.0-20221125231312-a49e3df8f510 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
@@ -88,7 +81,7 @@ require (
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
-	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect

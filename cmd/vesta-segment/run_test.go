@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/service/segment/stores"
+	"github.com/vesta-go/vesta/service/backend/stores"
 )
 
 // vs runs the command and returns its exit code and output.

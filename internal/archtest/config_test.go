@@ -16,9 +16,9 @@ import (
 // only reads the configuration carries neither an etcd client nor a
 // database driver it does not use.
 var configForbids = []string{
-	module + "/service/etcdlease", module + "/service/pglease",
+	module + "/service/backend/etcdlease", module + "/service/backend/pglease",
 	"go.etcd.io/", "google.golang.org/grpc",
-	module + "/service/segment/stores", module + "/service/segment/pgstore", module + "/service/segment/sqlitestore",
+	module + "/service/backend/stores", module + "/service/backend/pgstore", module + "/service/backend/sqlitestore",
 	"github.com/jackc/", "modernc.org/",
 }
 

@@ -104,16 +104,15 @@ func matches(name, p string) bool {
 // ignored are helpers below every layer (or outside the product).
 func ignored(p string) bool {
 	rel := strings.TrimPrefix(p, module+"/")
-	for _, prefix := range []string{"scripts/", "internal/ctxtime", "internal/buildinfo", "internal/nettest", "internal/pgtest",
-		"internal/syncbuf", "internal/archtest", "internal/etcdtest", "internal/tlstest", "internal/maintest", "internal/testbin",
+	for _, prefix := range []string{"scripts/", "internal/ctxtime", "internal/buildinfo", "internal/nettest", "service/backend/pgtest",
+		"internal/syncbuf", "internal/archtest", "service/backend/etcdtest", "internal/tlstest", "internal/maintest", "internal/testbin",
 		"internal/leasetest", "internal/stresstest", "internal/benchbase", "internal/segtest",
-		"service/segment/stores/generatorsuite",
-		"deploy"} {
+		"service/backend/stores/generatorsuite", "service/backend/conformance", "service/backend/internal/"} {
 		if strings.HasPrefix(rel, prefix) {
 			return true
 		}
 	}
-	return strings.HasPrefix(rel, "service/internal/") || path.Base(rel) == "rpctest"
+	return path.Base(rel) == "rpctest"
 }
 
 // TestPackageMapIsTrue checks that every package of the module is on
@@ -164,7 +163,8 @@ func TestPackageMapIsTrue(t *testing.T) {
 	}
 }
 
-// testOnlyModules are linked by the tests of deploy/ alone: heavy modules
+// testOnlyModules are linked by the tests of deploy/'s files alone
+// (scripts/deploycheck): heavy modules
 // (all of Prometheus, the Kubernetes API) that no program of ours may
 // carry. (etcd's server, in the test helpers and scripts, links
 // k8s.io/utils and sigs.k8s.io/yaml itself.)
@@ -196,7 +196,7 @@ func TestTCPServerLinksNoGoPlugin(t *testing.T) {
 		t.Skip("runs go list")
 	}
 	pkgs := listPackages(t)
-	for _, p := range []string{"server-rpc/internal/rpcapp", "internal/segopen", "service/rpcserver"} {
+	for _, p := range []string{"server-rpc/internal/rpcapp", "internal/server/segopen", "service/rpcserver"} {
 		info, ok := pkgs[module+"/"+p]
 		require.True(t, ok, p)
 		for _, d := range info.Deps {

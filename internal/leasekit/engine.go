@@ -1,5 +1,5 @@
-// Package leasekit is the machine-id lease engine of service/etcdlease and
-// service/pglease: the choice of an id, the fence, the floors, the saved state.
+// Package leasekit is the machine-id lease engine of service/backend/etcdlease and
+// service/backend/pglease: the choice of an id, the fence, the floors, the saved state.
 package leasekit
 
 import (

@@ -1,5 +1,5 @@
 // Package leasetest has the helpers the tests of the machine-id leases
-// (service/etcdlease, service/pglease and the engine's conformance suite
+// (service/backend/etcdlease, service/backend/pglease and the engine's conformance suite
 // in internal/leasekit) share: a runner of the real server-rest
 // (Rest), a logger writing to the test's log, polling for a condition, a
 // shifted clock, and reading a metric from a /metrics page.

@@ -10,11 +10,7 @@ require (
 	github.com/spf13/viper v1.21.0
 	github.com/stretchr/testify v1.12.1
 	github.com/vesta-go/vesta v0.0.0-00010101000000-000000000000
-	github.com/vesta-go/vesta/internal/leasekit v0.0.0-00010101000000-000000000000
-	github.com/vesta-go/vesta/service/etcdlease v0.0.0-00010101000000-000000000000
-	github.com/vesta-go/vesta/service/pglease v0.0.0-00010101000000-000000000000
-	github.com/vesta-go/vesta/service/segment/pgstore v0.0.0-00010101000000-000000000000
-	github.com/vesta-go/vesta/service/segment/stores v0.0.0-00010101000000-000000000000
+	github.com/vesta-go/vesta/service/backend v0.0.0-00010101000000-000000000000
 	go.yaml.in/yaml/v3 v3.0.5
 )
 
@@ -44,14 +40,12 @@ require (
 	github.com/spf13/afero v1.15.0 // indirect
 	github.com/spf13/cast v1.10.0 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect
-	github.com/vesta-go/vesta/service/internal/pgrepl v0.0.0-00010101000000-000000000000 // indirect
-	github.com/vesta-go/vesta/service/segment/sqlitestore v0.0.0-00010101000000-000000000000 // indirect
 	go.etcd.io/etcd/api/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/client/v3 v3.7.3 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.28.0 // indirect
-	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect

@@ -1,7 +1,7 @@
 // Package rpcapi is the net/rpc face of an intf.IdService (and of an
 // intf.SegmentService, segment mode), written once and used by every RPC
 // door: the TCP server (server-rpc), the go-plugin plugin (server-rpc
-// --plugin) and their clients (packages client and client/plugin). It
+// --plugin) and their clients (package client, and rpcplugin.Launch). It
 // links no third-party module: besides the standard library it imports
 // intf, internal/access (the guard a Receiver may check callers with) and
 // internal/ctxtime (call deadlines).

@@ -17,7 +17,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/vesta-go/vesta/client/plugin"
+	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
 )
 
 func main() {
@@ -57,7 +57,7 @@ func run(ctx context.Context, w io.Writer, path string, machine int64, dataDir s
 	if dataDir == "" {
 		dataDir = filepath.Join(tmp, "data")
 	}
-	p, err := plugin.Launch(ctx, path, plugin.Config{Machine: &machine, DataDir: dataDir})
+	p, err := rpcplugin.Launch(ctx, path, rpcplugin.Config{Machine: &machine, DataDir: dataDir})
 	if err != nil {
 		return err
 	}

@@ -21,9 +21,9 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/restserver"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/backend/sqlitestore"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
-	"github.com/vesta-go/vesta/service/segment/sqlitestore"
 )
 
 // newServer is the server-rest handler in-process, on 127.0.0.1: machine

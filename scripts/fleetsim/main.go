@@ -1,5 +1,5 @@
 // Command fleetsim simulates a fleet of machine-id leases against one
-// etcd server that it starts in this process (internal/etcdtest, fsync
+// etcd server that it starts in this process (service/backend/etcdtest, fsync
 // on): for each fleet size N it starts N ID services at once, each with
 // its own etcdlease.Lease on one shared etcd client and default settings,
 // and prints how long until all hold distinct ids, the claim transactions
@@ -32,10 +32,10 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
-	"github.com/vesta-go/vesta/internal/etcdtest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/etcdlease"
+	"github.com/vesta-go/vesta/service/backend/etcdlease"
+	"github.com/vesta-go/vesta/service/backend/etcdtest"
 )
 
 func main() {

@@ -20,9 +20,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/pgtest"
 	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/internal/testbin"
+	"github.com/vesta-go/vesta/service/backend/pgtest"
 	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 

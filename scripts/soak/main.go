@@ -53,9 +53,9 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/client"
-	"github.com/vesta-go/vesta/internal/pgtest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/service/backend/pgtest"
 )
 
 type opts struct {

@@ -19,8 +19,8 @@ import (
 	"github.com/vesta-go/vesta/internal/server/segconfig"
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/backend/stores"
 	"github.com/vesta-go/vesta/service/segment"
-	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 // createPeriodTag creates a period tag in the store cfg names, as

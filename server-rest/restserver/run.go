@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/vesta-go/vesta/internal/lifecycle"
+	"github.com/vesta-go/vesta/internal/server/lifecycle"
 )
 
 // Run listens on addr and serves until ctx is cancelled (SIGINT/SIGTERM in
@@ -23,7 +23,7 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 // it shuts down: /readyz turns 503, the listener closes, in-flight requests
 // finish (for up to the shutdown timeout), then the ID service is closed.
 // A cancelled ctx is a clean exit: Serve returns nil. It is server-rest's
-// own run (internal/lifecycle) over Serving, Start and Close, for a program
+// own run (internal/server/lifecycle) over Serving, Start and Close, for a program
 // that embeds the server.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	h := s.Serving(ln)

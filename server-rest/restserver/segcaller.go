@@ -3,7 +3,7 @@ package restserver
 import (
 	"context"
 
-	"github.com/vesta-go/vesta/internal/segopen"
+	"github.com/vesta-go/vesta/internal/server/segopen"
 	"github.com/vesta-go/vesta/intf"
 )
 

@@ -21,9 +21,9 @@ import (
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/restserver"
+	"github.com/vesta-go/vesta/service/backend/stores"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
-	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 // The table runs in order against one server: the IDs of a tag continue

@@ -15,7 +15,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/access/tlsserve"
-	"github.com/vesta-go/vesta/internal/segopen"
+	"github.com/vesta-go/vesta/internal/server/segopen"
 	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
@@ -85,7 +85,7 @@ const (
 // The back-off of reopening a segment store that could not be reached at
 // start: the first retry after DefaultSegmentRetryMin, each next one
 // after twice the wait before, at most DefaultSegmentRetryMax (package
-// internal/segopen, which server-rpc uses too).
+// internal/server/segopen, which server-rpc uses too).
 const (
 	DefaultSegmentRetryMin = segopen.DefaultRetryMin
 	DefaultSegmentRetryMax = segopen.DefaultRetryMax

@@ -8,7 +8,7 @@ import (
 	"github.com/vesta-go/vesta/internal/buildinfo"
 	"github.com/vesta-go/vesta/internal/server/coremetrics"
 	"github.com/vesta-go/vesta/internal/server/ops"
-	"github.com/vesta-go/vesta/internal/statuspage"
+	"github.com/vesta-go/vesta/internal/server/statuspage"
 )
 
 // WithMachineSource says where the machine id comes from, for the status

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/statuspage"
+	"github.com/vesta-go/vesta/internal/server/statuspage"
 )
 
 // status GETs /status (checked against docs/openapi.yaml by get).

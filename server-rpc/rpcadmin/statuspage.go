@@ -3,7 +3,7 @@ package rpcadmin
 import (
 	"github.com/vesta-go/vesta/internal/buildinfo"
 	"github.com/vesta-go/vesta/internal/server/coremetrics"
-	"github.com/vesta-go/vesta/internal/statuspage"
+	"github.com/vesta-go/vesta/internal/server/statuspage"
 )
 
 // pageOptions are the status page's: the service, segment mode and the

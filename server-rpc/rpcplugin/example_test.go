@@ -19,7 +19,7 @@ import (
 )
 
 // A plugin process serves its Receiver with PluginSet and the Handshake;
-// the host (package client/plugin, which launches server-rpc --plugin)
+// the host (Launch, which starts server-rpc --plugin)
 // starts it with the same Handshake and dispenses PluginName. This is the
 // main of such a process. Not run here: plugin.Serve exits a process that
 // a go-plugin host did not start.

@@ -29,8 +29,8 @@ import (
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/internal/server/segconfig"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/backend/stores"
 	"github.com/vesta-go/vesta/service/segment"
-	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 // Program describes one main.

@@ -7,8 +7,8 @@ import (
 	"github.com/vesta-go/vesta/internal/leasekit"
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/etcdlease"
-	"github.com/vesta-go/vesta/service/pglease"
+	"github.com/vesta-go/vesta/service/backend/etcdlease"
+	"github.com/vesta-go/vesta/service/backend/pglease"
 )
 
 // leaseCommon are the options both leases take from cfg's lease keys; it logs

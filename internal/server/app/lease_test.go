@@ -12,8 +12,8 @@ import (
 
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/etcdlease"
-	"github.com/vesta-go/vesta/service/pglease"
+	"github.com/vesta-go/vesta/service/backend/etcdlease"
+	"github.com/vesta-go/vesta/service/backend/pglease"
 )
 
 // The lease keys as a command sees them: loaded and validated by Setup

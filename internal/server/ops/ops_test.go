@@ -15,7 +15,7 @@ import (
 	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/server/coremetrics"
 	"github.com/vesta-go/vesta/internal/server/ops"
-	"github.com/vesta-go/vesta/internal/statuspage"
+	"github.com/vesta-go/vesta/internal/server/statuspage"
 )
 
 func page() statuspage.Options {

@@ -10,10 +10,10 @@ package segconfig
 
 import (
 	"github.com/vesta-go/vesta/internal/server/config"
+	"github.com/vesta-go/vesta/service/backend/pgstore"
+	"github.com/vesta-go/vesta/service/backend/stores"
 	"github.com/vesta-go/vesta/service/segment"
-	"github.com/vesta-go/vesta/service/segment/pgstore"
 	"github.com/vesta-go/vesta/service/segment/segspec"
-	"github.com/vesta-go/vesta/service/segment/stores"
 )
 
 // Stores is the store configuration cfg's segment keys give, logging with

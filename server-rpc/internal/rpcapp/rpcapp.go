@@ -1,9 +1,9 @@
 // Package rpcapp builds server-rpc's TCP server of a configuration: the
 // ID service and segment mode from internal/server/app (segment mode through
-// internal/segopen, retried in the background when its store cannot be
+// internal/server/segopen, retried in the background when its store cannot be
 // reached at start, as server-rest's), the net/rpc receiver (rpcapi)
 // served by rpcserver with the configured limits, TLS and guard, and the
-// admin listener (adminListen), run by internal/lifecycle as
+// admin listener (adminListen), run by internal/server/lifecycle as
 // server-rest is. server-rpc runs it; the plugin mode's composition, which
 // links go-plugin, is in the subpackage pluginapp, so that this one links
 // none. (internal/restapp is server-rest's counterpart.)
@@ -12,7 +12,7 @@ package rpcapp
 import (
 	"context"
 	"errors"
-	"github.com/vesta-go/vesta/internal/lifecycle"
+	"github.com/vesta-go/vesta/internal/server/lifecycle"
 	"sync/atomic"
 
 	"github.com/vesta-go/vesta/internal/server/app"

@@ -4,16 +4,16 @@ import (
 	"context"
 	"errors"
 
-	"github.com/vesta-go/vesta/internal/segopen"
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/internal/server/coremetrics"
+	"github.com/vesta-go/vesta/internal/server/segopen"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/intf/rpcapi"
 	"github.com/vesta-go/vesta/service/segment"
 )
 
-// Segments is the segment mode of one run (internal/segopen, as
+// Segments is the segment mode of one run (internal/server/segopen, as
 // server-rest's): off, open, or — when its store could not be reached at
 // start — being opened in the background, while SegmentNextIds answers
 // intf.ErrUnavailable (code 6, on which clients try the next server). It

@@ -8,7 +8,7 @@ package pluginapp
 import (
 	"context"
 	"errors"
-	"github.com/vesta-go/vesta/internal/lifecycle"
+	"github.com/vesta-go/vesta/internal/server/lifecycle"
 	"os"
 	"os/signal"
 	"syscall"
@@ -20,11 +20,11 @@ import (
 // ErrNotAPluginHost is Run's error when no go-plugin host started the
 // process.
 var ErrNotAPluginHost = errors.New("--plugin: this process was not started by a go-plugin host " +
-	"(the handshake cookie is missing): launch it with plugin.Launch (package client/plugin), or run without --plugin to serve TCP")
+	"(the handshake cookie is missing): launch it with rpcplugin.Launch (package server-rpc/rpcplugin), or run without --plugin to serve TCP")
 
 // Run serves the IdService (and segment mode) as a go-plugin plugin
 // until the host stops it (or goes away), then closes the service and
-// segment mode: internal/lifecycle, as the TCP server's. Logs go to
+// segment mode: internal/server/lifecycle, as the TCP server's. Logs go to
 // stderr as hclog-style JSON, which the host reads. SIGINT is left to the
 // host, as go-plugin expects; SIGTERM ends the run as the host's stop
 // does, and the process exits.
