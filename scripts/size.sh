@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# size.sh: what a newcomer and an embedder meet, per package: lines of
-# non-test Go and exported names (go doc -short's top-level declarations
-# and methods); then the totals and the modules a fresh module importing
-# service and client lists in go list -m all (the embedder's graph).
+# size.sh: what a newcomer and an embedder meet: the modules of the
+# repository; per package, lines of non-test Go and exported names (go/doc's
+# constants, variables, functions, types, methods, struct fields and
+# interface methods: scripts/apisize); the totals, the public surface an
+# embedder reads (intf, service, client, service/segment), and the modules
+# a fresh module importing service and client lists in go list -m all.
 #
 #   scripts/size.sh            # every package of every module of the workspace
 #   scripts/size.sh ./intf ./client
@@ -10,18 +12,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || mapfile -t pkgs < <(go list $(go list -m -f '{{.Dir}}/...') | sed "s#^github.com/vesta-go/vesta/#./#")
+t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+go build -o "$t/apisize" ./scripts/apisize
+echo "modules ($(go list -m | wc -l)):"
+go list -m -f '  {{.Path}}' 
 printf '%-48s %7s %8s\n' package lines exported
 total_lines=0; total_names=0; n=0
 for p in "${pkgs[@]}"; do
   dir=$(go list -f '{{.Dir}}' "$p")
   lines=$(find "$dir" -maxdepth 1 -name '*.go' ! -name '*_test.go' -exec cat {} + 2>/dev/null | wc -l)
-  # go doc -short -all lists one line per exported const, var, func, type and method.
-  names=$(go doc -short -all "$p" 2>/dev/null | grep -cE '^\s*(func|type|var|const) ' || true)
+  names=$("$t/apisize" "$dir" | cut -d' ' -f1)
   printf '%-48s %7d %8d\n' "${p#./}" "$lines" "$names"
   total_lines=$((total_lines+lines)); total_names=$((total_names+names)); n=$((n+1))
 done
 printf '%-48s %7d %8d\n' "total ($n packages)" "$total_lines" "$total_names"
-t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+surface=$("$t/apisize" ./intf ./service ./client ./service/segment | awk '{s+=$1} END {print s}')
+echo "public surface (intf, service, client, service/segment): $surface exported names"
 cat > "$t/main.go" <<'EOG'
 package main
 
