@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/rpcapi"
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/intf/rpcapi"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // Bare is the baseline: a net/rpc service that returns a counter, with no

@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/ctxtime"
 )
 
 // buffer is a stock of IDs for GenId. Only refillLoop puts IDs in, and

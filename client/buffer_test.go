@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/rpcapi"
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/intf/rpcapi"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 func TestBufferedClient(t *testing.T) {

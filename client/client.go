@@ -10,10 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vesta-go/vesta/internal/ctxtime"
-	"github.com/vesta-go/vesta/internal/segbuf"
+	"github.com/vesta-go/vesta/internal/rpcapi"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/service/ctxtime"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 )
 
 // Client is an intf.IdService and an intf.SegmentService over one or more

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 func TestEveryMethod(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vesta-go/vesta/internal/ctxtime"
+	"github.com/vesta-go/vesta/service/ctxtime"
 )
 
 // deadlineWindow is how much later than the call timeout a call whose

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/ctxtime"
+	"github.com/vesta-go/vesta/service/ctxtime"
 )
 
 // Calls that start within one window share one deadline context, whose

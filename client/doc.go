@@ -48,7 +48,7 @@
 //
 // It links no third-party module, only the standard library and the
 // project's own light packages (rpcapi, intf, internal/access for token
-// checks, internal/segbuf for ranges, internal/ctxtime): the go-plugin host, which starts server-rpc as a plugin process, is package
+// checks, service/segment/segbuf for ranges, service/ctxtime): the go-plugin host, which starts server-rpc as a plugin process, is package
 // server-rpc/rpcplugin, apart so that a plain RPC client does not carry go-plugin,
 // gRPC and their dependencies. Both use the same call code (rpcapi.Conn).
 package client

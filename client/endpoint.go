@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/rpcapi"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/intf/rpcapi"
 )
 
 // endpoint is one server address: a pool of connections and its health

@@ -8,11 +8,11 @@ import (
 	"net"
 
 	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/internal/rpcapi"
+	"github.com/vesta-go/vesta/internal/rpcserver"
 	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/intf/rpcapi"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/rpcserver"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
 )

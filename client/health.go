@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/internal/rpcapi"
 )
 
 // Health of a server, as calls and probes see it.

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/rpcapi"
+	"github.com/vesta-go/vesta/internal/rpcserver"
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/intf/rpcapi"
-	"github.com/vesta-go/vesta/service/rpcserver"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // BenchmarkGenIdLayers splits the cost of one GenId at 1 caller over the

@@ -3,8 +3,8 @@ package client
 import (
 	"context"
 
+	"github.com/vesta-go/vesta/internal/rpcapi"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/intf/rpcapi"
 )
 
 var _ intf.SegmentNumberer = (*Client)(nil)

@@ -15,11 +15,11 @@ import (
 
 	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/access/tlsserve"
+	"github.com/vesta-go/vesta/internal/rpcapi"
+	"github.com/vesta-go/vesta/internal/rpcserver"
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/intf/rpcapi"
-	"github.com/vesta-go/vesta/service/rpcserver"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 func certs(t *testing.T, ca *tlstest.CA, clientCA *tlstest.CA) *tlsserve.Certs {

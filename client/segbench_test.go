@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/vesta-go/vesta/internal/benchbase"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 )
 
 var sink int64

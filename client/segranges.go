@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vesta-go/vesta/internal/segbuf"
+	"github.com/vesta-go/vesta/internal/rpcapi"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 )
 
 // ranges serves segment IDs from ranges the client holds (WithSegmentRanges):

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/vesta-go/vesta/internal/segbuf"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 )
 
 // Sequence is a handle on one segment tag's IDs, obtained once and kept:

@@ -11,7 +11,7 @@
 #   GOMAXPROCS=1 (where the runs agree within about ±0.02).
 # - BenchmarkBareSpin: a bare server spinning 1, 2 or 4 µs per call against
 #   plain bare: what that much work on a call's path costs.
-# - BenchmarkReceiverGenId (package intf/rpcapi): the receiver's own ns per
+# - BenchmarkReceiverGenId (package internal/rpcapi): the receiver's own ns per
 #   GenId in process, with GOMAXPROCS=1.
 # - With OLD=<git ref>: BenchmarkGenId of this tree and of OLD (checked out in a
 #   temporary worktree; built without the workspace when OLD has no go.work),
@@ -28,7 +28,7 @@ cleanup() {
 trap cleanup EXIT
 
 go test -c -o "$tmp/now.test" ./client
-go test -c -o "$tmp/recv.test" ./intf/rpcapi
+go test -c -o "$tmp/recv.test" ./internal/rpcapi
 if [ -n "${OLD:-}" ]; then
 	git worktree add --detach "$tmp/old" "$OLD" >/dev/null 2>&1
 	if [ -f "$tmp/old/go.work" ]; then
@@ -52,7 +52,7 @@ for i in $(seq "$RUNS"); do
 	echo "run $i/$RUNS" >&2
 	run "$tmp/now.test" client 2 'BenchmarkGenIdLayers$|BenchmarkBareSpin$' 2 >>"$tmp/ratios.txt"
 	run "$tmp/now.test" client 1 'BenchmarkGenIdLayers$|BenchmarkBareSpin$' 1 >>"$tmp/ratios.txt"
-	(cd intf/rpcapi && "$tmp/recv.test" -test.run '^$' -test.bench 'BenchmarkReceiverGenId$' -test.cpu 1) |
+	(cd internal/rpcapi && "$tmp/recv.test" -test.run '^$' -test.bench 'BenchmarkReceiverGenId$' -test.cpu 1) |
 		awk '/^Benchmark/ { name = $1; sub(/^Benchmark/, "", name); print "ns", name, $3 }' >>"$tmp/recv.txt"
 	if [ -n "${OLD:-}" ]; then
 		run "$tmp/now.test" client 2 'BenchmarkGenId$' now >>"$tmp/genid.txt"

@@ -14,9 +14,9 @@ cd "$(dirname "$0")/.."
 duration=${1:-30s}
 # package target
 targets=(
-	"./server-rest/restserver FuzzRESTParams"
-	"./intf/rpcapi FuzzReceiverArgs"
-	"./intf/rpcapi FuzzServerBytes"
+	"./server-rest/internal/restserver FuzzRESTParams"
+	"./internal/rpcapi FuzzReceiverArgs"
+	"./internal/rpcapi FuzzServerBytes"
 	"./internal/config FuzzLoadFile"
 	"./internal/config FuzzConfigRoundTrip"
 	"./service FuzzMarkFile"

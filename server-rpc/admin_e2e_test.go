@@ -21,10 +21,10 @@ import (
 
 	"github.com/vesta-go/vesta/client"
 	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/backend/etcdtest"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 var adminLine = regexp.MustCompile(`msg="vesta: admin listening" addr=(\S+)`)
@@ -253,7 +253,7 @@ func TestAdminReadyzFenced(t *testing.T) {
 	defer stopEtcd()
 	endpoint := etcd.Clients[0].Addr().String()
 	p := startRPC(t, bin, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
-		"--machine-provider", "etcd", "--etcd-endpoints", endpoint, "--etcd-lease-ttl", "2s", "--etcd-dial-timeout", "1s") // a loaded machine (the suite runs etcd and PostgreSQL beside it) can take 500 ms to claim
+		"--machine-provider", "etcd", "--etcd-endpoints", endpoint, "--etcd-lease-ttl", "2s", "--etcd-dial-timeout", "3s") // a loaded machine (the suite runs etcd and PostgreSQL beside it) can take over a second to answer the first request, which is fatal at start
 	base := "http://" + p.adminAddr(t)
 	hc := &http.Client{Timeout: 10 * time.Second}
 	// The lease marks itself held a moment after the service is up; with a

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
+	"github.com/vesta-go/vesta/server-rpc/internal/pluginwire"
 )
 
 // flags are server-rpc's own flags, beyond the configuration's keys (its
@@ -27,7 +27,7 @@ func (f *flags) register(fs *pflag.FlagSet) {
 // The handshake cookie in the environment means a go-plugin host started
 // us.
 func pluginMode(args []string) bool {
-	if os.Getenv(rpcplugin.Handshake.MagicCookieKey) == rpcplugin.Handshake.MagicCookieValue {
+	if os.Getenv(pluginwire.Handshake.MagicCookieKey) == pluginwire.Handshake.MagicCookieValue {
 		return true
 	}
 	on := false

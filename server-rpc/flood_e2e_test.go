@@ -13,8 +13,8 @@ import (
 
 	"github.com/vesta-go/vesta/client"
 	"github.com/vesta-go/vesta/internal/nettest"
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/internal/stresstest"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // A flood of idle connections on the RPC port and on the admin listener,

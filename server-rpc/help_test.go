@@ -13,13 +13,13 @@ import (
 
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
-	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
+	"github.com/vesta-go/vesta/server-rpc/internal/pluginwire"
 )
 
 // The go-plugin cookie is a VESTA_* variable the loader knows, so that
 // server-rpc started as a plugin is not refused for it.
 func TestPluginCookieIsAKnownVariable(t *testing.T) {
-	assert.Contains(t, config.OtherEnv(), rpcplugin.Handshake.MagicCookieKey)
+	assert.Contains(t, config.OtherEnv(), pluginwire.Handshake.MagicCookieKey)
 }
 
 // --help shows server-rpc's defaults (listen :20880, genMethod 1) and its

@@ -18,13 +18,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/server-rpc/internal/pluginwire"
 )
 
 func TestPluginMode(t *testing.T) {
-	t.Setenv(rpcplugin.Handshake.MagicCookieKey, "")
+	t.Setenv(pluginwire.Handshake.MagicCookieKey, "")
 	for args, want := range map[string]bool{
 		"":                     false,
 		"--plugin":             true,
@@ -36,7 +36,7 @@ func TestPluginMode(t *testing.T) {
 	} {
 		assert.Equal(t, want, pluginMode(splitArgs(args)), args)
 	}
-	t.Setenv(rpcplugin.Handshake.MagicCookieKey, rpcplugin.Handshake.MagicCookieValue)
+	t.Setenv(pluginwire.Handshake.MagicCookieKey, pluginwire.Handshake.MagicCookieValue)
 	assert.True(t, pluginMode(nil), "a go-plugin host set the cookie")
 }
 
@@ -214,7 +214,7 @@ func testBadFlags(t *testing.T, bin string) {
 	// --plugin by hand: refused before the data dir is touched.
 	dir := filepath.Join(t.TempDir(), "never")
 	cmd = exec.Command(bin, "--plugin", "--data-dir", dir)
-	cmd.Env = append(os.Environ(), rpcplugin.Handshake.MagicCookieKey+"=")
+	cmd.Env = append(os.Environ(), pluginwire.Handshake.MagicCookieKey+"=")
 	cmd.Stderr = io.Discard
 	require.ErrorAs(t, cmd.Run(), &ee)
 	assert.Equal(t, 1, ee.ExitCode())
@@ -229,7 +229,7 @@ func testBadFlags(t *testing.T, bin string) {
 		{"--plugin", "--rate-limit", "5"}} {
 		var stderr strings.Builder
 		cmd = exec.Command(bin, append(args, "--data-dir", dir)...)
-		cmd.Env = append(os.Environ(), rpcplugin.Handshake.MagicCookieKey+"="+rpcplugin.Handshake.MagicCookieValue)
+		cmd.Env = append(os.Environ(), pluginwire.Handshake.MagicCookieKey+"="+pluginwire.Handshake.MagicCookieValue)
 		cmd.Stderr = &stderr
 		require.ErrorAs(t, cmd.Run(), &ee, args)
 		assert.Equal(t, 1, ee.ExitCode(), args)

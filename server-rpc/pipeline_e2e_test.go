@@ -18,10 +18,10 @@ import (
 
 	"github.com/vesta-go/vesta/client"
 	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/rpcapi"
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/internal/testbin"
-	"github.com/vesta-go/vesta/intf/rpcapi"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // pipeline sends n GenId calls with token on c as fast as the server

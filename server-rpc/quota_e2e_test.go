@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/rpcapi"
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/intf/rpcapi"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // A quota counts the IDs of SegmentRange, not one call: a range is cut to

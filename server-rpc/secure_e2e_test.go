@@ -20,10 +20,10 @@ import (
 
 	"github.com/vesta-go/vesta/client"
 	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // rpcProcess is a running server-rpc whose stderr is collected.

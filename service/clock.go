@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vesta-go/vesta/internal/ctxtime"
+	"github.com/vesta-go/vesta/service/ctxtime"
 )
 
 // Clock is the time source of a Service. NowNanos must never decrease.

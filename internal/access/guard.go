@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vesta-go/vesta/internal/ctxtime"
 	"github.com/vesta-go/vesta/internal/lograte"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/ctxtime"
 )
 
 // DefaultLogInterval is the least time between two warnings about refused

@@ -104,7 +104,7 @@ func matches(name, p string) bool {
 // ignored are helpers below every layer (or outside the product).
 func ignored(p string) bool {
 	rel := strings.TrimPrefix(p, module+"/")
-	for _, prefix := range []string{"scripts/", "internal/ctxtime", "internal/buildinfo", "internal/nettest", "service/backend/pgtest",
+	for _, prefix := range []string{"scripts/", "internal/buildinfo", "internal/nettest", "service/backend/pgtest",
 		"internal/syncbuf", "internal/archtest", "service/backend/etcdtest", "internal/tlstest", "internal/maintest", "internal/testbin",
 		"internal/leasetest", "internal/stresstest", "internal/benchbase", "internal/segtest",
 		"service/backend/stores/generatorsuite", "service/backend/conformance", "service/backend/internal/"} {
@@ -151,7 +151,7 @@ func TestPackageMapIsTrue(t *testing.T) {
 			}
 		}
 	}
-	for _, light := range []string{"client", "intf/rpcapi", "service/rpcserver", "intf"} {
+	for _, light := range []string{"client", "internal/rpcapi", "internal/rpcserver", "intf"} {
 		p, ok := pkgs[module+"/"+light]
 		require.True(t, ok, light)
 		for _, d := range p.Deps {
@@ -196,7 +196,7 @@ func TestTCPServerLinksNoGoPlugin(t *testing.T) {
 		t.Skip("runs go list")
 	}
 	pkgs := listPackages(t)
-	for _, p := range []string{"server-rpc/internal/rpcapp", "internal/server/segopen", "service/rpcserver"} {
+	for _, p := range []string{"server-rpc/internal/rpcapp", "internal/server/segopen", "internal/rpcserver"} {
 		info, ok := pkgs[module+"/"+p]
 		require.True(t, ok, p)
 		for _, d := range info.Deps {

@@ -1,6 +1,6 @@
 // Package leasetest has the helpers the tests of the machine-id leases
 // (service/backend/etcdlease, service/backend/pglease and the engine's conformance suite
-// in internal/leasekit) share: a runner of the real server-rest
+// in service/backend/internal/leasekit) share: a runner of the real server-rest
 // (Rest), a logger writing to the test's log, polling for a condition, a
 // shifted clock, and reading a metric from a /metrics page.
 package leasetest

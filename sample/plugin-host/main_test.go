@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 )
 
 func TestRun(t *testing.T) {

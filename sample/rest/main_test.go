@@ -2,74 +2,56 @@ package main
 
 import (
 	"context"
-	"errors"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
 	"io"
-	"log/slog"
-	"net"
+	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/access"
-	"github.com/vesta-go/vesta/internal/access/tlsserve"
+	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/internal/tlstest"
-	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/server-rest/restserver"
-	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/backend/sqlitestore"
-	"github.com/vesta-go/vesta/service/segment"
-	"github.com/vesta-go/vesta/service/segment/segspec"
 )
 
-// newServer is the server-rest handler in-process, on 127.0.0.1: machine
-// 78, tag "order" in segment mode on SQLite. It is built from the
-// libraries, not from a configuration, so that this test links neither
-// the configuration loader nor what it configures (etcd, pgx).
-func newServer(t *testing.T, opts ...restserver.Option) (*restserver.Server, *httptest.Server) {
+// newServer runs the real server-rest on 127.0.0.1: machine 78, tag
+// "order" in segment mode on SQLite, and more args; it returns once the
+// server issues.
+func newServer(t *testing.T, args ...string) *leasetest.Rest {
 	t.Helper()
 	dir := t.TempDir()
-	quiet := slog.New(slog.DiscardHandler)
-	start := func(ctx context.Context) (restserver.Service, error) {
-		return service.New(ctx, service.Settings{Machine: 78, GenMethod: intf.GenMethodREST, DataDir: dir, Logger: quiet})
-	}
-	open := func(ctx context.Context) (restserver.Segments, error) {
-		st, err := sqlitestore.Open(ctx, filepath.Join(dir, "segments.db"))
+	srv := leasetest.StartRest(t, nil, append([]string{"--machine", "78", "--data-dir", dir, "--log-level", "warn",
+		"--segment-store", "sqlite", "--segment-dsn", filepath.Join(dir, "segments.db"), "--segment-tags", "order"}, args...)...)
+	return srv
+}
+
+// issuing waits until srv answers /readyz.
+func issuing(t *testing.T, base string, c *http.Client) {
+	t.Helper()
+	leasetest.Eventually(t, 30*time.Second, "server-rest ready", func() bool {
+		resp, err := c.Get(base + "/readyz")
 		if err != nil {
-			return nil, err
+			return false
 		}
-		if err := st.Init(ctx); err != nil {
-			return nil, errors.Join(err, st.Close())
-		}
-		tags, _ := segspec.ParseTags("order") // as --segment-tags order
-		if _, err := segment.EnsureTags(ctx, st, tags); err != nil {
-			return nil, errors.Join(err, st.Close())
-		}
-		g, err := segment.New(ctx, segment.Settings{Store: st, Logger: quiet})
-		if err != nil { // the Generator owns the store only once made
-			return nil, errors.Join(err, st.Close())
-		}
-		return g, nil
-	}
-	srv := restserver.New(start, append([]restserver.Option{restserver.WithSegments(open), restserver.WithLogger(quiet)}, opts...)...)
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ts.Close()
-		require.NoError(t, srv.Close())
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
 	})
-	return srv, ts
 }
 
 func TestRun(t *testing.T) {
-	srv, ts := newServer(t)
-	require.NoError(t, srv.Start(context.Background()))
+	srv := newServer(t)
+	issuing(t, srv.Base, http.DefaultClient)
 
 	var out strings.Builder
-	require.NoError(t, run(context.Background(), []string{"--url", ts.URL + "/", "-n", "3"}, &out, ""))
+	require.NoError(t, run(context.Background(), []string{"--url", srv.Base + "/", "-n", "3"}, &out, ""))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 3, out.String())
 	assert.Regexp(t, `^genid: \d+$`, lines[0])
@@ -79,22 +61,29 @@ func TestRun(t *testing.T) {
 }
 
 func TestRunSegment(t *testing.T) {
-	srv, ts := newServer(t)
-	require.NoError(t, srv.Start(context.Background()))
+	srv := newServer(t)
+	issuing(t, srv.Base, http.DefaultClient)
 	var out strings.Builder
-	require.NoError(t, run(context.Background(), []string{"--url", ts.URL, "-n", "3", "--tag", "order"}, &out, ""))
+	require.NoError(t, run(context.Background(), []string{"--url", srv.Base, "-n", "3", "--tag", "order"}, &out, ""))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 4, out.String())
 	assert.Equal(t, "segment order: 1 2 3", lines[3])
 
-	err := run(context.Background(), []string{"--url", ts.URL, "--tag", "coupon"}, io.Discard, "")
+	err := run(context.Background(), []string{"--url", srv.Base, "--tag", "coupon"}, io.Discard, "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "404")
 	assert.Contains(t, err.Error(), "unknown segment tag")
 }
 
+// A server that answers an error: the sample reports its status and
+// message (server-rest answers so while it starts).
 func TestRunReportsServerErrors(t *testing.T) {
-	_, ts := newServer(t) // never started: the ID endpoints answer 503
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, `{"error":"id service unavailable: starting"}`)
+	}))
+	defer ts.Close()
 	err := run(context.Background(), []string{"--url", ts.URL}, io.Discard, "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "503")
@@ -102,9 +91,9 @@ func TestRunReportsServerErrors(t *testing.T) {
 }
 
 func TestRunReportsBadInput(t *testing.T) {
-	srv, ts := newServer(t)
-	require.NoError(t, srv.Start(context.Background()))
-	err := run(context.Background(), []string{"--url", ts.URL, "-n", "0"}, io.Discard, "")
+	srv := newServer(t)
+	issuing(t, srv.Base, http.DefaultClient)
+	err := run(context.Background(), []string{"--url", srv.Base, "-n", "0"}, io.Discard, "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "400")
 	assert.Contains(t, err.Error(), "parameter count")
@@ -116,23 +105,14 @@ func TestRunSecure(t *testing.T) {
 	dir := t.TempDir()
 	ca := tlstest.NewCA(t, "server CA")
 	files := tlstest.Write(t, dir, ca.Server(t), nil)
-	certs, err := tlsserve.Load(tlsserve.Files{Cert: files.Cert, Key: files.Key})
-	require.NoError(t, err)
 	const token = "vesta_sample-rest-token"
-	p, err := access.NewPolicy([]access.Client{{Name: "sample", Tokens: [][32]byte{access.HashToken(token)},
-		Scopes: []access.Scope{"genid", "decode"}}})
-	require.NoError(t, err)
-	g, err := access.NewGuard(access.Options{Policy: p, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	srv, _ := newServer(t, restserver.WithTLS(certs), restserver.WithGuard(g))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-served })
-	<-srv.Ready()
-	url := "https://" + ln.Addr().String()
+	sum := sha256.Sum256([]byte(token))
+	auth := filepath.Join(dir, "auth.yaml")
+	require.NoError(t, os.WriteFile(auth, []byte("clients:\n  - name: sample\n    tokenSHA256: \""+hex.EncodeToString(sum[:])+
+		"\"\n    scopes: [genid, decode]\n"), 0o600))
+	srv := newServer(t, "--tls-cert", files.Cert, "--tls-key", files.Key, "--auth-file", auth)
+	url := "https://" + strings.TrimPrefix(srv.Base, "http://")
+	issuing(t, url, &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}})
 	caFile, tokenFile := filepath.Join(dir, "root.pem"), filepath.Join(dir, "sample.token")
 	tlstest.WriteFile(t, caFile, ca.PEM)
 	tlstest.WriteFile(t, tokenFile, []byte(token+"\n"))
@@ -141,7 +121,7 @@ func TestRunSecure(t *testing.T) {
 	require.NoError(t, run(context.Background(), []string{"--url", url, "--ca-file", caFile, "--token-file", tokenFile}, &out, ""))
 	assert.Contains(t, out.String(), "machine=78")
 	require.NoError(t, run(context.Background(), []string{"--url", url, "--ca-file", caFile}, &out, token), "$VESTA_TOKEN")
-	err = run(context.Background(), []string{"--url", url, "--ca-file", caFile}, io.Discard, "")
+	err := run(context.Background(), []string{"--url", url, "--ca-file", caFile}, io.Discard, "")
 	assert.ErrorContains(t, err, "401 Unauthorized: unauthenticated: no token")
 	err = run(context.Background(), []string{"--url", url, "--ca-file", caFile, "--tag", "order"}, io.Discard, token)
 	assert.ErrorContains(t, err, "403 Forbidden: permission denied: client \"sample\" lacks scope segment:order")

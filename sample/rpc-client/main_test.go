@@ -13,11 +13,11 @@ import (
 
 	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/access/tlsserve"
+	"github.com/vesta-go/vesta/internal/rpcserver"
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/internal/tlstest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/backend/stores"
-	"github.com/vesta-go/vesta/service/rpcserver"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
 )

@@ -6,7 +6,7 @@ import (
 	"net/rpc"
 	"testing"
 
-	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/internal/rpcapi"
 )
 
 // The hand-built stream is gob's: a gob decoder reads the calls from it

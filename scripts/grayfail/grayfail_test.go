@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/scripts/grayfail"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // grayEnv returns an Env on the server-rpc binary (one build shared by

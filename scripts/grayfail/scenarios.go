@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/client"
-	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/internal/rpcapi"
 )
 
 // Env is where scenarios build their servers: the binary and a directory

@@ -20,10 +20,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/internal/testbin"
 	"github.com/vesta-go/vesta/service/backend/pgtest"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 func TestMain(m *testing.M) {

@@ -53,8 +53,8 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/client"
+	"github.com/vesta-go/vesta/internal/rpcapi"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/intf/rpcapi"
 	"github.com/vesta-go/vesta/service/backend/pgtest"
 )
 

@@ -1,7 +1,6 @@
-// Package rpcplugin is the hashicorp/go-plugin glue of the vesta-go
-// IdService: the handshake, the net/rpc plugin pair (Server returns the
-// rpcapi.Receiver in the plugin process, Client an rpcapi.Conn in the host)
-// and the plugin process's logger. It is apart from rpcapi so that a plain
-// RPC client (package client) links no go-plugin code; server-rpc serves
-// with it, and Launch starts server-rpc as a plugin from a host.
+// Package rpcplugin starts server-rpc as a hashicorp/go-plugin plugin
+// process and talks to it: Launch returns a *Process, an intf.IdService and
+// an intf.SegmentService served by the plugin over go-plugin's net/rpc
+// transport with automatic mutual TLS. It is apart from package client so
+// that a program that only calls an RPC server links no go-plugin code.
 package rpcplugin

@@ -13,8 +13,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 
+	"github.com/vesta-go/vesta/internal/rpcapi"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/server-rpc/internal/pluginwire"
 )
 
 // Config configures the plugin process Launch starts. The
@@ -92,8 +93,8 @@ func Launch(ctx context.Context, path string, cfg Config) (*Process, error) {
 	cmd := exec.Command(path, cfg.args()...)
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	pc := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  Handshake,
-		Plugins:          PluginSet(nil),
+		HandshakeConfig:  pluginwire.Handshake,
+		Plugins:          pluginwire.PluginSet(nil),
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolNetRPC},
 		// The host makes a one-off client certificate and the plugin a one-off
@@ -152,13 +153,13 @@ func dispense(pc *goplugin.Client) (*rpcapi.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := proto.Dispense(PluginName)
+	raw, err := proto.Dispense(pluginwire.PluginName)
 	if err != nil {
 		return nil, err
 	}
 	conn, ok := raw.(*rpcapi.Conn)
 	if !ok {
-		return nil, fmt.Errorf("plugin %q dispensed %T", PluginName, raw)
+		return nil, fmt.Errorf("plugin %q dispensed %T", pluginwire.PluginName, raw)
 	}
 	return conn, nil
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/internal/syncbuf"
-	"github.com/vesta-go/vesta/service/rpcserver/rpctest"
 )
 
 // The plugin's socket speaks mutual TLS with certificates go-plugin made

@@ -4,7 +4,7 @@
 // ranges ("segments") that a database hands out, in contrast to the
 // 64-bit time-based IDs of package service.
 //
-// A Generator keeps two buffers per tag (internal/segbuf). An ID from the
+// A Generator keeps two buffers per tag (service/segment/segbuf). An ID from the
 // current range is one atomic add and a bounds check, with no lock; a batch
 // takes whole runs at once. When 10% of the current range is used, the
 // next range is loaded in the background (one load per tag at a time), so

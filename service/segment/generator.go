@@ -8,8 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/vesta-go/vesta/internal/segbuf"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 )
 
 // Generator issues segment-mode IDs. It implements intf.SegmentService and

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vesta-go/vesta/internal/segbuf"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 )
 
 // track counts a background task that Close waits for (call g.wg.Done

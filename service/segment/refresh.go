@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/vesta-go/vesta/internal/segbuf"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 )
 
 // Refresh rereads the tag list from the store: new tags become available

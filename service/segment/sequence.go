@@ -3,7 +3,7 @@ package segment
 import (
 	"context"
 
-	"github.com/vesta-go/vesta/internal/segbuf"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 )
 
 // Sequence is a handle on one tag's IDs, obtained once and kept (as

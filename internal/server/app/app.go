@@ -25,7 +25,6 @@ import (
 
 	"github.com/vesta-go/vesta/internal/buildinfo"
 	"github.com/vesta-go/vesta/internal/gctarget"
-	"github.com/vesta-go/vesta/internal/outage"
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/internal/server/segconfig"
 	"github.com/vesta-go/vesta/service"
@@ -150,9 +149,6 @@ func OpenSegments(ctx context.Context, cfg config.Config) (*segment.Generator, e
 		return nil, nil
 	}
 	if err != nil {
-		if ctx.Err() == nil && outage.Silent(err) {
-			err = outage.Error{Err: err}
-		}
 		return nil, fmt.Errorf("segment mode: %w", err)
 	}
 	if tags := g.Tags(); sc.OnDemand && len(tags) == 0 {

@@ -4,18 +4,18 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/vesta-go/vesta/internal/leasekit"
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/etcdlease"
+	"github.com/vesta-go/vesta/service/backend/lease"
 	"github.com/vesta-go/vesta/service/backend/pglease"
 )
 
 // leaseCommon are the options both leases take from cfg's lease keys; it logs
 // with the service's logger.
-func leaseCommon(cfg config.Config) leasekit.Common {
+func leaseCommon(cfg config.Config) lease.Common {
 	l := cfg.Lease
-	return leasekit.Common{Prefix: l.Prefix, TTL: l.TTL, DialTimeout: l.DialTimeout, NodeName: l.NodeName,
+	return lease.Common{Prefix: l.Prefix, TTL: l.TTL, DialTimeout: l.DialTimeout, NodeName: l.NodeName,
 		MaxClockSkew: l.MaxClockSkew, MachineRange: l.MachineRange, Logger: cfg.Service.Logger}
 }
 

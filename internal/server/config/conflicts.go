@@ -5,9 +5,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/vesta-go/vesta/internal/leasekit"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/backend/lease"
 )
 
 // conflict refuses name, set, because other (its value otherValue)
@@ -138,7 +138,7 @@ func (r *reader) checkBorrow(s service.Settings, ttl time.Duration, provider str
 	if s.Type == intf.MinGranularity {
 		unit = time.Millisecond
 	}
-	if ahead := 2*ttl/3 - leasekit.FenceMargin(ttl) - unit; s.MaxBorrow > ahead {
+	if ahead := 2*ttl/3 - lease.FenceMargin(ttl) - unit; s.MaxBorrow > ahead {
 		r.err = &ConflictError{Key: KeyMaxBorrow, Value: s.MaxBorrow.String(), Source: r.source(KeyMaxBorrow),
 			Other: KeyEtcdLeaseTTL, OtherValue: ttl.String(), OtherSource: r.source(KeyEtcdLeaseTTL),
 			Why: fmt.Sprintf("a node leasing its machine id issues only within its lease's validity, which may be as little as %s ahead of the clock "+

@@ -9,7 +9,7 @@ import (
 )
 
 // Defaults of the keys only the loader reads; the other keys' defaults are
-// the libraries' constants (service, intf, leasekit, segspec) and the
+// the libraries' constants (service, intf, lease, segspec) and the
 // servers' (internal/serverdefaults, which restserver and rpcserver apply
 // to their zero options too: one definition each).
 const (

@@ -12,7 +12,7 @@ const envPrefix = "VESTA_"
 // OtherEnv lists the VESTA_* environment variables of vesta-go that are
 // no configuration key, which the loader accepts: VESTA_GO_PLUGIN, the
 // magic cookie go-plugin sets for server-rpc started as a plugin
-// (rpcplugin.Handshake; a test of server-rpc checks that they agree), and
+// (pluginwire.Handshake; a test of server-rpc checks that they agree), and
 // VESTA_TOKEN, the token the samples send (a shell that runs a sample and
 // a server must not stop the server).
 func OtherEnv() []string { return []string{"VESTA_GO_PLUGIN", "VESTA_TOKEN"} }

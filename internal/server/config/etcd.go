@@ -3,21 +3,21 @@ package config
 import (
 	"strings"
 
-	"github.com/vesta-go/vesta/internal/leasekit"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/backend/lease"
 )
 
 // etcdKeys are the keys of GroupEtcd; their defaults are the leases'
-// (internal/leasekit).
+// (service/backend/lease).
 func etcdKeys() []Key {
 	return []Key{
 		{Name: KeyEtcdEndpoints, Flag: "etcd-endpoints", Env: "VESTA_ETCD_ENDPOINTS", Group: GroupEtcd,
 			Usage: "comma-separated etcd endpoints, host:port or https://host:port (provider etcd)"},
-		{Name: KeyEtcdPrefix, Flag: "etcd-prefix", Env: "VESTA_ETCD_PREFIX", Group: GroupEtcd, Default: leasekit.DefaultPrefix,
+		{Name: KeyEtcdPrefix, Flag: "etcd-prefix", Env: "VESTA_ETCD_PREFIX", Group: GroupEtcd, Default: lease.DefaultPrefix,
 			Usage: "etcd key prefix (provider postgres: the fleet's name in the table); nodes sharing machine ids share it"},
-		{Name: KeyEtcdLeaseTTL, Flag: "etcd-lease-ttl", Env: "VESTA_ETCD_LEASE_TTL", Group: GroupEtcd, Default: dur(leasekit.DefaultTTL),
+		{Name: KeyEtcdLeaseTTL, Flag: "etcd-lease-ttl", Env: "VESTA_ETCD_LEASE_TTL", Group: GroupEtcd, Default: dur(lease.DefaultTTL),
 			Usage: "lease TTL (etcd or postgres), whole seconds 2s..1h: a cut-off node stops issuing within it, a crashed node's id is free after it"},
-		{Name: KeyEtcdDialTimeout, Flag: "etcd-dial-timeout", Env: "VESTA_ETCD_DIAL_TIMEOUT", Group: GroupEtcd, Default: dur(leasekit.DefaultDialTimeout),
+		{Name: KeyEtcdDialTimeout, Flag: "etcd-dial-timeout", Env: "VESTA_ETCD_DIAL_TIMEOUT", Group: GroupEtcd, Default: dur(lease.DefaultDialTimeout),
 			Usage: "timeout of connecting to etcd or PostgreSQL (provider postgres) and of each request"},
 		{Name: KeyEtcdUsername, Flag: "etcd-username", Env: "VESTA_ETCD_USERNAME", Group: GroupEtcd,
 			Usage: "etcd user (with etcdPassword)"},
@@ -31,13 +31,13 @@ func etcdKeys() []Key {
 			Usage: "PEM client key for etcd (with etcdCert)"},
 		{Name: KeyEtcdNodeName, Flag: "etcd-node-name", Env: "VESTA_ETCD_NODE_NAME", Group: GroupEtcd, Varies: true,
 			Usage: "this node's name in etcd or the PostgreSQL table (default hostname-pid)"},
-		{Name: KeyMaxClockSkew, Flag: "max-clock-skew", Env: "VESTA_MAX_CLOCK_SKEW", Group: GroupEtcd, Default: dur(leasekit.DefaultMaxClockSkew),
+		{Name: KeyMaxClockSkew, Flag: "max-clock-skew", Env: "VESTA_MAX_CLOCK_SKEW", Group: GroupEtcd, Default: dur(lease.DefaultMaxClockSkew),
 			Usage: "largest difference from the other live nodes' clocks (provider etcd; postgres: the database server's) before refusing to start"},
 		{Name: KeyMachineRange, Flag: "machine-range", Env: "VESTA_MACHINE_RANGE", Group: GroupEtcd,
 			Usage: "machine ids this fleet claims, first-last (e.g. 0-511; default all, 0-1023): give fleets (datacenters) disjoint ranges"},
 		{Name: KeyMachineDSN, Flag: "machine-dsn", Env: "VESTA_MACHINE_DSN", Group: GroupEtcd,
 			Usage: "PostgreSQL DSN of the machine-id table (provider postgres, required); one that holds a password is refused as a flag: give it in the environment or the config file"},
-		{Name: KeyMachineTable, Flag: "machine-table", Env: "VESTA_MACHINE_TABLE", Group: GroupEtcd, Default: leasekit.DefaultTable,
+		{Name: KeyMachineTable, Flag: "machine-table", Env: "VESTA_MACHINE_TABLE", Group: GroupEtcd, Default: lease.DefaultTable,
 			Usage: "table of the machine-id claims (provider postgres), optionally schema.table; created when missing"},
 		{Name: KeyMachineAllowAsyncFailover, Flag: "machine-allow-async-failover", Env: "VESTA_MACHINE_ALLOW_ASYNC_FAILOVER", Group: GroupEtcd, Default: boolean(false),
 			Usage: "accept a machineDSN naming several servers whose primary replicates asynchronously: a failover can then lose claims and marks and hand an id out twice (duplicate IDs)"},
@@ -54,15 +54,15 @@ func (r *reader) lease(provider string) (Lease, EtcdLease) {
 	var l Lease
 	var e EtcdLease
 	l.Prefix = r.given(KeyEtcdPrefix, "", "a key prefix such as /vesta")
-	l.TTL = r.duration(KeyEtcdLeaseTTL, leasekit.DefaultTTL, leasekit.MinTTL, leasekit.MaxTTL)
-	l.DialTimeout = r.duration(KeyEtcdDialTimeout, leasekit.DefaultDialTimeout, leasekit.MinDialTimeout, leasekit.MaxDialTimeout)
+	l.TTL = r.duration(KeyEtcdLeaseTTL, lease.DefaultTTL, lease.MinTTL, lease.MaxTTL)
+	l.DialTimeout = r.duration(KeyEtcdDialTimeout, lease.DefaultDialTimeout, lease.MinDialTimeout, lease.MaxDialTimeout)
 	e.Username = r.str(KeyEtcdUsername, "")
 	e.Password = r.secret(KeyEtcdPassword, always)
 	e.CACertFile = r.str(KeyEtcdCACert, "")
 	e.CertFile = r.str(KeyEtcdCert, "")
 	e.KeyFile = r.str(KeyEtcdKey, "")
 	l.NodeName = r.str(KeyEtcdNodeName, "")
-	l.MaxClockSkew = r.duration(KeyMaxClockSkew, leasekit.DefaultMaxClockSkew, leasekit.MinMaxClockSkew, leasekit.MaxMaxClockSkew)
+	l.MaxClockSkew = r.duration(KeyMaxClockSkew, lease.DefaultMaxClockSkew, lease.MinMaxClockSkew, lease.MaxMaxClockSkew)
 	if v := strings.TrimSpace(r.str(KeyMachineRange, "")); v != "" {
 		if mr, err := service.ParseMachineRange(v); err != nil {
 			r.fail(KeyMachineRange, v, "first-last within 0-1023, first <= last (e.g. 0-511)")

@@ -11,7 +11,7 @@ import (
 // range its key allows. The program turns Lease and EtcdLease or
 // PostgresLease into the lease's options and validates them with the
 // lease library (internal/server/app), so that this loader links neither etcd's
-// client nor pgx; the defaults both apply are internal/leasekit's.
+// client nor pgx; the defaults both apply are package lease's (service/backend/lease).
 type Lease struct {
 	Prefix       string        // etcdPrefix; "" for the lease's default
 	TTL          time.Duration // etcdLeaseTTL

@@ -12,7 +12,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
-	"github.com/vesta-go/vesta/server-rest/restserver"
+	"github.com/vesta-go/vesta/server-rest/internal/restserver"
 )
 
 // New returns the server of cfg; opts come after the configured ones and

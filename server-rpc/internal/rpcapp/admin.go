@@ -8,7 +8,7 @@ import (
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/internal/server/coremetrics"
-	"github.com/vesta-go/vesta/server-rpc/rpcadmin"
+	"github.com/vesta-go/vesta/server-rpc/internal/rpcadmin"
 )
 
 // AdminListener is server-rpc's admin listener (adminListen): the

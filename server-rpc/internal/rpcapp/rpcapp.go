@@ -12,13 +12,13 @@ package rpcapp
 import (
 	"context"
 	"errors"
-	"github.com/vesta-go/vesta/internal/server/lifecycle"
 	"sync/atomic"
 
+	"github.com/vesta-go/vesta/internal/rpcserver"
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/internal/server/coremetrics"
-	"github.com/vesta-go/vesta/service/rpcserver"
+	"github.com/vesta-go/vesta/internal/server/lifecycle"
 )
 
 // Run serves cfg's RPC server on TCP until ctx is cancelled

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 
+	"github.com/vesta-go/vesta/internal/rpcapi"
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/internal/server/coremetrics"
 	"github.com/vesta-go/vesta/internal/server/segopen"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/intf/rpcapi"
 	"github.com/vesta-go/vesta/service/segment"
 )
 

@@ -7,11 +7,11 @@ import (
 	"net"
 	"sync"
 
+	"github.com/vesta-go/vesta/internal/rpcapi"
+	"github.com/vesta-go/vesta/internal/rpcserver"
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
-	"github.com/vesta-go/vesta/intf/rpcapi"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/rpcserver"
 )
 
 // tcpRun is what the TCP server passes to lifecycle.Server: its start,

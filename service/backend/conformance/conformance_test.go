@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/leasekit"
 	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/internal/stresstest"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/backend/internal/leasekit"
 )
 
 // A holder paused (a VM stall, a long GC) while an operator deletes its

@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/leasekit"
 	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/internal/stresstest"
+	"github.com/vesta-go/vesta/service/backend/lease"
 )
 
 // The coordinator forgets what it knew of an id while its holder runs: a
@@ -172,7 +172,7 @@ func reclaimedFirst(t *testing.T, a, b *leasetest.Rest) bool {
 		code, _ := b.GenID()
 		return code == http.StatusOK || b.Exited()
 	})
-	if !b.Exited() || !strings.Contains(b.Logs(), leasekit.ErrAllTaken.Error()) {
+	if !b.Exited() || !strings.Contains(b.Logs(), lease.ErrAllTaken.Error()) {
 		return false
 	}
 	a.Logged(t, "machine id lost; claiming one again")

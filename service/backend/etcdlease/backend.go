@@ -17,11 +17,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
-	"github.com/vesta-go/vesta/internal/clockskew"
-	"github.com/vesta-go/vesta/internal/leasekit"
-	"github.com/vesta-go/vesta/internal/outage"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/backend/internal/clockskew"
+	"github.com/vesta-go/vesta/service/backend/internal/leasekit"
+	"github.com/vesta-go/vesta/service/backend/internal/outage"
 )
 
 // Keys is the layout of the keys under a prefix (see the package comment).
@@ -213,7 +213,7 @@ func (b *backend) StoreMark(ctx context.Context, c leasekit.Claim, ms int64) err
 	resp, err := b.cli.Txn(ctx).If(clientv3.Compare(clientv3.LeaseValue(key), "=", lease)).Then(
 		clientv3.OpPut(b.keys.Mark(c.Machine), strconv.FormatInt(ms, 10)), b.clockOp(lease),
 		clientv3.OpPut(key, b.o.NodeName, clientv3.WithLease(lease))).Commit()
-	b.noteNoSpace(errors.Is(err, rpctypes.ErrNoSpace) || (err != nil && b.noSpace.Load()), c.Machine)
+	b.health.NoteNoSpace(errors.Is(err, rpctypes.ErrNoSpace) || (err != nil && b.health.NoSpace()), c.Machine)
 	if err != nil {
 		return b.unavailable(ctx, "storing the mark of machine "+strconv.FormatInt(c.Machine, 10), err)
 	}
@@ -231,10 +231,12 @@ func (b *backend) Release(ctx context.Context, c leasekit.Claim) error {
 	return nil
 }
 
-func (b *backend) Renewed(ctx context.Context, c leasekit.Claim) { b.watchHistory(ctx, c.Machine) }
+func (b *backend) Renewed(ctx context.Context, c leasekit.Claim) {
+	b.health.WatchHistory(ctx, b.cli, b.keys.Machine(c.Machine), b.now())
+}
 
 func (b *backend) AddStats(st *service.LeaseStats) {
-	st.UncompactedRevisions, st.NoSpace = b.uncompacted.Load(), b.noSpace.Load()
+	st.UncompactedRevisions, st.NoSpace = b.health.Uncompacted(), b.health.NoSpace()
 }
 
 func (b *backend) unavailable(ctx context.Context, doing string, err error) error {
@@ -257,54 +259,6 @@ func (b *backend) parseMark(id int64, kvs []*mvccpb.KeyValue) (int64, error) {
 
 func (b *backend) clockOp(lease clientv3.LeaseID) clientv3.Op {
 	return clientv3.OpPut(b.keys.Clock(b.o.NodeName), strconv.FormatInt(b.now()/int64(time.Millisecond), 10), clientv3.WithLease(lease))
-}
-
-// noteNoSpace logs, once per episode, that etcd's quota is full, and when it is
-// not, before the flag changes.
-func (b *backend) noteNoSpace(full bool, machine int64) {
-	b.noSpaceMu.Lock()
-	defer b.noSpaceMu.Unlock()
-	if b.noSpace.Load() == full {
-		return
-	}
-	if full {
-		b.o.Logger.Error("etcdlease: etcd is out of space (NOSPACE alarm) and refuses writes: this node issues IDs up to the mark already stored, then stops until space is freed; compact and defragment etcd, then `etcdctl alarm disarm` (docs/operations.md)",
-			"machine", machine)
-	} else {
-		b.o.Logger.Info("etcdlease: etcd accepts writes again (NOSPACE cleared)", "machine", machine)
-	}
-	b.noSpace.Store(full)
-}
-
-// watchHistory reads, at most once per historyEvery, whether the oldest revision
-// seen is still readable (then etcd kept every one since); it warns above historyWarn.
-func (b *backend) watchHistory(ctx context.Context, machine int64) {
-	now := b.now()
-	if last := b.histChecked.Load(); last != 0 && now-last < int64(b.historyEvery) {
-		return
-	}
-	b.histChecked.Store(now)
-	key := b.keys.Machine(machine)
-	cur, err := b.cli.Get(ctx, key, clientv3.WithCountOnly())
-	if err != nil {
-		return
-	}
-	rev, oldest := cur.Header.Revision, b.histOldest.Load()
-	if oldest == 0 {
-		b.histOldest.Store(rev)
-		return
-	}
-	switch _, err = b.cli.Get(ctx, key, clientv3.WithCountOnly(), clientv3.WithRev(oldest)); {
-	case errors.Is(err, rpctypes.ErrCompacted): // compacted since: count again from now
-		b.histOldest.Store(rev)
-		b.uncompacted.Store(0)
-	case err == nil:
-		b.uncompacted.Store(rev - oldest)
-		if rev-oldest > b.historyWarn {
-			b.o.Logger.Warn("etcdlease: etcd keeps every revision: its history is not compacted, and a full quota (NOSPACE) stops every write; run etcd with --auto-compaction-mode=periodic --auto-compaction-retention=1h (see docs/operations.md)",
-				"revisionsSince", oldest, "uncompacted", rev-oldest)
-		}
-	}
 }
 
 // CheckClock refuses a median skew from the live nodes' clock reports beyond

@@ -11,5 +11,5 @@ func ClaimLowestFirst(on bool) func(*Options) { return func(o *Options) { o.lowe
 // revisions, instead of every 5 minutes and above a million. Call it
 // before Run.
 func SetHistoryCheck(l *Lease, every time.Duration, warn int64) {
-	l.historyEvery, l.historyWarn = every, warn
+	l.health.Every, l.health.Warn = every, warn
 }

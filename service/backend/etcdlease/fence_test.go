@@ -8,10 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/leasekit"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/etcdlease"
+	"github.com/vesta-go/vesta/service/backend/internal/leasekit"
+	"github.com/vesta-go/vesta/service/backend/lease"
 )
 
 // untilStopped calls GenId until it fails and returns the last ID issued,
@@ -46,7 +47,7 @@ func TestRevokedHolderIsFencedAndTakenOver(t *testing.T) {
 	lastA, lastOK, err := untilStopped(t, a, 2*testTTL)
 	fencedAfter := time.Since(revoked)
 	require.ErrorIs(t, err, intf.ErrFenced)
-	assert.Less(t, lastOK.Sub(revoked), testTTL-leasekit.FenceMargin(testTTL),
+	assert.Less(t, lastOK.Sub(revoked), testTTL-lease.FenceMargin(testTTL),
 		"no ID after the validity of the last renewal, which came before the revocation")
 	t.Logf("TTL %s: the holder stopped issuing %s after its lease was revoked behind its back (renewals every %s)",
 		testTTL, fencedAfter.Round(time.Millisecond), leasekit.RenewInterval(testTTL))
@@ -93,7 +94,7 @@ func TestCutHolderIsFencedBeforeItsLeaseExpires(t *testing.T) {
 	lastA, lastOK, stopErr := untilStopped(t, a, 3*ttl)
 	stopped := time.Since(cut)
 	require.True(t, errors.Is(stopErr, intf.ErrFenced) || errors.Is(stopErr, intf.ErrNotPersisted), "stopped by the fence (or the lease mark): %v", stopErr)
-	bound := ttl - leasekit.FenceMargin(ttl)
+	bound := ttl - lease.FenceMargin(ttl)
 	assert.Less(t, lastOK.Sub(cut), bound, "no ID later than TTL − margin after the last renewal, which came before the cut")
 	assert.GreaterOrEqual(t, lastA, first)
 
@@ -133,7 +134,7 @@ func TestBriefOutageDoesNotInterrupt(t *testing.T) {
 	// Cut in the first half of a renewal interval: the slack is the
 	// design's, not what is left after renewals a loaded machine was
 	// already late with (once, CI's load had made it miss two).
-	fresh := (testTTL - leasekit.FenceMargin(testTTL) - leasekit.RenewInterval(testTTL)/2).Milliseconds()
+	fresh := (testTTL - lease.FenceMargin(testTTL) - leasekit.RenewInterval(testTTL)/2).Milliseconds()
 	eventually(t, 2*testTTL, "a renewal", func() bool { return a.svc.Stats().LeaseLeftMillis > fresh })
 	cut := time.Now()
 	p.Cut()

@@ -13,11 +13,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/internal/leasekit"
 	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/etcdlease"
+	"github.com/vesta-go/vesta/service/backend/internal/leasekit"
 )
 
 var bg = context.Background()

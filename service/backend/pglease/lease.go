@@ -23,34 +23,35 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/vesta-go/vesta/internal/clockskew"
-	"github.com/vesta-go/vesta/internal/leasekit"
-	"github.com/vesta-go/vesta/internal/outage"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/backend/internal/pgrepl"
+	"github.com/vesta-go/vesta/service/backend/internal/clockskew"
+	"github.com/vesta-go/vesta/service/backend/internal/leasekit"
+	"github.com/vesta-go/vesta/service/backend/internal/outage"
+	"github.com/vesta-go/vesta/service/backend/lease"
+	"github.com/vesta-go/vesta/service/backend/pgrepl"
 )
 
 // Defaults, errors and error types: the lease engine's, shared with etcdlease.
 const (
-	DefaultTable        = leasekit.DefaultTable
-	DefaultPrefix       = leasekit.DefaultPrefix
-	DefaultTTL          = leasekit.DefaultTTL
-	DefaultDialTimeout  = leasekit.DefaultDialTimeout
-	DefaultMaxClockSkew = leasekit.DefaultMaxClockSkew
+	DefaultTable        = lease.DefaultTable
+	DefaultPrefix       = lease.DefaultPrefix
+	DefaultTTL          = lease.DefaultTTL
+	DefaultDialTimeout  = lease.DefaultDialTimeout
+	DefaultMaxClockSkew = lease.DefaultMaxClockSkew
 )
 
 var (
-	ErrAllTaken = leasekit.ErrAllTaken // every id of the range is held (intf.ErrUnavailable)
-	ErrNotHeld  = leasekit.ErrNotHeld  // the row carries another token (intf.ErrFenced)
-	ErrRunning  = leasekit.ErrRunning  // Run was called on a Lease that runs already
+	ErrAllTaken = lease.ErrAllTaken // every id of the range is held (intf.ErrUnavailable)
+	ErrNotHeld  = lease.ErrNotHeld  // the row carries another token (intf.ErrFenced)
+	ErrRunning  = lease.ErrRunning  // Run was called on a Lease that runs already
 )
 
 type (
-	OptionError     = leasekit.OptionError    // names the wrong Options field
+	OptionError     = lease.OptionError       // names the wrong Options field
 	MarksAheadError = service.MarksAheadError // ids given back for marks too far ahead
-	ClockSkewError  = clockskew.Error         // this clock is off the server's by more than MaxClockSkew
+	ClockSkewError  = lease.ClockSkewError    // this clock is off the server's by more than MaxClockSkew
 	Range           = service.MachineRange    // machine ids First..Last
-	Common          = leasekit.Common         // the options etcdlease takes too
+	Common          = lease.Common            // the options etcdlease takes too
 )
 
 // Options configures a Lease: only DSN is required, a zero field takes its default.
@@ -85,7 +86,7 @@ func (o Options) withDefaults(dialing bool) (Options, *pgxpool.Config, error) {
 	if dialing && err != nil {
 		dsn = &OptionError{Option: "DSN", Value: "(not shown: it may hold a password)", Want: "a PostgreSQL URL or key=value DSN", Err: err}
 	}
-	check := leasekit.Check
+	check := lease.Check
 	err = o.Fill("pglease", func() []*OptionError {
 		return []*OptionError{dsn,
 			check(tableName.MatchString(o.Table), "Table", o.Table, "a table name, optionally schema.table, of letters, digits and _ (at most 56: its marks are in <table>_marks, the fleets' layouts in <table>_layout)"),
@@ -97,7 +98,7 @@ func (o Options) withDefaults(dialing bool) (Options, *pgxpool.Config, error) {
 
 // Lease leases a machine id from a PostgreSQL table for one service.
 type Lease struct {
-	*leasekit.Engine
+	engine     *leasekit.Engine // the one lease engine; Lease is its backend
 	o          Options
 	cfg        *pgxpool.Config
 	given      *pgxpool.Pool // the caller's pool (NewWithPool), never closed here
@@ -136,7 +137,7 @@ func newLease(o Options, pool *pgxpool.Pool) (*Lease, error) {
 	l := &Lease{o: o, cfg: cfg, given: pool, server: fmt.Sprintf("%s:%d/%s", cc.Host, cc.Port, cc.Database), sql: newStatements(o.Table)}
 	l.repl = &pgrepl.Policy{Who: "pglease", DSNKey: "machineDSN", AllowKey: "machineAllowAsyncFailover", Does: "claim machine ids",
 		Lost: "A claim or a mark stored just before a failover", Hosts: len(pgrepl.Servers(&cc.Config)), Allow: o.AllowAsyncFailover, Logger: o.Logger}
-	l.Engine = leasekit.NewEngine(leasekit.Config{
+	l.engine = leasekit.NewEngine(leasekit.Config{
 		Provider: "pglease", Coordinator: "PostgreSQL", Marks: "the table " + o.Table + "_marks", Claims: "fleet " + o.Prefix + " in " + o.Table,
 		Layout:    (*backend)(l).where(),
 		Endpoints: "postgres://" + l.server + "?table=" + o.Table, Common: o.Common, LowestFirst: o.lowestFirst,
@@ -351,3 +352,12 @@ func (b *backend) dbError(ctx context.Context, doing string, err error) error {
 	}
 	return err
 }
+
+// Run, StoreMark, MarkSpan and Stats are the engine's: a service.MachineLease
+// that keeps its mark ahead (service.LeaseMarkSpan) and counts (Stats.Lease).
+func (l *Lease) Run(ctx context.Context, h service.LeaseHolder) error { return l.engine.Run(ctx, h) }
+func (l *Lease) StoreMark(ctx context.Context, m, ms int64) error {
+	return l.engine.StoreMark(ctx, m, ms)
+}
+func (l *Lease) MarkSpan() (keep, step time.Duration) { return l.engine.MarkSpan() }
+func (l *Lease) Stats() service.LeaseStats            { return l.engine.Stats() }

@@ -6,11 +6,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/vesta-go/vesta/service/backend/internal/pgrepl"
+	"github.com/vesta-go/vesta/service/backend/pgrepl"
 	"github.com/vesta-go/vesta/service/segment/segspec"
 )
 
-// Replication errors (service/backend/internal/pgrepl: the machine lease checks
+// Replication errors (service/backend/pgrepl: the machine lease checks
 // its database with the same code). A *ReplicationError matches one.
 var (
 	// ErrUnsafeReplication: the DSN names several hosts (a failover may

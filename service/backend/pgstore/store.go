@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/vesta-go/vesta/service/backend/internal/pgrepl"
+	"github.com/vesta-go/vesta/service/backend/pgrepl"
 	"github.com/vesta-go/vesta/service/segment"
 )
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/backend/internal/outage"
 	"github.com/vesta-go/vesta/service/backend/pgstore"
 	"github.com/vesta-go/vesta/service/backend/sqlitestore"
 	"github.com/vesta-go/vesta/service/segment"
@@ -113,8 +114,19 @@ const openTimeoutLoads = 3
 // s by default), so that a database that accepts connections but never
 // answers fails the start instead of hanging it. It returns ErrDisabled
 // when the configuration turns segment mode off. Close the Generator when
-// done (it closes the store).
+// done (it closes the store). An error that says the store does not answer
+// now (network, timeout, a PostgreSQL that refuses connections for the
+// moment) matches intf.ErrUnavailable, worth retrying; any other (a wrong
+// password, a SQLite file that cannot be created) is for the operator.
 func Open(ctx context.Context, c Config) (*segment.Generator, error) {
+	g, err := open(ctx, c)
+	if err != nil && ctx.Err() == nil && outage.Silent(err) {
+		err = outage.Error{Err: err}
+	}
+	return g, err
+}
+
+func open(ctx context.Context, c Config) (*segment.Generator, error) {
 	timeout := c.Settings.LoadTimeout
 	if timeout <= 0 {
 		timeout = segment.DefaultLoadTimeout

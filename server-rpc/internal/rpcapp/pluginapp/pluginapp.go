@@ -1,20 +1,20 @@
 // Package pluginapp builds server-rpc's plugin mode (--plugin) of a
 // configuration: the ID service and segment mode, as internal/rpcapp
 // builds them for TCP, served to the go-plugin host that started the
-// process through the glue of server-rpc/rpcplugin. It is apart from
+// process through the glue of server-rpc/internal/pluginwire. It is apart from
 // rpcapp because it links go-plugin, which the TCP server does not need.
 package pluginapp
 
 import (
 	"context"
 	"errors"
-	"github.com/vesta-go/vesta/internal/server/lifecycle"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/vesta-go/vesta/internal/server/config"
-	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
+	"github.com/vesta-go/vesta/internal/server/lifecycle"
+	"github.com/vesta-go/vesta/server-rpc/internal/pluginwire"
 )
 
 // ErrNotAPluginHost is Run's error when no go-plugin host started the
@@ -29,12 +29,12 @@ var ErrNotAPluginHost = errors.New("--plugin: this process was not started by a 
 // host, as go-plugin expects; SIGTERM ends the run as the host's stop
 // does, and the process exits.
 func Run(cfg config.Config) error {
-	if h := rpcplugin.Handshake; os.Getenv(h.MagicCookieKey) != h.MagicCookieValue {
+	if h := pluginwire.Handshake; os.Getenv(h.MagicCookieKey) != h.MagicCookieValue {
 		// Checked before the service opens its data dir: plugin.Serve
 		// would exit the process without closing it.
 		return ErrNotAPluginHost
 	}
-	log := rpcplugin.PluginLogger(os.Stderr, cfg.LogLevel)
+	log := pluginwire.PluginLogger(os.Stderr, cfg.LogLevel)
 	cfg.Service.Logger = log // the service's and segment mode's (segconfig)
 	// The host started this process and holds the only client certificate
 	// go-plugin's automatic mutual TLS accepts.

@@ -10,11 +10,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/vesta-go/vesta/internal/rpcapi"
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
-	"github.com/vesta-go/vesta/intf/rpcapi"
+	"github.com/vesta-go/vesta/server-rpc/internal/pluginwire"
 	"github.com/vesta-go/vesta/server-rpc/internal/rpcapp"
-	"github.com/vesta-go/vesta/server-rpc/rpcplugin"
 	"github.com/vesta-go/vesta/service"
 )
 
@@ -58,8 +58,8 @@ func (r *run) serve() error {
 	go func() {
 		defer close(done)
 		plugin.Serve(&plugin.ServeConfig{
-			HandshakeConfig: rpcplugin.Handshake,
-			Plugins:         rpcplugin.PluginSet(rpcapi.NewReceiver(r.svc, r.cfg.MaxBatch, rpcapp.ReceiverOptions(r.cfg, r.seg)...)),
+			HandshakeConfig: pluginwire.Handshake,
+			Plugins:         pluginwire.PluginSet(rpcapi.NewReceiver(r.svc, r.cfg.MaxBatch, rpcapp.ReceiverOptions(r.cfg, r.seg)...)),
 			Logger: hclog.New(&hclog.LoggerOptions{
 				Name: "server-rpc", Output: os.Stderr, JSONFormat: true,
 				Level: hclog.LevelFromString(r.cfg.LogLevel.String()),
