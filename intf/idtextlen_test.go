@@ -39,8 +39,8 @@ func TestTextCapsAreTheLongestIds(t *testing.T) {
 }
 
 // A text longer than its form's longest ID is refused whatever its digits,
-// zeros too (it used to read as the ID the digits stand for: 15,000 "1"s
-// in base 58 were ID 0); within the cap, leading zeros are padding.
+// zeros too (15,000 "1"s in base 58 must not read as ID 0); within the cap,
+// leading zeros are padding.
 func TestTextLongerThanTheCapIsRefused(t *testing.T) {
 	for f, n := range textCap {
 		z := zeroDigit[f]

@@ -23,7 +23,7 @@ declare -a PORT NODE
 start_node() { # start_node I
   mkdir -p "$tmp/n$1"
   "$tmp/server-rest" --listen "127.0.0.1:${PORT[$1]}" --machine-provider etcd --etcd-endpoints "127.0.0.1:$E" \
-    --etcd-prefix /bench-fleet --etcd-node-name "node-$1" --data-dir "$tmp/n$1" >>"$tmp/n$1.log" 2>&1 &
+    --lease-prefix /bench-fleet --lease-node-name "node-$1" --data-dir "$tmp/n$1" >>"$tmp/n$1.log" 2>&1 &
   NODE[$1]=$!; PIDS+=($!)
 }
 serving() { curl -sf -m 2 -o /dev/null "http://127.0.0.1:${PORT[$1]}/genid"; }

@@ -15,8 +15,8 @@
 #   ROUNDS=5 DURATION=20s CONNS=128 scripts/bench-rest.sh
 #   GOGC_COMPARE=100 scripts/bench-rest.sh    # adds a second server-rest run with GOGC=100
 #                                             # (the servers' own default is 400: internal/gctarget)
-#   BARE_NO_TIMEOUTS=1 scripts/bench-rest.sh  # adds barehttp without http.Server timeouts (the
-#                                             # ../shared/checks bare handler): what the timeouts cost
+#   BARE_NO_TIMEOUTS=1 scripts/bench-rest.sh  # adds barehttp without http.Server timeouts (a bare
+#                                             # handler's defaults): what the timeouts cost
 #
 # All traffic stays on 127.0.0.1; both servers are stopped on exit.
 # Installs wrk with apt-get when it is missing (run as root).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-rpc-abuse.sh: issue 16's hostile network against server-rpc, with
+# bench-rpc-abuse.sh: a hostile network against server-rpc, with
 # the figures for docs/benchmarks.md (see scripts/rpcabuse for the phases).
 #
 #   scripts/bench-rpc-abuse.sh                          # 5,000 idle + 1,000 slow conns from 127.0.0.2

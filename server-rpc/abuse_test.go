@@ -119,8 +119,8 @@ func genIds(t *testing.T, addr string, n int) {
 	}
 }
 
-// Issue 16: idle connections over the limit shut legitimate clients out.
-// Now one address holds at most --max-conns-per-ip of them.
+// Idle connections over the limit must not shut legitimate clients out:
+// one address holds at most --max-conns-per-ip of them.
 func testIdleAndSlowFlood(t *testing.T, bin string) {
 	srv := startBinary(t, bin, "--max-conns", "200")
 	openConns(t, srv.addr, idleFrom, 300, nil)
@@ -142,8 +142,8 @@ func testIdleFloodEvicts(t *testing.T, bin string) {
 	assert.Zero(t, total(t, log, "refusedFull"))
 }
 
-// Issue 16: a header claiming ~8 GB, then zeros, grew the server by GBs
-// (gob accepts 8 GB). Now the connection is closed after the header.
+// A header claiming ~8 GB, then zeros, must not grow the server (gob
+// accepts 8 GB): the connection is closed after the header.
 func testHugeHeader(t *testing.T, bin string) {
 	srv := startBinary(t, bin)
 	genIds(t, srv.addr, 1) // warm: the service and the client's first allocations

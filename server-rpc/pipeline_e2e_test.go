@@ -42,9 +42,9 @@ func pipeline(c net.Conn, token string, n int) int {
 	return sent
 }
 
-// Issue 30: a client without a valid token pipelined calls on a few
-// connections without reading the replies, and server-rpc grew to 5 GB
-// (a goroutine and a reply per call). Now a connection that has not
+// A client without a valid token pipelining calls on a few connections
+// without reading the replies must not grow server-rpc (a goroutine and a
+// reply per call would take gigabytes): a connection that has not
 // presented a valid token has one call in flight at most: the server stops
 // reading it, memory stays flat, and a legitimate client is served beside.
 // Fast cover: rpcserver.TestMaxCallsPerConn.

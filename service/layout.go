@@ -75,7 +75,7 @@ type LayoutError struct {
 func (e *LayoutError) Error() string {
 	has, ours := e.Fleet.differences(e.Node)
 	return fmt.Sprintf("%s: the fleet under prefix %s has %s (%s), this node %s: every node of a fleet needs the same epoch, type and version; "+
-		"set this node's to the fleet's, or give a fleet of another layout its own prefix (etcdPrefix)",
+		"set this node's to the fleet's, or give a fleet of another layout its own prefix (leasePrefix)",
 		e.Provider, e.Prefix, strings.Join(has, ", "), e.Where, strings.Join(ours, ", "))
 }
 

@@ -4,7 +4,7 @@
 // it is Echo, the metrics and the ID service.
 //
 //	go run ./scripts/barehttp --listen 127.0.0.1:0
-//	go run ./scripts/barehttp --timeouts=false   # net/http's defaults: no timeouts, as ../shared/checks' bare handler
+//	go run ./scripts/barehttp --timeouts=false   # net/http's defaults: no timeouts, as a bare handler has
 //
 // It prints "listening <addr>" once it accepts connections and stops on
 // SIGINT or SIGTERM.

@@ -26,7 +26,7 @@ func grayEnv(t *testing.T) *grayfail.Env {
 	return &grayfail.Env{Bin: rpctest.BuildServerRPC(t), Dir: t.TempDir()}
 }
 
-// The rows of issue 21, through real server-rpc processes. The bounds are
+// The gray-failure rows, through real server-rpc processes. The bounds are
 // generous (a noisy 2-core machine); scripts/bench-grayfail.sh prints the
 // figures against the tight targets.
 //

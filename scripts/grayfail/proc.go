@@ -1,8 +1,7 @@
 // Package grayfail runs the RPC client against real server-rpc processes
 // under gray failure (a stopped process, restarts, kills) and measures
-// what callers see. The client's tests (client/grayfail_test.go) check the
-// figures with generous bounds; scripts/bench-grayfail.sh prints them
-// against the tight targets of issue 21.
+// what callers see. Its tests check the figures with generous bounds;
+// scripts/bench-grayfail.sh prints them against the tight targets.
 package grayfail
 
 import (

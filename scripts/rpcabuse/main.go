@@ -1,4 +1,4 @@
-// Command rpcabuse runs server-rpc under the hostile load of issue 16 and
+// Command rpcabuse runs server-rpc under a hostile load and
 // prints what a legitimate client sees:
 //
 //  1. GenId latency from 127.0.0.1 through client.New, without load (the

@@ -6,7 +6,7 @@
 // the next unit can be read apart from a harness's own work (a harness that
 // keeps every ID spends more than the service here; see
 // docs/benchmarks.md). Each goroutine counts its own IDs and reads the
-// clock once per 64 calls, as ../shared/checks/tools/peerbench does.
+// clock once per 64 calls, as a peer harness (peerbench) does.
 // With -keep it also keeps every ID as that harness does, in a slice of
 // its own that grows by copying, and times the longest growth: a caller
 // that copies calls nobody meanwhile, and a single caller's pause longer

@@ -90,7 +90,7 @@ func main() {
 	flag.DurationVar(&o.etcdFirst, "etcd-first", time.Minute, "when etcd is stopped first")
 	flag.DurationVar(&o.pgRestartEvery, "pg-restart-every", 3*time.Minute, "restart PostgreSQL (-m immediate) this often (0: never)")
 	flag.DurationVar(&o.pgFirst, "pg-first", 90*time.Second, "when PostgreSQL is restarted first")
-	flag.DurationVar(&o.leaseTTL, "etcd-lease-ttl", 10*time.Second, "the nodes' --etcd-lease-ttl")
+	flag.DurationVar(&o.leaseTTL, "lease-ttl", 10*time.Second, "the nodes' --lease-ttl")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.Parse()
 	if o.bin == "" || o.rest+o.rpc == 0 {
@@ -176,7 +176,7 @@ func run(ctx context.Context, o opts) (int, error) {
 		n := &node{name: fmt.Sprintf("%s-%d", kind, i), kind: kind, addr: fmt.Sprintf("127.0.0.1:%d", port),
 			dataDir: filepath.Join(o.dir, "node-"+strconv.Itoa(i)), logFile: filepath.Join(o.dir, fmt.Sprintf("node-%d.log", i))}
 		n.args = []string{"--listen", n.addr, "--data-dir", n.dataDir, "--machine-provider", "etcd",
-			"--etcd-endpoints", etcdURL, "--etcd-lease-ttl", o.leaseTTL.String(), "--log-level", "warn"}
+			"--etcd-endpoints", etcdURL, "--lease-ttl", o.leaseTTL.String(), "--log-level", "warn"}
 		if pg != nil {
 			n.args = append(n.args, "--segment-store", "postgres", "--segment-dsn", pg.DSN("postgres"), "--segment-tags", "soak")
 		} else {

@@ -37,15 +37,6 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestAllocQuery(t *testing.T) {
-	q, args := AllocQuery("order", 0)
-	assert.Equal(t, []any{"order"}, args)
-	assert.Contains(t, q, "max_id + step")
-	q, args = AllocQuery("order", 500)
-	assert.Equal(t, []any{"order", int64(500)}, args)
-	assert.Contains(t, q, "CAST($2 AS BIGINT)")
-}
-
 func TestAllocMiss(t *testing.T) {
 	assert.ErrorIs(t, AllocMiss("a", false), intf.ErrUnknownTag)
 	assert.ErrorIs(t, AllocMiss("a", true), ErrMaxIdOverflow)

@@ -38,16 +38,16 @@ func postgresOptions(cfg config.Config) pglease.Options {
 
 // etcdOptionKeys maps an etcdlease option to its config key.
 var etcdOptionKeys = map[string]string{
-	"Endpoints": config.KeyEtcdEndpoints, "Prefix": config.KeyEtcdPrefix, "TTL": config.KeyEtcdLeaseTTL,
-	"DialTimeout": config.KeyEtcdDialTimeout, "Username": config.KeyEtcdUsername, "Password": config.KeyEtcdPassword,
+	"Endpoints": config.KeyEtcdEndpoints, "Prefix": config.KeyLeasePrefix, "TTL": config.KeyLeaseTTL,
+	"DialTimeout": config.KeyLeaseDialTimeout, "Username": config.KeyEtcdUsername, "Password": config.KeyEtcdPassword,
 	"CACertFile": config.KeyEtcdCACert, "CertFile": config.KeyEtcdCert, "KeyFile": config.KeyEtcdKey,
-	"NodeName": config.KeyEtcdNodeName, "MaxClockSkew": config.KeyMaxClockSkew, "MachineRange": config.KeyMachineRange,
+	"NodeName": config.KeyLeaseNodeName, "MaxClockSkew": config.KeyMaxClockSkew, "MachineRange": config.KeyMachineRange,
 }
 
 // postgresOptionKeys maps a pglease option to its config key.
 var postgresOptionKeys = map[string]string{
-	"DSN": config.KeyMachineDSN, "Table": config.KeyMachineTable, "Prefix": config.KeyEtcdPrefix, "TTL": config.KeyEtcdLeaseTTL,
-	"DialTimeout": config.KeyEtcdDialTimeout, "NodeName": config.KeyEtcdNodeName, "MaxClockSkew": config.KeyMaxClockSkew,
+	"DSN": config.KeyMachineDSN, "Table": config.KeyMachineTable, "Prefix": config.KeyLeasePrefix, "TTL": config.KeyLeaseTTL,
+	"DialTimeout": config.KeyLeaseDialTimeout, "NodeName": config.KeyLeaseNodeName, "MaxClockSkew": config.KeyMaxClockSkew,
 	"MachineRange": config.KeyMachineRange,
 }
 

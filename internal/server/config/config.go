@@ -99,10 +99,16 @@ func Register(fs *pflag.FlagSet, d Defaults, groups ...Group) *Loader {
 		if u, ok := d.Usage[k.Name]; ok {
 			usage = u
 		}
-		f := fs.VarPF(&keyValue{typ: keyType(k, def)}, k.Flag, "", usage)
-		f.DefValue = def
-		if f.Value.Type() == typeBool { // a bare --flag means true
-			f.NoOptDefVal = boolean(true)
+		for _, name := range []string{k.Flag, k.Alias.Flag} {
+			if name == "" {
+				continue
+			}
+			f := fs.VarPF(&keyValue{typ: keyType(k, def)}, name, "", usage)
+			f.DefValue = def
+			if f.Value.Type() == typeBool { // a bare --flag means true
+				f.NoOptDefVal = boolean(true)
+			}
+			f.Hidden = name != k.Flag // --help names the alias on the key's line
 		}
 	}
 	return l
@@ -447,6 +453,9 @@ func fileKeys() []string {
 	for _, k := range Keys() {
 		if k.Name != KeyConfig {
 			names = append(names, k.Name)
+		}
+		if k.Alias.Name != "" {
+			names = append(names, k.Alias.Name)
 		}
 	}
 	return append(names, vestaKeys()...)

@@ -205,8 +205,8 @@ func TestEmptyEnvNeverOverridesTheFile(t *testing.T) {
 	t.Setenv("VESTA_ETCD_PREFIX", "")
 	_, err = load(t, "--machine-provider", "etcd", "--etcd-endpoints", "127.0.0.1:2379")
 	require.Error(t, err, "an empty etcdPrefix means nothing")
-	assert.Contains(t, err.Error(), "config key etcdPrefix:")
-	assert.Contains(t, err.Error(), `config key etcdPrefix: "" from environment variable VESTA_ETCD_PREFIX: want`)
+	assert.Contains(t, err.Error(), "config key leasePrefix:")
+	assert.Contains(t, err.Error(), `config key leasePrefix: "" from environment variable VESTA_ETCD_PREFIX: want`)
 	assert.Contains(t, err.Error(), "the variable is set but empty")
 }
 

@@ -140,9 +140,9 @@ func (r *reader) checkBorrow(s service.Settings, ttl time.Duration, provider str
 	}
 	if ahead := 2*ttl/3 - lease.FenceMargin(ttl) - unit; s.MaxBorrow > ahead {
 		r.err = &ConflictError{Key: KeyMaxBorrow, Value: s.MaxBorrow.String(), Source: r.source(KeyMaxBorrow),
-			Other: KeyEtcdLeaseTTL, OtherValue: ttl.String(), OtherSource: r.source(KeyEtcdLeaseTTL),
+			Other: KeyLeaseTTL, OtherValue: ttl.String(), OtherSource: r.source(KeyLeaseTTL),
 			Why: fmt.Sprintf("a node leasing its machine id issues only within its lease's validity, which may be as little as %s ahead of the clock "+
 				"(2/3 of the TTL less the fence margin and one unit): units borrowed further would be refused as fenced (503) under a burst; "+
-				"lower maxBorrow to at most %s or raise etcdLeaseTTL", ahead, ahead)}
+				"lower maxBorrow to at most %s or raise leaseTTL", ahead, ahead)}
 	}
 }

@@ -27,6 +27,9 @@ func checkEnv(environ []string) error {
 	var known []string
 	for _, k := range Keys() {
 		known = append(known, k.Env)
+		if k.Alias.Env != "" {
+			known = append(known, k.Alias.Env)
+		}
 	}
 	known = append(known, OtherEnv()...)
 	var errs []*UnknownKeyError

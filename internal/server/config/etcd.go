@@ -13,11 +13,11 @@ func etcdKeys() []Key {
 	return []Key{
 		{Name: KeyEtcdEndpoints, Flag: "etcd-endpoints", Env: "VESTA_ETCD_ENDPOINTS", Group: GroupEtcd,
 			Usage: "comma-separated etcd endpoints, host:port or https://host:port (provider etcd)"},
-		{Name: KeyEtcdPrefix, Flag: "etcd-prefix", Env: "VESTA_ETCD_PREFIX", Group: GroupEtcd, Default: lease.DefaultPrefix,
-			Usage: "etcd key prefix (provider postgres: the fleet's name in the table); nodes sharing machine ids share it"},
-		{Name: KeyEtcdLeaseTTL, Flag: "etcd-lease-ttl", Env: "VESTA_ETCD_LEASE_TTL", Group: GroupEtcd, Default: dur(lease.DefaultTTL),
+		{Name: KeyLeasePrefix, Flag: "lease-prefix", Env: "VESTA_LEASE_PREFIX", Alias: Alias{"etcdPrefix", "etcd-prefix", "VESTA_ETCD_PREFIX"}, Group: GroupEtcd, Default: lease.DefaultPrefix,
+			Usage: "the fleet's name: etcd's key prefix, or the fleet's rows in the PostgreSQL table; nodes sharing machine ids share it"},
+		{Name: KeyLeaseTTL, Flag: "lease-ttl", Env: "VESTA_LEASE_TTL", Alias: Alias{"etcdLeaseTTL", "etcd-lease-ttl", "VESTA_ETCD_LEASE_TTL"}, Group: GroupEtcd, Default: dur(lease.DefaultTTL),
 			Usage: "lease TTL (etcd or postgres), whole seconds 2s..1h: a cut-off node stops issuing within it, a crashed node's id is free after it"},
-		{Name: KeyEtcdDialTimeout, Flag: "etcd-dial-timeout", Env: "VESTA_ETCD_DIAL_TIMEOUT", Group: GroupEtcd, Default: dur(lease.DefaultDialTimeout),
+		{Name: KeyLeaseDialTimeout, Flag: "lease-dial-timeout", Env: "VESTA_LEASE_DIAL_TIMEOUT", Alias: Alias{"etcdDialTimeout", "etcd-dial-timeout", "VESTA_ETCD_DIAL_TIMEOUT"}, Group: GroupEtcd, Default: dur(lease.DefaultDialTimeout),
 			Usage: "timeout of connecting to etcd or PostgreSQL (provider postgres) and of each request"},
 		{Name: KeyEtcdUsername, Flag: "etcd-username", Env: "VESTA_ETCD_USERNAME", Group: GroupEtcd,
 			Usage: "etcd user (with etcdPassword)"},
@@ -29,7 +29,7 @@ func etcdKeys() []Key {
 			Usage: "PEM client certificate for etcd (with etcdKey)"},
 		{Name: KeyEtcdKey, Flag: "etcd-key", Env: "VESTA_ETCD_KEY", Group: GroupEtcd,
 			Usage: "PEM client key for etcd (with etcdCert)"},
-		{Name: KeyEtcdNodeName, Flag: "etcd-node-name", Env: "VESTA_ETCD_NODE_NAME", Group: GroupEtcd, Varies: true,
+		{Name: KeyLeaseNodeName, Flag: "lease-node-name", Env: "VESTA_LEASE_NODE_NAME", Alias: Alias{"etcdNodeName", "etcd-node-name", "VESTA_ETCD_NODE_NAME"}, Group: GroupEtcd, Varies: true,
 			Usage: "this node's name in etcd or the PostgreSQL table (default hostname-pid)"},
 		{Name: KeyMaxClockSkew, Flag: "max-clock-skew", Env: "VESTA_MAX_CLOCK_SKEW", Group: GroupEtcd, Default: dur(lease.DefaultMaxClockSkew),
 			Usage: "largest difference from the other live nodes' clocks (provider etcd; postgres: the database server's) before refusing to start"},
@@ -53,15 +53,15 @@ func (r *reader) lease(provider string) (Lease, EtcdLease) {
 	// when several values are wrong.
 	var l Lease
 	var e EtcdLease
-	l.Prefix = r.given(KeyEtcdPrefix, "", "a key prefix such as /vesta")
-	l.TTL = r.duration(KeyEtcdLeaseTTL, lease.DefaultTTL, lease.MinTTL, lease.MaxTTL)
-	l.DialTimeout = r.duration(KeyEtcdDialTimeout, lease.DefaultDialTimeout, lease.MinDialTimeout, lease.MaxDialTimeout)
+	l.Prefix = r.given(KeyLeasePrefix, "", "a key prefix such as /vesta")
+	l.TTL = r.duration(KeyLeaseTTL, lease.DefaultTTL, lease.MinTTL, lease.MaxTTL)
+	l.DialTimeout = r.duration(KeyLeaseDialTimeout, lease.DefaultDialTimeout, lease.MinDialTimeout, lease.MaxDialTimeout)
 	e.Username = r.str(KeyEtcdUsername, "")
 	e.Password = r.secret(KeyEtcdPassword, always)
 	e.CACertFile = r.str(KeyEtcdCACert, "")
 	e.CertFile = r.str(KeyEtcdCert, "")
 	e.KeyFile = r.str(KeyEtcdKey, "")
-	l.NodeName = r.str(KeyEtcdNodeName, "")
+	l.NodeName = r.str(KeyLeaseNodeName, "")
 	l.MaxClockSkew = r.duration(KeyMaxClockSkew, lease.DefaultMaxClockSkew, lease.MinMaxClockSkew, lease.MaxMaxClockSkew)
 	if v := strings.TrimSpace(r.str(KeyMachineRange, "")); v != "" {
 		if mr, err := service.ParseMachineRange(v); err != nil {

@@ -124,7 +124,7 @@ func (l *Loader) joinBoolValues(args []string) []string {
 // isKeyFlag reports whether flag is the flag of a registered key.
 func (l *Loader) isKeyFlag(flag string) bool {
 	for _, k := range l.keys() {
-		if k.Flag == flag {
+		if k.Flag == flag || (k.Alias.Flag != "" && k.Alias.Flag == flag) {
 			return true
 		}
 	}

@@ -152,11 +152,15 @@ func (l *Loader) keyEntry(k Key) helpEntry {
 	if k.Name != KeyConfig {
 		where += ", key " + k.Name
 	}
+
 	where = strings.ReplaceAll(where, " ", nbsp)
 	if len(where)+2 > helpWidth-maxHelpCol {
 		// Too long for one line of the narrowest text column: it may
 		// break after the comma.
 		where = strings.Replace(where, ","+nbsp, ", ", 1)
+	}
+	if a := k.Alias; a.Name != "" {
+		e.text += " (also --" + a.Flag + ", " + a.Env + ", key " + a.Name + ")"
 	}
 	e.text += " [" + where + "]"
 	return e

@@ -59,7 +59,7 @@ func TestHelpTypes(t *testing.T) {
 	entries := helpEntries(t, help(t, restDefaults))
 	for flag, want := range map[string]string{
 		"--machine": "--machine int", "--gen-method": "--gen-method int", "--epoch": "--epoch int",
-		"--max-batch": "--max-batch int", "--etcd-lease-ttl": "--etcd-lease-ttl duration",
+		"--max-batch": "--max-batch int", "--lease-ttl": "--lease-ttl duration",
 		"--max-borrow": "--max-borrow duration", "--no-data-dir": "--no-data-dir", "--reset-data-dir": "--reset-data-dir",
 		"--ips": "--ips strings", "--etcd-endpoints": "--etcd-endpoints strings", "--segment-tags": "--segment-tags strings",
 		"--type": "--type string", "--listen": "--listen string", "--data-dir": "--data-dir string", "--version": "--version",

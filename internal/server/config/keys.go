@@ -34,22 +34,26 @@ const (
 	KeyLogLevel             = "logLevel"
 	KeyLogFormat            = "logFormat"
 
-	// Keys of the etcd machine-id provider.
-	KeyEtcdEndpoints   = "etcdEndpoints"
-	KeyEtcdPrefix      = "etcdPrefix"
-	KeyEtcdLeaseTTL    = "etcdLeaseTTL"
-	KeyEtcdDialTimeout = "etcdDialTimeout"
-	KeyEtcdUsername    = "etcdUsername"
-	KeyEtcdPassword    = "etcdPassword"
-	KeyEtcdCACert      = "etcdCACert"
-	KeyEtcdCert        = "etcdCert"
-	KeyEtcdKey         = "etcdKey"
-	KeyEtcdNodeName    = "etcdNodeName"
-	KeyMaxClockSkew    = "maxClockSkew"
-	KeyMachineRange    = "machineRange"
+	// Keys of both leases (providers etcd and postgres); their etcd* names
+	// of before (etcdPrefix, --etcd-prefix, VESTA_ETCD_PREFIX, ...) are
+	// aliases (Key.Alias).
+	KeyLeasePrefix      = "leasePrefix"
+	KeyLeaseTTL         = "leaseTTL"
+	KeyLeaseDialTimeout = "leaseDialTimeout"
+	KeyLeaseNodeName    = "leaseNodeName"
 
-	// Keys of the postgres machine-id provider (the etcd group's lease
-	// keys tune it too: prefix, TTL, timeout, node name, skew, range).
+	// Keys of the etcd machine-id provider.
+	KeyEtcdEndpoints = "etcdEndpoints"
+	KeyEtcdUsername  = "etcdUsername"
+	KeyEtcdPassword  = "etcdPassword"
+	KeyEtcdCACert    = "etcdCACert"
+	KeyEtcdCert      = "etcdCert"
+	KeyEtcdKey       = "etcdKey"
+	KeyMaxClockSkew  = "maxClockSkew"
+	KeyMachineRange  = "machineRange"
+
+	// Keys of the postgres machine-id provider (the lease keys tune it
+	// too: prefix, TTL, timeout, node name, skew, range).
 	KeyMachineDSN   = "machineDSN"
 	KeyMachineTable = "machineTable"
 	// KeyMachineAllowAsyncFailover accepts a machineDSN naming several
@@ -92,7 +96,11 @@ type Key struct {
 	Flag  string // command-line flag, without "--"
 	Env   string // environment variable
 	Vesta string // Vesta's property name, if any
-	Group Group  // a program reads the key when it registers the group
+	// Alias is another name of the key in every layer (file, flag,
+	// variable), documented and accepted as the key; the key's own name
+	// wins when both are set in one layer.
+	Alias Alias
+	Group Group // a program reads the key when it registers the group
 	// Default is the default as text, written from the constant the loader
 	// applies; "" when there is none, or when Varies.
 	Default string
@@ -102,6 +110,10 @@ type Key struct {
 	Varies bool
 	Usage  string
 }
+
+// Alias names a key otherwise: a file key, a flag (without "--") and a
+// variable.
+type Alias struct{ Name, Flag, Env string }
 
 // Keys lists every key of every group, in documentation order.
 func Keys() []Key {
@@ -181,7 +193,7 @@ func vestaKeys() []string {
 // viper) is one we read.
 func knownFileKey(k string) bool {
 	for _, key := range Keys() {
-		if k == strings.ToLower(key.Name) && key.Name != KeyConfig {
+		if (k == strings.ToLower(key.Name) && key.Name != KeyConfig) || (key.Alias.Name != "" && k == strings.ToLower(key.Alias.Name)) {
 			return true
 		}
 	}

@@ -13,10 +13,10 @@ import (
 // lease library (internal/server/app), so that this loader links neither etcd's
 // client nor pgx; the defaults both apply are package lease's (service/backend/lease).
 type Lease struct {
-	Prefix       string        // etcdPrefix; "" for the lease's default
-	TTL          time.Duration // etcdLeaseTTL
-	DialTimeout  time.Duration // etcdDialTimeout
-	NodeName     string        // etcdNodeName; "" for hostname-pid
+	Prefix       string        // leasePrefix; "" for the lease's default
+	TTL          time.Duration // leaseTTL
+	DialTimeout  time.Duration // leaseDialTimeout
+	NodeName     string        // leaseNodeName; "" for hostname-pid
 	MaxClockSkew time.Duration // maxClockSkew
 	// MachineRange is machineRange (etcdlease.Range, pglease.Range); nil
 	// means every machine id.

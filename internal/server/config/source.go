@@ -74,16 +74,23 @@ func keyNamed(name string) (Key, bool) {
 // or refused where empty means nothing: emptyEnv), the file. ok is false
 // when no layer sets it; the source is then the default.
 func (r *reader) lookup(name string) (value any, src Source, ok bool) {
-	if k, isKey := keyNamed(name); isKey {
-		if f := r.fs.Lookup(k.Flag); f != nil && f.Changed {
-			return f.Value.String(), Source{Layer: LayerFlag, Name: "--" + k.Flag}, true
+	k, isKey := keyNamed(name)
+	if isKey { // in each layer the key's own name first, then its alias
+		for _, flag := range []string{k.Flag, k.Alias.Flag} {
+			if f := r.fs.Lookup(flag); flag != "" && f != nil && f.Changed {
+				return f.Value.String(), Source{Layer: LayerFlag, Name: "--" + flag}, true
+			}
 		}
-		if v := os.Getenv(k.Env); v != "" {
-			return v, Source{Layer: LayerEnv, Name: k.Env}, true
+		for _, env := range []string{k.Env, k.Alias.Env} {
+			if v := os.Getenv(env); env != "" && v != "" {
+				return v, Source{Layer: LayerEnv, Name: env}, true
+			}
 		}
 	}
-	if r.file != "" && r.fileVals.IsSet(name) { // viper: set and not null
-		return r.fileVals.Get(name), Source{Layer: LayerFile, Name: r.file, Line: r.lines.of(r.file, name)}, true
+	for _, key := range []string{name, k.Alias.Name} {
+		if r.file != "" && key != "" && r.fileVals.IsSet(key) { // viper: set and not null
+			return r.fileVals.Get(key), Source{Layer: LayerFile, Name: r.file, Line: r.lines.of(r.file, key)}, true
+		}
 	}
 	return nil, Source{}, false
 }

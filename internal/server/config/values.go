@@ -37,13 +37,17 @@ func (r *reader) emptyEnv(key string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if v, set := os.LookupEnv(k.Env); !set || v != "" {
-		return "", false
+	for _, flag := range []string{k.Flag, k.Alias.Flag} {
+		if f := r.fs.Lookup(flag); flag != "" && f != nil && f.Changed {
+			return "", false
+		}
 	}
-	if f := r.fs.Lookup(k.Flag); f != nil && f.Changed {
-		return "", false
+	for _, env := range []string{k.Env, k.Alias.Env} {
+		if v, set := os.LookupEnv(env); env != "" && set && v == "" {
+			return env, true
+		}
 	}
-	return k.Env, true
+	return "", false
 }
 
 // failEmptyEnv reports key when its environment variable is set but empty.

@@ -1,6 +1,6 @@
 // Command grayfail prints what the RPC client does under gray failure,
 // against real server-rpc processes on 127.0.0.1, next to the targets of
-// issue 21. Run it through scripts/bench-grayfail.sh.
+// docs/rpc.md. Run it through scripts/bench-grayfail.sh.
 package main
 
 import (

@@ -144,7 +144,7 @@ func shellWords(s string) []string {
 func TestDocsErrorAnswers(t *testing.T) {
 	_, ts := startServer(t, testConfig(t, "--machine", "17", "--segment-tags", "order"))
 	checked := 0
-	for _, file := range []string{"../../docs/rest.md", "../../README.md"} {
+	for _, file := range []string{"../../../docs/rest.md", "../../../README.md"} {
 		for _, x := range curlExamples(t, file) {
 			if len(x.out) == 0 {
 				continue

@@ -15,7 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-const openAPIFile = "../../docs/openapi.yaml"
+const openAPIFile = "../../../docs/openapi.yaml"
 
 func loadOpenAPI(t *testing.T) map[string]any {
 	t.Helper()

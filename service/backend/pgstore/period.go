@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/vesta-go/vesta/service/internal/segsql"
 	"github.com/vesta-go/vesta/service/segment"
 )
 
@@ -38,7 +39,7 @@ func (s *Store) CreatePeriodTag(ctx context.Context, t segment.PeriodTag) error 
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	ct, err := s.pool.Exec(ctx, segment.CreatePeriodTagSQL, t.Tag, string(t.Group), t.Format, t.Step, t.Description)
+	ct, err := s.pool.Exec(ctx, segsql.CreatePeriodTagSQL, t.Tag, string(t.Group), t.Format, t.Step, t.Description)
 	if err != nil {
 		return dbError(fmt.Sprintf("creating period tag %q", t.Tag), err)
 	}
@@ -50,7 +51,7 @@ func (s *Store) CreatePeriodTag(ctx context.Context, t segment.PeriodTag) error 
 
 // PeriodTags lists the period tags, ordered by tag.
 func (s *Store) PeriodTags(ctx context.Context) ([]segment.PeriodTag, error) {
-	rows, err := s.pool.Query(ctx, segment.PeriodTagsSQL)
+	rows, err := s.pool.Query(ctx, segsql.PeriodTagsSQL)
 	if err != nil {
 		return nil, dbError("listing period tags", err)
 	}

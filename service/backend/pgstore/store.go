@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/vesta-go/vesta/service/backend/pgrepl"
+	"github.com/vesta-go/vesta/service/internal/segsql"
 	"github.com/vesta-go/vesta/service/segment"
 )
 
@@ -135,7 +136,7 @@ func (s *Store) Refusals() uint64 { return s.refusals.Load() }
 // Init creates leaf_alloc and the period tags' tables if they do not
 // exist.
 func (s *Store) Init(ctx context.Context) error {
-	for _, q := range append([]string{segment.SchemaSQL}, segment.PeriodSchemaSQL...) {
+	for _, q := range append([]string{segsql.SchemaSQL}, segsql.PeriodSchemaSQL...) {
 		if _, err := s.pool.Exec(ctx, q); err != nil {
 			return dbError("creating the tables", err)
 		}
@@ -145,7 +146,7 @@ func (s *Store) Init(ctx context.Context) error {
 
 // Tags lists every row, ordered by tag.
 func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
-	rows, err := s.pool.Query(ctx, segment.TagsSQL)
+	rows, err := s.pool.Query(ctx, segsql.TagsSQL)
 	if err != nil {
 		return nil, dbError("listing tags", err)
 	}
@@ -180,11 +181,11 @@ func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 // returned, since a failover could hand it out again.
 func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxId, dbStep int64, err error) {
 	err = s.allocate(ctx, tag, func(conn *pgxpool.Conn) error {
-		q, args := segment.AllocQuery(tag, step)
+		q, args := segsql.AllocQuery(tag, step)
 		err := conn.QueryRow(ctx, q, args...).Scan(&maxId, &dbStep)
 		if errors.Is(err, pgx.ErrNoRows) {
 			var n int64
-			if err = conn.QueryRow(ctx, segment.ExistsSQL, tag).Scan(&n); err == nil {
+			if err = conn.QueryRow(ctx, segsql.ExistsSQL, tag).Scan(&n); err == nil {
 				return segment.AllocMiss(tag, n > 0)
 			}
 		}
@@ -245,7 +246,7 @@ func (s *Store) CreateTag(ctx context.Context, t segment.TagInfo) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	ct, err := s.pool.Exec(ctx, segment.CreateTagSQL, t.Tag, t.MaxId, t.Step, t.Description)
+	ct, err := s.pool.Exec(ctx, segsql.CreateTagSQL, t.Tag, t.MaxId, t.Step, t.Description)
 	if err != nil {
 		return dbError(fmt.Sprintf("creating tag %q", t.Tag), err)
 	}

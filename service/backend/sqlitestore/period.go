@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vesta-go/vesta/service/internal/segsql"
 	"github.com/vesta-go/vesta/service/segment"
 )
 
@@ -25,7 +26,7 @@ func (s *Store) CreatePeriodTag(ctx context.Context, t segment.PeriodTag) error 
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, segment.CreatePeriodTagSQL, t.Tag, string(t.Group), t.Format, t.Step, t.Description)
+	res, err := s.db.ExecContext(ctx, segsql.CreatePeriodTagSQL, t.Tag, string(t.Group), t.Format, t.Step, t.Description)
 	if err != nil {
 		return fmt.Errorf("segment store sqlite: creating period tag %q: %w", t.Tag, err)
 	}
@@ -40,7 +41,7 @@ func (s *Store) CreatePeriodTag(ctx context.Context, t segment.PeriodTag) error 
 
 // PeriodTags lists the period tags, ordered by tag.
 func (s *Store) PeriodTags(ctx context.Context) ([]segment.PeriodTag, error) {
-	rows, err := s.db.QueryContext(ctx, segment.PeriodTagsSQL)
+	rows, err := s.db.QueryContext(ctx, segsql.PeriodTagsSQL)
 	if err != nil {
 		return nil, fmt.Errorf("segment store sqlite: listing period tags: %w", err)
 	}
@@ -74,7 +75,7 @@ func (s *Store) AllocPeriod(ctx context.Context, tag string, step int64) (segmen
 		group  segment.Grouping
 		dbStep int64
 	)
-	err = tx.QueryRowContext(ctx, segment.PeriodTagSQL, tag).Scan(&group, &dbStep)
+	err = tx.QueryRowContext(ctx, segsql.PeriodTagSQL, tag).Scan(&group, &dbStep)
 	if errors.Is(err, sql.ErrNoRows) {
 		return segment.PeriodRange{}, segment.AllocMiss(tag, false)
 	}
@@ -87,7 +88,7 @@ func (s *Store) AllocPeriod(ctx context.Context, tag string, step int64) (segmen
 	now := s.now().UTC() // within the write lock: allocations are ordered as their clock readings
 	period := group.Key(now)
 	var maxId int64
-	err = tx.QueryRowContext(ctx, segment.PeriodUpsertSQL, tag, period, step).Scan(&maxId)
+	err = tx.QueryRowContext(ctx, segsql.PeriodUpsertSQL, tag, period, step).Scan(&maxId)
 	if errors.Is(err, sql.ErrNoRows) {
 		return segment.PeriodRange{}, segment.AllocMiss(tag, true)
 	}

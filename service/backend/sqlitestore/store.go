@@ -13,6 +13,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/vesta-go/vesta/service/internal/segsql"
 	"github.com/vesta-go/vesta/service/segment"
 )
 
@@ -70,7 +71,7 @@ func (s *Store) Path() string { return s.path }
 // Init creates leaf_alloc and the period tags' tables if they do not
 // exist.
 func (s *Store) Init(ctx context.Context) error {
-	for _, q := range append([]string{segment.SchemaSQL}, segment.PeriodSchemaSQL...) {
+	for _, q := range append([]string{segsql.SchemaSQL}, segsql.PeriodSchemaSQL...) {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("segment store sqlite: creating the tables in %s: %w", s.path, err)
 		}
@@ -80,7 +81,7 @@ func (s *Store) Init(ctx context.Context) error {
 
 // Tags lists every row, ordered by tag.
 func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
-	rows, err := s.db.QueryContext(ctx, segment.TagsSQL)
+	rows, err := s.db.QueryContext(ctx, segsql.TagsSQL)
 	if err != nil {
 		return nil, fmt.Errorf("segment store sqlite: listing tags: %w", err)
 	}
@@ -110,11 +111,11 @@ func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxId, dbSte
 		return 0, 0, fmt.Errorf("segment store sqlite: allocating for %q: %w", tag, err)
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op after Commit
-	q, args := segment.AllocQuery(tag, step)
+	q, args := segsql.AllocQuery(tag, step)
 	err = tx.QueryRowContext(ctx, q, args...).Scan(&maxId, &dbStep)
 	if errors.Is(err, sql.ErrNoRows) {
 		var n int64
-		if err = tx.QueryRowContext(ctx, segment.ExistsSQL, tag).Scan(&n); err == nil {
+		if err = tx.QueryRowContext(ctx, segsql.ExistsSQL, tag).Scan(&n); err == nil {
 			return 0, 0, segment.AllocMiss(tag, n > 0)
 		}
 	}
@@ -132,7 +133,7 @@ func (s *Store) CreateTag(ctx context.Context, t segment.TagInfo) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, segment.CreateTagSQL, t.Tag, t.MaxId, t.Step, t.Description)
+	res, err := s.db.ExecContext(ctx, segsql.CreateTagSQL, t.Tag, t.MaxId, t.Step, t.Description)
 	if err != nil {
 		return fmt.Errorf("segment store sqlite: creating tag %q: %w", t.Tag, err)
 	}

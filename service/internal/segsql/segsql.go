@@ -1,8 +1,9 @@
-package segment
-
-// SQL shared by the PostgreSQL and SQLite stores. Both accept $n
+// Package segsql is the SQL of the segment stores, shared by the
+// PostgreSQL and SQLite stores. Both accept $n
 // placeholders, CURRENT_TIMESTAMP, ON CONFLICT and UPDATE ... RETURNING
 // (SQLite 3.35+), so one text serves both.
+package segsql
+
 const (
 	// SchemaSQL creates the table (Leaf's, with defaults).
 	SchemaSQL = `CREATE TABLE IF NOT EXISTS leaf_alloc (
