@@ -45,7 +45,7 @@ func TestHelpThroughTheBinary(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Empty(t, errOut)
 	assert.True(t, strings.HasPrefix(out, "server-rest: serves vesta-go's unique 64-bit IDs over HTTP"), out)
-	for _, s := range []string{"\n  --machine int ", "\n  --no-data-dir ", "\n  --etcd-lease-ttl duration ", "[VESTA_MACHINE, key machine]",
+	for _, s := range []string{"\n  --machine int ", "\n  --no-data-dir ", "\n  --lease-ttl duration ", "[VESTA_MACHINE, key machine]",
 		"Precedence, highest first", "docs/configuration.md"} {
 		assert.Contains(t, out, s)
 	}

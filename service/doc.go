@@ -16,5 +16,5 @@
 //     the data directory first, and a new process starts above that mark;
 //   - two processes cannot share a data directory (it is locked).
 //
-// Distinct machines need distinct machine ids; see MachineProvider.
+// Distinct machines need distinct machine ids; see machineid.Provider.
 package service

@@ -11,12 +11,13 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // fakeLease is a MachineLease driven by the test: Run hands the holder to
 // the test and waits for ctx; StoreMark records every mark.
 type fakeLease struct {
-	holders  chan service.LeaseHolder
+	holders  chan machineid.Holder
 	runErr   error // returned by Run at once when set
 	mu       sync.Mutex
 	marks    map[int64]int64 // machine → last mark stored
@@ -24,10 +25,10 @@ type fakeLease struct {
 }
 
 func newFakeLease() *fakeLease {
-	return &fakeLease{holders: make(chan service.LeaseHolder, 1), marks: map[int64]int64{}, released: make(chan struct{})}
+	return &fakeLease{holders: make(chan machineid.Holder, 1), marks: map[int64]int64{}, released: make(chan struct{})}
 }
 
-func (l *fakeLease) Run(ctx context.Context, h service.LeaseHolder) error {
+func (l *fakeLease) Run(ctx context.Context, h machineid.Holder) error {
 	if l.runErr != nil {
 		return l.runErr
 	}
@@ -51,7 +52,7 @@ func (l *fakeLease) mark(machine int64) int64 {
 }
 
 // startLeased starts a service on a fake lease and holds machine for it.
-func startLeased(t *testing.T, clock *fakeClock, lease *fakeLease, machine int64) (*service.Service, service.LeaseHolder) {
+func startLeased(t *testing.T, clock *fakeClock, lease *fakeLease, machine int64) (*service.Service, machineid.Holder) {
 	t.Helper()
 	type result struct {
 		svc *service.Service

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 )
 
-// leaseStateFileName holds what a MachineLease keeps across restarts
-// (LeaseHolder.SaveLeaseState), beside the mark it depends on.
+// leaseStateFileName holds what a machineid.Lease keeps across restarts
+// (machineid.Holder.SaveLeaseState), beside the mark it depends on.
 const leaseStateFileName = "lease.state"
 
 func (d *dataDir) leaseStatePath() string { return filepath.Join(d.path, leaseStateFileName) }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // The lease state a MachineLease keeps in the data dir
@@ -39,7 +40,7 @@ func newStateLease(save, atStop []byte) *stateLease {
 		got: make(chan []byte, 1), saved: make(chan error, 1), savedAtStop: make(chan error, 1)}
 }
 
-func (l *stateLease) Run(ctx context.Context, h service.LeaseHolder) error {
+func (l *stateLease) Run(ctx context.Context, h machineid.Holder) error {
 	l.got <- h.LeaseState()
 	if err := h.Hold(ctx, 7, h.Now()+int64(time.Hour), 0); err != nil {
 		return err

@@ -206,7 +206,7 @@ func (s *Service) background(ctx context.Context) {
 		}
 		// The lease mark is written only when the stored one falls within
 		// the lease's keep of its validity, and then step ahead: a fleet's
-		// coordinator sees about one write per step (LeaseMarkSpan).
+		// coordinator sees about one write per step (machineid.MarkSpan).
 		if need, ms := s.leaseMarkAhead(wall); s.settings.Lease != nil && s.cur.Load().held() && need > s.marks.lease.Load() {
 			// Not cut short by Close, which waits for it (at most
 			// markInterval): a store cancelled mid-flight may still reach

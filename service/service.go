@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // Service is the embedded ID generator. It implements intf.IdService and is
@@ -45,7 +46,7 @@ type marks struct {
 	failing  atomic.Bool
 	renewed  chan struct{} // a lease renewal asks the background to store marks now
 	// keep and step: the lease mark is kept at least keep ahead of the
-	// lease's validity, and stored step further (LeaseMarkSpan).
+	// lease's validity, and stored step further (machineid.MarkSpan).
 	keep, step time.Duration
 }
 
@@ -101,7 +102,7 @@ func New(ctx context.Context, s Settings) (*Service, error) {
 	}
 	if s.Lease != nil {
 		svc.b.fence = -1 // nothing is issued until the lease holds an id
-		if sp, ok := s.Lease.(LeaseMarkSpan); ok {
+		if sp, ok := s.Lease.(machineid.MarkSpan); ok {
 			keep, step := sp.MarkSpan()
 			svc.marks.keep, svc.marks.step = max(keep, 0), max(step, 0)
 		}
@@ -326,8 +327,8 @@ type Stats struct {
 	// it is lost or ran out).
 	LeaseLeftMillis int64
 	// Lease are the lease's own counters, when it keeps them (etcdlease
-	// does: it implements interface{ Stats() LeaseStats }).
-	Lease LeaseStats
+	// does: it implements interface{ Stats() machineid.LeaseStats }).
+	Lease machineid.LeaseStats
 	// AheadMillis is how far the last time unit handed out begins after
 	// the clock (0 when it does not): a restart's first unit, or a burst
 	// borrowing with MaxBorrow.
@@ -356,7 +357,7 @@ func (s *Service) Stats() Stats {
 		MarkWriteFailures: s.marks.failures.Load(),
 		MarkFailing:       s.marks.failing.Load(),
 	}
-	if r, ok := s.settings.Lease.(interface{ Stats() LeaseStats }); ok {
+	if r, ok := s.settings.Lease.(interface{ Stats() machineid.LeaseStats }); ok {
 		st.Lease = r.Stats()
 	}
 	return st
@@ -421,7 +422,7 @@ func (s *Service) Close() error {
 			if s.settings.Lease != nil && held {
 				// If the lease was lost and the id taken again since, the
 				// lease refuses this mark or keeps it above the previous
-				// holder's (see MachineLease.StoreMark).
+				// holder's (see machineid.Lease.StoreMark).
 				ctx, cancel := context.WithTimeout(context.Background(), markInterval)
 				if err := s.settings.Lease.StoreMark(ctx, machine, ms); s.life.closeErr == nil {
 					s.life.closeErr = err

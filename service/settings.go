@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // Defaults applied by New to zero-valued Settings fields.
@@ -22,13 +23,13 @@ const (
 // Settings configures a Service. The zero value is valid apart from the data
 // directory, which defaults to DefaultDataDir.
 type Settings struct {
-	// Machine is the machine id, 0..1023, used when MachineProvider is nil.
+	// Machine is the machine id, 0..1023, used when machineid.Provider is nil.
 	Machine int64
 	// MachineProvider, when set, supplies the machine id at start.
-	MachineProvider MachineProvider
+	MachineProvider machineid.Provider
 	// Lease, when set, supplies the machine id instead, for a bounded time
-	// (e.g. an etcd lease); see MachineLease.
-	Lease MachineLease
+	// (e.g. an etcd lease); see machineid.Lease.
+	Lease machineid.Lease
 	// GenMethod is stored in every ID: 0 embedded, 1 RPC, 2 REST, 3 reserved.
 	GenMethod int64
 	// Type selects the layout: intf.MaxPeak (default) or intf.MinGranularity.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 func TestSettingsValidation(t *testing.T) {
@@ -35,7 +36,7 @@ func TestSettingsValidation(t *testing.T) {
 		{"maxClockBackwardWait over a day", service.Settings{MaxClockBackwardWait: 25 * time.Hour}, "maxClockBackwardWait", true},
 		{"populator nope", service.Settings{Populator: "nope"}, "populator", false},
 		{"populator empty-ish", service.Settings{Populator: " "}, "populator", false},
-		{"provider out of range", service.Settings{MachineProvider: service.FixedMachine(1024)}, "machine", true},
+		{"provider out of range", service.Settings{MachineProvider: machineid.Fixed(1024)}, "machine", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -95,7 +96,7 @@ func TestSettingsDefaultsAndLimits(t *testing.T) {
 
 func TestSettingsMachineProvider(t *testing.T) {
 	// The provider's id replaces Settings.Machine and lands in every ID.
-	svc := newSvc(t, service.Settings{Machine: 5, MachineProvider: service.HostnameMachine{Hostname: "ids-42"}, Clock: newFakeClock(testStart)})
+	svc := newSvc(t, service.Settings{Machine: 5, MachineProvider: machineid.Hostname{Hostname: "ids-42"}, Clock: newFakeClock(testStart)})
 	assert.Equal(t, int64(42), svc.Settings().Machine)
 	assert.Equal(t, int64(42), svc.Stats().Machine)
 	id, err := svc.GenId(bg)

@@ -193,11 +193,11 @@ func checkManifests(t *testing.T, m manifests) {
 		for _, e := range c.Env {
 			checkEnv(where, e.Name)
 			env[e.Name] = e.Value
-			if e.Name == "VESTA_ETCD_NODE_NAME" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+			if e.Name == "VESTA_LEASE_NODE_NAME" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
 				nodeName = e.ValueFrom.FieldRef.FieldPath == "metadata.name"
 			}
 		}
-		assert.True(t, nodeName, "%s: the pod's name is its node name in etcd", where)
+		assert.True(t, nodeName, "%s: the pod's name is its node name in the lease", where)
 		require.Len(t, c.EnvFrom, 1, where)
 		assert.True(t, slices.ContainsFunc(m.configMaps, func(cm *corev1.ConfigMap) bool { return cm.Name == c.EnvFrom[0].ConfigMapRef.Name }),
 			"%s: its ConfigMap is in the base", where)

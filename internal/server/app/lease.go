@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/vesta-go/vesta/internal/server/config"
-	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/etcdlease"
 	"github.com/vesta-go/vesta/service/backend/lease"
 	"github.com/vesta-go/vesta/service/backend/pglease"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // leaseCommon are the options both leases take from cfg's lease keys; it logs
@@ -69,7 +69,7 @@ func checkLease(cfg config.Config) error {
 
 // newLease makes the lease of cfg's provider: the etcd lease of provider
 // etcd, the PostgreSQL lease of provider postgres, nil for the others.
-func newLease(cfg config.Config) (service.MachineLease, error) {
+func newLease(cfg config.Config) (machineid.Lease, error) {
 	switch cfg.MachineProvider {
 	case config.ProviderEtcd:
 		lease, err := etcdlease.New(etcdOptions(cfg))

@@ -101,18 +101,18 @@ func TestEtcdInvalidValues(t *testing.T) {
 	}{
 		{[]string{"--machine-provider", "etcd"}, "etcdEndpoints"},
 		{[]string{"--machine-provider", "etcd", "--etcd-endpoints", "etcd-without-port"}, "etcdEndpoints"},
-		{append(etcd, "--etcd-prefix", "/"), "etcdPrefix"},
-		{append(etcd, "--etcd-lease-ttl", "1s"), "etcdLeaseTTL"},
-		{append(etcd, "--etcd-lease-ttl", "2500ms"), "etcdLeaseTTL"},
-		{append(etcd, "--etcd-lease-ttl", "ten"), "etcdLeaseTTL"},
-		{append(etcd, "--etcd-dial-timeout", "0s"), "etcdDialTimeout"},
+		{append(etcd, "--etcd-prefix", "/"), "leasePrefix"},
+		{append(etcd, "--etcd-lease-ttl", "1s"), "leaseTTL"},
+		{append(etcd, "--etcd-lease-ttl", "2500ms"), "leaseTTL"},
+		{append(etcd, "--etcd-lease-ttl", "ten"), "leaseTTL"},
+		{append(etcd, "--etcd-dial-timeout", "0s"), "leaseDialTimeout"},
 		{append(etcd, "--etcd-username", "vesta"), "etcdPassword"},
 		{append(etcd, "--etcd-ca-cert", missing), "etcdCACert"},
 		{append(etcd, "--etcd-cert", missing), "etcdKey"},
 		{append(etcd, "--etcd-cert", missing, "--etcd-key", missing), "etcdCert"},
-		{append(etcd, "--etcd-node-name", "a/b"), "etcdNodeName"},
+		{append(etcd, "--etcd-node-name", "a/b"), "leaseNodeName"},
 		{append(etcd, "--max-clock-skew", "-1s"), "maxClockSkew"},
-		{[]string{"--etcd-lease-ttl", "soon"}, "etcdLeaseTTL"}, // checked whatever the provider
+		{[]string{"--etcd-lease-ttl", "soon"}, "leaseTTL"}, // checked whatever the provider
 	}
 	for _, tc := range cases {
 		t.Run(tc.key+"="+tc.args[len(tc.args)-1], func(t *testing.T) {
@@ -160,8 +160,8 @@ func TestPostgresInvalidValues(t *testing.T) {
 		{pg, "", "machineDSN"},
 		{pg, "postgres://ids:" + pgSecret + "@db:port/ids", "machineDSN"},
 		{append(pg, "--machine-table", "x;drop"), dsn, "machineTable"},
-		{append(pg, "--etcd-lease-ttl", "1s"), dsn, "etcdLeaseTTL"},
-		{append(pg, "--etcd-node-name", "a\nb"), dsn, "etcdNodeName"},
+		{append(pg, "--etcd-lease-ttl", "1s"), dsn, "leaseTTL"},
+		{append(pg, "--etcd-node-name", "a\nb"), dsn, "leaseNodeName"},
 		{append(pg, "--machine-range", "9-3"), dsn, "machineRange"},
 	}
 	for _, tc := range cases {
@@ -184,7 +184,7 @@ func TestLeaseErrorsNameTheKeyAndItsSource(t *testing.T) {
 	var ve *config.ValueError
 	require.ErrorAs(t, err, &ve)
 	assert.Equal(t, config.Source{Layer: config.LayerFlag, Name: "--etcd-node-name"}, ve.Source)
-	assert.Equal(t, `invalid argument: config key etcdNodeName: "a/b" from flag --etcd-node-name: want a name without '/' or spaces`, err.Error())
+	assert.Equal(t, `invalid argument: config key leaseNodeName: "a/b" from flag --etcd-node-name: want a name without '/' or spaces`, err.Error())
 }
 
 // A secret's value appears in no error, whichever layer set it (the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // Config is the validated configuration of a vesta-go program.
@@ -378,9 +379,9 @@ func (r *reader) machine(s *service.Settings, withEtcd bool) string {
 		if ips == "" {
 			r.fail(KeyIPs, "", "a comma-separated list of IPv4 addresses (required by machineProvider ips)")
 		}
-		s.MachineProvider = service.IPListMachine{IPs: strings.Split(ips, ",")}
+		s.MachineProvider = machineid.IPList{IPs: strings.Split(ips, ",")}
 	case ProviderHostname:
-		s.MachineProvider = service.HostnameMachine{Hostname: r.str(KeyHostname, "")}
+		s.MachineProvider = machineid.Hostname{Hostname: r.str(KeyHostname, "")}
 	case ProviderEtcd, ProviderPostgres: // the program makes the lease (internal/server/app)
 		if !withEtcd {
 			r.fail(KeyMachineProvider, provider, want)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 var restDefaults = Defaults{Listen: ":8080", GenMethod: intf.GenMethodREST}
@@ -103,7 +104,7 @@ func TestVestaPropertiesFile(t *testing.T) {
 	assert.Equal(t, service.PopulatorSync, c.Service.Populator)
 	assert.Equal(t, ProviderIPs, c.MachineProvider, "ips alone selects the ips provider")
 	assert.Equal(t, "file "+file+" line 2", c.MachineSource.String())
-	assert.Equal(t, service.IPListMachine{IPs: []string{"10.0.0.1", "10.0.0.2"}}, c.Service.MachineProvider)
+	assert.Equal(t, machineid.IPList{IPs: []string{"10.0.0.1", "10.0.0.2"}}, c.Service.MachineProvider)
 }
 
 func TestFileFormats(t *testing.T) {
@@ -116,7 +117,7 @@ func TestFileFormats(t *testing.T) {
 			c, err := load(t, "--config", writeFile(t, name, body))
 			require.NoError(t, err)
 			assert.Equal(t, int64(1), c.Service.GenMethod)
-			assert.Equal(t, service.IPListMachine{IPs: []string{"10.0.0.1", "10.0.0.2"}}, c.Service.MachineProvider)
+			assert.Equal(t, machineid.IPList{IPs: []string{"10.0.0.1", "10.0.0.2"}}, c.Service.MachineProvider)
 		})
 	}
 }
@@ -124,11 +125,11 @@ func TestFileFormats(t *testing.T) {
 func TestMachineProviders(t *testing.T) {
 	c, err := load(t, "--machine-provider", "hostname", "--hostname", "ids-5")
 	require.NoError(t, err)
-	assert.Equal(t, service.HostnameMachine{Hostname: "ids-5"}, c.Service.MachineProvider)
+	assert.Equal(t, machineid.Hostname{Hostname: "ids-5"}, c.Service.MachineProvider)
 	assert.Equal(t, "flag --hostname", c.MachineSource.String())
 	c, err = load(t, "--machine-provider", "ips", "--ips", "10.1.1.1")
 	require.NoError(t, err)
-	assert.Equal(t, service.IPListMachine{IPs: []string{"10.1.1.1"}}, c.Service.MachineProvider)
+	assert.Equal(t, machineid.IPList{IPs: []string{"10.1.1.1"}}, c.Service.MachineProvider)
 }
 
 func TestInvalidValues(t *testing.T) {
@@ -200,7 +201,7 @@ func TestEmptyEnvNeverOverridesTheFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, dir, c.Service.DataDir)
 	assert.Equal(t, dir+"/seg.db", c.Segment.DSN)
-	assert.Equal(t, service.IPListMachine{IPs: []string{"10.1.2.3"}}, c.Service.MachineProvider)
+	assert.Equal(t, machineid.IPList{IPs: []string{"10.1.2.3"}}, c.Service.MachineProvider)
 
 	t.Setenv("VESTA_ETCD_PREFIX", "")
 	_, err = load(t, "--machine-provider", "etcd", "--etcd-endpoints", "127.0.0.1:2379")

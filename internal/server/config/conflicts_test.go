@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // Settings that contradict each other are refused, both named with where
@@ -90,7 +90,7 @@ func TestContradictionMessage(t *testing.T) {
 func TestHigherLayerOverridesWhatItMakesMeaningless(t *testing.T) {
 	c, err := load(t, "--config", writeFile(t, "c.yaml", "machine: 5\n"), "--machine-provider", "hostname", "--hostname", "ids-7")
 	require.NoError(t, err)
-	assert.Equal(t, service.HostnameMachine{Hostname: "ids-7"}, c.Service.MachineProvider)
+	assert.Equal(t, machineid.Hostname{Hostname: "ids-7"}, c.Service.MachineProvider)
 
 	t.Setenv("VESTA_MACHINE", "5")
 	c, err = load(t, "--ips", "10.0.0.1")

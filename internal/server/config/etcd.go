@@ -3,8 +3,8 @@ package config
 import (
 	"strings"
 
-	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/lease"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // etcdKeys are the keys of GroupEtcd; their defaults are the leases'
@@ -64,7 +64,7 @@ func (r *reader) lease(provider string) (Lease, EtcdLease) {
 	l.NodeName = r.str(KeyLeaseNodeName, "")
 	l.MaxClockSkew = r.duration(KeyMaxClockSkew, lease.DefaultMaxClockSkew, lease.MinMaxClockSkew, lease.MaxMaxClockSkew)
 	if v := strings.TrimSpace(r.str(KeyMachineRange, "")); v != "" {
-		if mr, err := service.ParseMachineRange(v); err != nil {
+		if mr, err := machineid.ParseRange(v); err != nil {
 			r.fail(KeyMachineRange, v, "first-last within 0-1023, first <= last (e.g. 0-511)")
 		} else {
 			l.MachineRange = &mr

@@ -3,7 +3,7 @@ package config
 import (
 	"time"
 
-	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // Lease is what the keys shared by the machine-id leases of providers
@@ -20,7 +20,7 @@ type Lease struct {
 	MaxClockSkew time.Duration // maxClockSkew
 	// MachineRange is machineRange (etcdlease.Range, pglease.Range); nil
 	// means every machine id.
-	MachineRange *service.MachineRange
+	MachineRange *machineid.Range
 }
 
 // EtcdLease is what the keys only the etcd lease takes say.

@@ -20,6 +20,7 @@ import (
 	"github.com/vesta-go/vesta/internal/server/statuspage"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // clock is the page's clock, moved by the test.
@@ -213,7 +214,7 @@ func TestMachineFromTheIPList(t *testing.T) {
 		return []net.Addr{&net.IPNet{IP: net.ParseIP("10.0.0.3"), Mask: net.CIDRMask(8, 32)}}, nil
 	}
 	svc, err := service.New(context.Background(), service.Settings{NoDataDir: true, Logger: slog.New(slog.DiscardHandler),
-		MachineProvider: service.IPListMachine{IPs: []string{"10.0.0.1", "10.0.0.2", " 10.0.0.3"}, HostAddrs: hostAddrs}})
+		MachineProvider: machineid.IPList{IPs: []string{"10.0.0.1", "10.0.0.2", " 10.0.0.3"}, HostAddrs: hostAddrs}})
 	require.NoError(t, err)
 	defer svc.Close()
 	p, err := statuspage.New(statuspage.Options{Service: func() statuspage.Service { return svc },

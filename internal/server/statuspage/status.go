@@ -6,6 +6,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 	"github.com/vesta-go/vesta/service/segment"
 )
 
@@ -198,7 +199,7 @@ func layoutsOf(epochMillis int64) []Layout {
 func machineOf(m *Machine, set service.Settings, st service.Stats) {
 	id := st.Machine
 	m.Id = &id
-	if ips, ok := set.MachineProvider.(service.IPListMachine); ok && set.Lease == nil && id < int64(len(ips.IPs)) {
+	if ips, ok := set.MachineProvider.(machineid.IPList); ok && set.Lease == nil && id < int64(len(ips.IPs)) {
 		m.IP = strings.TrimSpace(ips.IPs[id])
 	}
 	if set.Lease == nil {

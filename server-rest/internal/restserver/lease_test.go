@@ -12,13 +12,14 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/internal/restserver"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
-// fakeLease is a service.MachineLease driven by the test: Run hands the
+// fakeLease is a machineid.Lease driven by the test: Run hands the
 // holder to the test and waits for the service to close.
-type fakeLease struct{ holders chan service.LeaseHolder }
+type fakeLease struct{ holders chan machineid.Holder }
 
-func (l *fakeLease) Run(ctx context.Context, h service.LeaseHolder) error {
+func (l *fakeLease) Run(ctx context.Context, h machineid.Holder) error {
 	l.holders <- h
 	<-ctx.Done()
 	return ctx.Err()
@@ -29,7 +30,7 @@ func (*fakeLease) StoreMark(context.Context, int64, int64) error { return nil }
 // A lost machine id lease makes /readyz 503 "fenced" until it is held
 // again; the metrics say so.
 func TestReadyzFollowsTheLease(t *testing.T) {
-	lease := &fakeLease{holders: make(chan service.LeaseHolder, 1)}
+	lease := &fakeLease{holders: make(chan machineid.Holder, 1)}
 	start := func(ctx context.Context, cfg config.Config) (restserver.Service, error) {
 		s := cfg.Service
 		s.Lease = lease

@@ -18,10 +18,10 @@ import (
 	"google.golang.org/grpc/backoff"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/internal/clockskew"
 	"github.com/vesta-go/vesta/service/backend/internal/leasekit"
 	"github.com/vesta-go/vesta/service/backend/internal/outage"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // Keys is the layout of the keys under a prefix (see the package comment).
@@ -81,7 +81,7 @@ func (b *backend) checkRanges(ctx context.Context, lease clientv3.LeaseID) error
 		if json.Unmarshal(kv.Value, &e) != nil || e.Prefix == b.o.Prefix || (noRange && e.NoRange) {
 			continue
 		}
-		if r, err := service.ParseMachineRange(e.Range); err == nil && r.Overlaps(mine) && (ours == 0 || kv.CreateRevision < ours) {
+		if r, err := machineid.ParseRange(e.Range); err == nil && r.Overlaps(mine) && (ours == 0 || kv.CreateRevision < ours) {
 			return &RangeOverlapError{Prefix: b.o.Prefix, Range: mine, OtherPrefix: e.Prefix, OtherRange: r, NoRange: noRange, OtherNoRange: e.NoRange}
 		}
 	}
@@ -235,7 +235,7 @@ func (b *backend) Renewed(ctx context.Context, c leasekit.Claim) {
 	b.health.WatchHistory(ctx, b.cli, b.keys.Machine(c.Machine), b.now())
 }
 
-func (b *backend) AddStats(st *service.LeaseStats) {
+func (b *backend) AddStats(st *machineid.LeaseStats) {
 	st.UncompactedRevisions, st.NoSpace = b.health.Uncompacted(), b.health.NoSpace()
 }
 

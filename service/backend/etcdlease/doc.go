@@ -1,6 +1,6 @@
 // Package etcdlease leases Vesta machine ids (0..1023) from etcd, so that
 // two live generators never share one: the etcd backend of the lease engine
-// pglease shares; a Lease is a service.MachineLease.
+// pglease shares; a Lease is a machineid.Lease.
 //
 // A claim is an etcd lease with the id's key created under it if absent,
 // renewed by KeepAliveOnce every TTL/40 within 250 ms..1 s (no revision),

@@ -5,37 +5,37 @@ import (
 	"sync"
 
 	"github.com/vesta-go/vesta/internal/leasetest"
-	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // offsetClock is the system clock shifted by off.
 type offsetClock = leasetest.OffsetClock
 
-// gatedLease wraps a MachineLease so that, once its holder is told the id
+// gatedLease wraps a machineid.Lease so that, once its holder is told the id
 // is lost, claiming one again waits until the test opens the gate.
 type gatedLease struct {
-	service.MachineLease
+	machineid.Lease
 	gate chan struct{}
 	lost chan struct{} // closed at the first Lost
 	once sync.Once
 }
 
-func newGatedLease(l service.MachineLease) *gatedLease {
-	return &gatedLease{MachineLease: l, gate: make(chan struct{}), lost: make(chan struct{})}
+func newGatedLease(l machineid.Lease) *gatedLease {
+	return &gatedLease{Lease: l, gate: make(chan struct{}), lost: make(chan struct{})}
 }
 
-func (g *gatedLease) Run(ctx context.Context, h service.LeaseHolder) error {
-	return g.MachineLease.Run(ctx, gatedHolder{h, g, ctx})
+func (g *gatedLease) Run(ctx context.Context, h machineid.Holder) error {
+	return g.Lease.Run(ctx, gatedHolder{h, g, ctx})
 }
 
 type gatedHolder struct {
-	service.LeaseHolder
+	machineid.Holder
 	g   *gatedLease
 	ctx context.Context
 }
 
 func (h gatedHolder) Lost() {
-	h.LeaseHolder.Lost()
+	h.Holder.Lost()
 	h.g.once.Do(func() { close(h.g.lost) })
 	select {
 	case <-h.g.gate:

@@ -9,13 +9,13 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/internal/etcdconn"
 	"github.com/vesta-go/vesta/service/backend/internal/leasekit"
 	"github.com/vesta-go/vesta/service/backend/lease"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
-// Lease leases a machine id from etcd for one service (service.MachineLease).
+// Lease leases a machine id from etcd for one service (machineid.Lease).
 type Lease struct {
 	engine *leasekit.Engine // the one lease engine; Lease is its backend
 	o      Options
@@ -34,22 +34,22 @@ const (
 	DefaultTTL          = lease.DefaultTTL
 	DefaultDialTimeout  = lease.DefaultDialTimeout
 	DefaultMaxClockSkew = lease.DefaultMaxClockSkew
-	MaxMarkRefusals     = service.MaxMarkRefusals // ids one attempt gives back for their marks
+	MaxMarkRefusals     = machineid.MaxMarkRefusals // ids one attempt gives back for their marks
 )
 
 var (
-	ErrAllTaken = lease.ErrAllTaken        // every id of the range is held (intf.ErrUnavailable)
-	ErrNotHeld  = lease.ErrNotHeld         // the id's key is gone or another lease's (intf.ErrFenced)
-	ErrRunning  = lease.ErrRunning         // Run was called on a Lease that runs already
-	FullRange   = service.FullMachineRange // every machine id
+	ErrAllTaken = lease.ErrAllTaken   // every id of the range is held (intf.ErrUnavailable)
+	ErrNotHeld  = lease.ErrNotHeld    // the id's key is gone or another lease's (intf.ErrFenced)
+	ErrRunning  = lease.ErrRunning    // Run was called on a Lease that runs already
+	FullRange   = machineid.FullRange // every machine id
 )
 
 type (
-	OptionError     = lease.OptionError       // names the wrong Options field (intf.ErrInvalidArgument)
-	ClockSkewError  = lease.ClockSkewError    // this clock is off the live nodes' median by more than MaxClockSkew
-	MarksAheadError = service.MarksAheadError // an attempt gave back every id it claimed (intf.ErrClockBehind)
-	Range           = service.MachineRange    // machine ids First..Last, inclusive
-	Common          = lease.Common            // the options pglease takes too
+	OptionError     = lease.OptionError         // names the wrong Options field (intf.ErrInvalidArgument)
+	ClockSkewError  = lease.ClockSkewError      // this clock is off the live nodes' median by more than MaxClockSkew
+	MarksAheadError = machineid.MarksAheadError // an attempt gave back every id it claimed (intf.ErrClockBehind)
+	Range           = machineid.Range           // machine ids First..Last, inclusive
+	Common          = lease.Common              // the options pglease takes too
 )
 
 // New validates o (an *OptionError names the wrong field) and loads the TLS
@@ -127,11 +127,11 @@ func (o Options) withDefaults(dialing bool) (Options, *tls.Config, error) {
 	return o, cfg, terr
 }
 
-// Run, StoreMark, MarkSpan and Stats are the engine's: a service.MachineLease
-// that keeps its mark ahead (service.LeaseMarkSpan) and counts (Stats.Lease).
-func (l *Lease) Run(ctx context.Context, h service.LeaseHolder) error { return l.engine.Run(ctx, h) }
+// Run, StoreMark, MarkSpan and Stats are the engine's: a machineid.Lease
+// that keeps its mark ahead (machineid.MarkSpan) and counts (Stats.Lease).
+func (l *Lease) Run(ctx context.Context, h machineid.Holder) error { return l.engine.Run(ctx, h) }
 func (l *Lease) StoreMark(ctx context.Context, m, ms int64) error {
 	return l.engine.StoreMark(ctx, m, ms)
 }
 func (l *Lease) MarkSpan() (keep, step time.Duration) { return l.engine.MarkSpan() }
-func (l *Lease) Stats() service.LeaseStats            { return l.engine.Stats() }
+func (l *Lease) Stats() machineid.LeaseStats          { return l.engine.Stats() }

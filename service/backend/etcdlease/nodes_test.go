@@ -18,6 +18,7 @@ import (
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/etcdlease"
 	"github.com/vesta-go/vesta/service/backend/internal/leasekit"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 var bg = context.Background()
@@ -68,7 +69,7 @@ func newLease(t testing.TB, name string, edit ...func(*etcdlease.Options)) *etcd
 
 // settings are a node's service settings: no data dir, so only the etcd
 // mark protects its machine id.
-func settings(t testing.TB, lease service.MachineLease, name string) service.Settings {
+func settings(t testing.TB, lease machineid.Lease, name string) service.Settings {
 	return service.Settings{Lease: lease, NoDataDir: true, Logger: testLog(t).With("node", name)}
 }
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // Defaults and limits of both leases' options.
@@ -76,11 +76,11 @@ type Common struct {
 	// TTL of a claim, whole seconds from 2s (default 1m): a node stops issuing
 	// TTL − 1% − 100 ms after its last renewal; a dead node's id stays taken as long.
 	TTL          time.Duration
-	DialTimeout  time.Duration         // bounds connecting and every request to the coordinator (default 5s)
-	NodeName     string                // in the claims and clock reports (default hostname-pid)
-	MaxClockSkew time.Duration         // how far this clock may be off the coordinator's before it claims no id (default 1s)
-	MachineRange *service.MachineRange // limits the ids this fleet claims (nil: all, 0-1023)
-	Logger       *slog.Logger          // the lease's transitions; nil: slog.Default()
+	DialTimeout  time.Duration    // bounds connecting and every request to the coordinator (default 5s)
+	NodeName     string           // in the claims and clock reports (default hostname-pid)
+	MaxClockSkew time.Duration    // how far this clock may be off the coordinator's before it claims no id (default 1s)
+	MachineRange *machineid.Range // limits the ids this fleet claims (nil: all, 0-1023)
+	Logger       *slog.Logger     // the lease's transitions; nil: slog.Default()
 }
 
 // Fill fills c's zero fields and checks them: own's checks (made once the

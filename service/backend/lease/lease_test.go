@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 func TestCommonOptions(t *testing.T) {
@@ -22,7 +22,7 @@ func TestCommonOptions(t *testing.T) {
 	require.ErrorAs(t, c.Fill("p"), &oe)
 	assert.Equal(t, "TTL", oe.Option)
 	assert.Equal(t, "p", oe.Provider)
-	c.TTL, c.MachineRange = DefaultTTL, &service.MachineRange{First: 5, Last: 4}
+	c.TTL, c.MachineRange = DefaultTTL, &machineid.Range{First: 5, Last: 4}
 	require.ErrorAs(t, c.Fill("p"), &oe)
 	assert.Equal(t, "MachineRange", oe.Option)
 }

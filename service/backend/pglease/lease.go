@@ -1,5 +1,5 @@
 // Package pglease leases Vesta machine ids (0..1023) from PostgreSQL: the
-// backend of the lease engine etcdlease shares; a Lease is a service.MachineLease.
+// backend of the lease engine etcdlease shares; a Lease is a machineid.Lease.
 //
 // A claim is a row of Options.Table carrying a random fencing token, which every
 // later write names: one statement inserts the row of a free id, or takes over one
@@ -23,12 +23,12 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/internal/clockskew"
 	"github.com/vesta-go/vesta/service/backend/internal/leasekit"
 	"github.com/vesta-go/vesta/service/backend/internal/outage"
 	"github.com/vesta-go/vesta/service/backend/lease"
 	"github.com/vesta-go/vesta/service/backend/pgrepl"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // Defaults, errors and error types: the lease engine's, shared with etcdlease.
@@ -47,11 +47,11 @@ var (
 )
 
 type (
-	OptionError     = lease.OptionError       // names the wrong Options field
-	MarksAheadError = service.MarksAheadError // ids given back for marks too far ahead
-	ClockSkewError  = lease.ClockSkewError    // this clock is off the server's by more than MaxClockSkew
-	Range           = service.MachineRange    // machine ids First..Last
-	Common          = lease.Common            // the options etcdlease takes too
+	OptionError     = lease.OptionError         // names the wrong Options field
+	MarksAheadError = machineid.MarksAheadError // ids given back for marks too far ahead
+	ClockSkewError  = lease.ClockSkewError      // this clock is off the server's by more than MaxClockSkew
+	Range           = machineid.Range           // machine ids First..Last
+	Common          = lease.Common              // the options etcdlease takes too
 )
 
 // Options configures a Lease: only DSN is required, a zero field takes its default.
@@ -353,11 +353,11 @@ func (b *backend) dbError(ctx context.Context, doing string, err error) error {
 	return err
 }
 
-// Run, StoreMark, MarkSpan and Stats are the engine's: a service.MachineLease
-// that keeps its mark ahead (service.LeaseMarkSpan) and counts (Stats.Lease).
-func (l *Lease) Run(ctx context.Context, h service.LeaseHolder) error { return l.engine.Run(ctx, h) }
+// Run, StoreMark, MarkSpan and Stats are the engine's: a machineid.Lease
+// that keeps its mark ahead (machineid.MarkSpan) and counts (Stats.Lease).
+func (l *Lease) Run(ctx context.Context, h machineid.Holder) error { return l.engine.Run(ctx, h) }
 func (l *Lease) StoreMark(ctx context.Context, m, ms int64) error {
 	return l.engine.StoreMark(ctx, m, ms)
 }
 func (l *Lease) MarkSpan() (keep, step time.Duration) { return l.engine.MarkSpan() }
-func (l *Lease) Stats() service.LeaseStats            { return l.engine.Stats() }
+func (l *Lease) Stats() machineid.LeaseStats          { return l.engine.Stats() }

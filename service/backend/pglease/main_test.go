@@ -22,6 +22,7 @@ import (
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/pglease"
 	"github.com/vesta-go/vesta/service/backend/pgtest"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // TestMain lets up to 8 tests run at once (unless -parallel says
@@ -147,7 +148,7 @@ func timeUnit[T intf.Id | int64](id T) int64 {
 	return l.Time.Get(uint64(id))
 }
 
-// fakeHolder is a LeaseHolder without a service: it accepts every hold,
+// fakeHolder is a machineid.Holder without a service: it accepts every hold,
 // and keeps the lease state saved, so that a test can crash a lease (a
 // release it cannot record is not made) and resume it in another.
 type fakeHolder struct {
@@ -156,7 +157,7 @@ type fakeHolder struct {
 	saved     []byte // the latest state saved
 	failSaves bool   // SaveLeaseState fails: the lease cannot record a release
 	machine   int64
-	lease     service.MachineLease // set by run
+	lease     machineid.Lease // set by run
 	held      chan int64
 	lost      atomic.Int64
 }
@@ -169,7 +170,7 @@ func (f *fakeHolder) Now() int64 { return time.Now().UnixNano() }
 
 func (f *fakeHolder) Lead() time.Duration { return 3 * time.Second }
 
-func (f *fakeHolder) Layout() service.Layout { return service.Settings{}.Layout() }
+func (f *fakeHolder) Layout() machineid.Layout { return service.Settings{}.Layout() }
 
 // Hold stores a mark up to the validity, as the service does.
 func (f *fakeHolder) Hold(ctx context.Context, machine, validUntil, _ int64) error {

@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/internal/outage"
 	"github.com/vesta-go/vesta/service/backend/lease"
 	"github.com/vesta-go/vesta/service/ctxtime"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
-// Engine implements service.MachineLease for one service over a Backend.
+// Engine implements machineid.Lease for one service over a Backend.
 type Engine struct {
 	c       Config
 	b       Backend
@@ -30,16 +30,16 @@ type Engine struct {
 	claims, claimTxns, markRefusals, resumes atomic.Uint64
 }
 
-var _ service.MachineLease = (*Engine)(nil)
+var _ machineid.Lease = (*Engine)(nil)
 
 func NewEngine(c Config, b Backend) *Engine {
-	c.MachineRange = cmp.Or(c.MachineRange, &service.FullMachineRange)
+	c.MachineRange = cmp.Or(c.MachineRange, &machineid.FullRange)
 	return &Engine{c: c, b: b}
 }
 
-func (e *Engine) Stats() service.LeaseStats {
-	st := service.LeaseStats{MarkRefusals: e.markRefusals.Load(), Claims: e.claims.Load(), ClaimTxns: e.claimTxns.Load(), Resumes: e.resumes.Load()}
-	if s, ok := e.b.(interface{ AddStats(*service.LeaseStats) }); ok {
+func (e *Engine) Stats() machineid.LeaseStats {
+	st := machineid.LeaseStats{MarkRefusals: e.markRefusals.Load(), Claims: e.claims.Load(), ClaimTxns: e.claimTxns.Load(), Resumes: e.resumes.Load()}
+	if s, ok := e.b.(interface{ AddStats(*machineid.LeaseStats) }); ok {
 		s.AddStats(&st)
 	}
 	return st
@@ -48,7 +48,7 @@ func (e *Engine) Stats() service.LeaseStats {
 // Run holds a machine id (the saved claim, else a new one) until ctx is done. A
 // failure to hold the first is returned unless a saved claim waits for its
 // coordinator; later ones are retried while fenced, the lost id first.
-func (e *Engine) Run(ctx context.Context, h service.LeaseHolder) error {
+func (e *Engine) Run(ctx context.Context, h machineid.Holder) error {
 	if !e.running.CompareAndSwap(false, true) {
 		return fmt.Errorf("%s: %w", e.c.Provider, lease.ErrRunning)
 	}
@@ -111,12 +111,12 @@ func (e *Engine) Run(ctx context.Context, h service.LeaseHolder) error {
 
 // take claims an id and has the service hold it; an id whose mark is refused as
 // too far ahead is given back and another claimed.
-func (e *Engine) take(ctx context.Context, h service.LeaseHolder, prefer int64, skip map[int64]bool, own *hold) (*hold, error) {
+func (e *Engine) take(ctx context.Context, h machineid.Holder, prefer int64, skip map[int64]bool, own *hold) (*hold, error) {
 	if err := e.b.CheckClock(ctx); err != nil {
 		return nil, err
 	}
 	skip = maps.Collect(maps.All(skip)) // a copy, never nil
-	ahead := &service.MarksAheadError{Marks: e.c.Marks, Provider: e.c.Provider}
+	ahead := &machineid.MarksAheadError{Marks: e.c.Marks, Provider: e.c.Provider}
 	for {
 		hd, c, err := e.claim(ctx, h, prefer, skip)
 		if errors.Is(err, lease.ErrAllTaken) && len(ahead.Refused) > 0 {
@@ -148,7 +148,7 @@ func (e *Engine) take(ctx context.Context, h service.LeaseHolder, prefer int64, 
 }
 
 // claim takes a free id under a new token (prefer first) and starts renewing it.
-func (e *Engine) claim(ctx context.Context, h service.LeaseHolder, prefer int64, skip map[int64]bool) (*hold, Claimed, error) {
+func (e *Engine) claim(ctx context.Context, h machineid.Holder, prefer int64, skip map[int64]bool) (*hold, Claimed, error) {
 	t0 := h.Now()
 	nctx, cancel := e.bound(ctx)
 	token, ttl, err := e.b.NewToken(nctx)
@@ -193,7 +193,7 @@ func (e *Engine) claim(ctx context.Context, h service.LeaseHolder, prefer int64,
 
 // hold has the service hold hd above hd.prevMark, first waiting out a mark ahead
 // by no more than a holder may run (TTL + the fleet's lead); on error hd is released.
-func (e *Engine) hold(ctx context.Context, h service.LeaseHolder, hd *hold) error {
+func (e *Engine) hold(ctx context.Context, h machineid.Holder, hd *hold) error {
 	lead := h.Lead()
 	if ahead := time.Duration(hd.prevMark*int64(time.Millisecond) - h.Now()); ahead > lead && ahead <= e.c.TTL+lead+e.fleetLead() {
 		e.c.Logger.Info(e.c.Provider+": waiting for the clock to near the mark of the machine id claimed",
@@ -216,7 +216,7 @@ func (e *Engine) hold(ctx context.Context, h service.LeaseHolder, hd *hold) erro
 
 // resume takes up the saved claim (nil, nil: claim anew) above resumeFloor:
 // online, or offline (no answer, not a refusal) within the saved validity.
-func (e *Engine) resume(ctx context.Context, h service.LeaseHolder, st *State) (*hold, error) {
+func (e *Engine) resume(ctx context.Context, h machineid.Holder, st *State) (*hold, error) {
 	hd := newHold(h, st.Machine, st.Lease)
 	hd.cluster = st.Cluster
 	hd.storedMark.Store(st.StoredMarkMs)
@@ -326,7 +326,7 @@ func (e *Engine) StoreMark(ctx context.Context, machine int64, ms int64) error {
 }
 
 type hold struct {
-	h              service.LeaseHolder // whose lease state saveState writes
+	h              machineid.Holder // whose lease state saveState writes
 	machine, token int64
 	cluster        uint64
 	prevMark       int64        // the floor the hold started above: every stored mark is at least it
@@ -345,7 +345,7 @@ type hold struct {
 	stop func() // stops the renewer and the verifier, and waits for them
 }
 
-func newHold(h service.LeaseHolder, machine, token int64) *hold {
+func newHold(h machineid.Holder, machine, token int64) *hold {
 	hd := &hold{h: h, machine: machine, token: token, stop: func() {}}
 	hd.lost, hd.lose = context.WithCancelCause(context.Background())
 	return hd
@@ -355,7 +355,7 @@ func (hd *hold) claim() Claim {
 	return Claim{Machine: hd.machine, Token: hd.token, Cluster: hd.cluster}
 }
 
-func (e *Engine) startRenewing(ctx context.Context, h service.LeaseHolder, hd *hold) {
+func (e *Engine) startRenewing(ctx context.Context, h machineid.Holder, hd *hold) {
 	rctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	hd.stop = sync.OnceFunc(func() { cancel(); wg.Wait() })
@@ -372,12 +372,12 @@ func (e *Engine) bound(ctx context.Context) (context.Context, context.CancelFunc
 // hangs cannot eat the fence's slack.
 func attempt(ttl, dial time.Duration) time.Duration { return min(dial, max(ttl/20, RetryInterval)) }
 
-// MarkSpan is service.LeaseMarkSpan: see MarkSpan.
+// MarkSpan is machineid.MarkSpan: see MarkSpan.
 func (e *Engine) MarkSpan() (keep, step time.Duration) { return MarkSpan(e.c.TTL) }
 
 // renew renews hd every RenewInterval (RetryInterval while failing or offline),
 // each success extending the fence to t0 + Validity, t0 read first.
-func (e *Engine) renew(ctx context.Context, h service.LeaseHolder, hd *hold) {
+func (e *Engine) renew(ctx context.Context, h machineid.Holder, hd *hold) {
 	interval := RenewInterval(e.c.TTL)
 	wait := interval
 	if hd.offline.Load() {

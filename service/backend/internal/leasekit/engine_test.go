@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/internal/outage"
 	"github.com/vesta-go/vesta/service/backend/lease"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // hangingBackend holds every id at once; its renewals hang (until their
@@ -60,7 +60,7 @@ func (b *hangingBackend) Renew(ctx context.Context, _ Claim) (time.Duration, err
 	return 10 * time.Second, nil
 }
 
-// holder is a LeaseHolder that accepts every hold and keeps the fence.
+// holder is a machineid.Holder that accepts every hold and keeps the fence.
 type holder struct {
 	mu    sync.Mutex
 	valid int64
@@ -69,8 +69,8 @@ type holder struct {
 
 func (h *holder) Now() int64          { return time.Now().UnixNano() }
 func (h *holder) Lead() time.Duration { return 3 * time.Second }
-func (h *holder) Layout() service.Layout {
-	return service.Layout{EpochMillis: intf.DefaultEpochMillis, Type: intf.MaxPeak, GenMethod: 2}
+func (h *holder) Layout() machineid.Layout {
+	return machineid.Layout{EpochMillis: intf.DefaultEpochMillis, Type: intf.MaxPeak, GenMethod: 2}
 }
 func (h *holder) Hold(context.Context, int64, int64, int64) error {
 	close(h.held)
@@ -89,7 +89,7 @@ func TestRenewalNeverWaitsLongOnAHungMember(t *testing.T) {
 		b := &hangingBackend{hang: 2}
 		e := NewEngine(Config{
 			Provider: "test",
-			Common:   lease.Common{TTL: 10 * time.Second, DialTimeout: 5 * time.Second, MachineRange: &service.MachineRange{First: 1, Last: 1}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+			Common:   lease.Common{TTL: 10 * time.Second, DialTimeout: 5 * time.Second, MachineRange: &machineid.Range{First: 1, Last: 1}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		}, b)
 		h := &holder{held: make(chan struct{})}
 		ctx, cancel := context.WithCancel(t.Context())
@@ -146,7 +146,7 @@ func TestLostMarkFloor(t *testing.T) {
 		start := time.Now()
 		c := Config{
 			Provider: "test",
-			Common:   lease.Common{Prefix: "/p", TTL: 10 * time.Second, DialTimeout: 5 * time.Second, MachineRange: &service.MachineRange{First: 1, Last: 1}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+			Common:   lease.Common{Prefix: "/p", TTL: 10 * time.Second, DialTimeout: 5 * time.Second, MachineRange: &machineid.Range{First: 1, Last: 1}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		}
 		h := &stateHolder{holder: holder{held: make(chan struct{})}, floor: make(chan int64, 1)}
 		e := NewEngine(c, &lostMarkBackend{})

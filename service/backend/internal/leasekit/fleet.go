@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/internal/outage"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // fleetLead is the largest lead (3 s + maxBorrow) of the fleet's nodes, as its
@@ -15,9 +15,9 @@ import (
 func (e *Engine) fleetLead() time.Duration { return time.Duration(e.lead.Load()) }
 
 // checkLayout joins the fleet's layout record before a claim or a resume: another
-// layout refuses this node (*service.LayoutError); the leads are raised into fleetLead.
+// layout refuses this node (*machineid.LayoutError); the leads are raised into fleetLead.
 // With offline, no answer is no error: the saved claim resumes without it.
-func (e *Engine) checkLayout(ctx context.Context, h service.LeaseHolder, offline bool) error {
+func (e *Engine) checkLayout(ctx context.Context, h machineid.Holder, offline bool) error {
 	want := FleetLayout{Layout: h.Layout(), Lead: (h.Lead() + time.Millisecond - 1).Truncate(time.Millisecond)} // as stored
 	e.raiseLead(want.Lead)
 	bound := e.c.DialTimeout
@@ -34,7 +34,7 @@ func (e *Engine) checkLayout(ctx context.Context, h service.LeaseHolder, offline
 	case err != nil:
 		return err
 	case !got.Joins(want.Layout):
-		return &service.LayoutError{Provider: e.c.Provider, Prefix: e.c.Prefix, Where: e.c.Layout, Fleet: got.Layout, Node: want.Layout}
+		return &machineid.LayoutError{Provider: e.c.Provider, Prefix: e.c.Prefix, Where: e.c.Layout, Fleet: got.Layout, Node: want.Layout}
 	}
 	e.raiseLead(got.Lead)
 	return nil

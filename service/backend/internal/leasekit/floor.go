@@ -3,7 +3,7 @@ package leasekit
 import (
 	"time"
 
-	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // The floors a hold starts above. A coordinator can forget an id while its holder
@@ -23,7 +23,7 @@ func (e *Engine) noticeBound() time.Duration { return VerifyInterval + e.verifyA
 //   - else the mark and now + fleetLead + noticeBound, the furthest a holder
 //     whose claim vanished issues before it stops;
 //   - a lost mark: now + TTL + fleetLead, the furthest a holder cut off issued.
-func (e *Engine) claimFloor(h service.LeaseHolder, id int64, c Claimed, own *hold) int64 {
+func (e *Engine) claimFloor(h machineid.Holder, id int64, c Claimed, own *hold) int64 {
 	now := h.Now()
 	ms := func(d time.Duration) int64 { return (now + int64(d)) / int64(time.Millisecond) }
 	if !c.MarkLost && own != nil && own.machine == id && c.Mark == own.storedMark.Load() {

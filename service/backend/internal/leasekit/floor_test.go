@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/internal/outage"
 	"github.com/vesta-go/vesta/service/backend/lease"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // claimBackend's claims find c; its renewals fail with renewErr (nil: ok);
@@ -48,7 +48,7 @@ func (b *claimBackend) Renew(ctx context.Context, c Claim) (time.Duration, error
 func testConfig(ttl time.Duration) Config {
 	return Config{
 		Provider: "test",
-		Common:   lease.Common{Prefix: "/p", TTL: ttl, DialTimeout: 5 * time.Second, MachineRange: &service.MachineRange{First: 1, Last: 1}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Common:   lease.Common{Prefix: "/p", TTL: ttl, DialTimeout: 5 * time.Second, MachineRange: &machineid.Range{First: 1, Last: 1}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 	}
 }
 

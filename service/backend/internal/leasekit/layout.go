@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // FleetLayout is the record a fleet keeps with its coordinator (etcd: <prefix>/layout;
 // PostgreSQL: a row of <table>_layout), written by its first node, never deleted.
 type FleetLayout struct {
-	service.Layout
-	Lead time.Duration // the largest LeaseHolder.Lead of the nodes that joined; never lowered
+	machineid.Layout
+	Lead time.Duration // the largest Holder.Lead of the nodes that joined; never lowered
 }
 
 // layoutRecord is a FleetLayout as stored: JSON, both coordinators.
@@ -38,6 +38,6 @@ func (c Config) parseLayout(b []byte) (FleetLayout, error) {
 	if err != nil || terr != nil || r.EpochMillis <= 0 || r.LeadMillis < 0 {
 		return FleetLayout{}, fmt.Errorf("%s: the fleet's layout (%s) is corrupt (%q): delete it, and the next node writes its own layout there", c.Provider, c.Layout, b)
 	}
-	return FleetLayout{Layout: service.Layout{EpochMillis: r.EpochMillis, Type: t, GenMethod: r.GenMethod, Version: r.Version},
+	return FleetLayout{Layout: machineid.Layout{EpochMillis: r.EpochMillis, Type: t, GenMethod: r.GenMethod, Version: r.Version},
 		Lead: time.Duration(r.LeadMillis) * time.Millisecond}, nil
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/lease"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // A stored layout record is read back, or refused as corrupt naming where
@@ -57,7 +57,7 @@ func (m *memLayout) SwapLayout(_ context.Context, old, rec []byte) ([]byte, erro
 func TestJoinLayout(t *testing.T) {
 	b := &memLayout{}
 	e := NewEngine(Config{Provider: "test", Layout: "key /p/layout", Common: lease.Common{Prefix: "/p"}}, b)
-	layout := service.Layout{EpochMillis: 1_000, Type: intf.MaxPeak, GenMethod: 0}
+	layout := machineid.Layout{EpochMillis: 1_000, Type: intf.MaxPeak, GenMethod: 0}
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
@@ -80,7 +80,7 @@ func TestJoinLayout(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, got.Joins(other))
 	assert.Equal(t, 15*time.Second, got.Lead, "a clashing node raises nothing")
-	le := &service.LayoutError{Provider: "test", Prefix: "/p", Where: "key /p/layout", Fleet: got.Layout, Node: other}
+	le := &machineid.LayoutError{Provider: "test", Prefix: "/p", Where: "key /p/layout", Fleet: got.Layout, Node: other}
 	assert.ErrorIs(t, le, intf.ErrInvalidArgument)
 	assert.Contains(t, le.Error(), "test: the fleet under prefix /p has epoch")
 	assert.NotContains(t, le.Error(), "genMethod")

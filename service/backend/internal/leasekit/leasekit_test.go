@@ -11,12 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/lease"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 func TestNextSkip(t *testing.T) {
-	refused := &service.MarksAheadError{Refused: []service.MarkRefusal{{Machine: 3}, {Machine: 5}}, Err: intf.ErrClockBehind}
+	refused := &machineid.MarksAheadError{Refused: []machineid.MarkRefusal{{Machine: 3}, {Machine: 5}}, Err: intf.ErrClockBehind}
 	assert.Equal(t, map[int64]bool{1: true, 3: true, 5: true}, NextSkip(map[int64]bool{1: true}, refused),
 		"the ids refused so far are skipped by the next attempt")
 	refused.Exhausted = true
@@ -25,15 +25,15 @@ func TestNextSkip(t *testing.T) {
 }
 
 func TestRefuseStopsAtTheBound(t *testing.T) {
-	e := &service.MarksAheadError{}
+	e := &machineid.MarksAheadError{}
 	skip := map[int64]bool{}
 	now := time.Now().UnixNano()
-	for i := range int64(service.MaxMarkRefusals) {
+	for i := range int64(machineid.MaxMarkRefusals) {
 		r, full := refuse(e, i, now/int64(time.Millisecond)+10_000, now, intf.ErrClockBehind, skip)
-		assert.Equal(t, i == service.MaxMarkRefusals-1, full)
+		assert.Equal(t, i == machineid.MaxMarkRefusals-1, full)
 		assert.InDelta(t, float64(10*time.Second), float64(r.Ahead), float64(time.Millisecond))
 	}
-	assert.Len(t, skip, service.MaxMarkRefusals)
+	assert.Len(t, skip, machineid.MaxMarkRefusals)
 	assert.ErrorIs(t, e, intf.ErrClockBehind)
 }
 
@@ -49,7 +49,7 @@ func TestOfflineValidity(t *testing.T) {
 }
 
 func TestPick(t *testing.T) {
-	r := service.MachineRange{First: 10, Last: 19}
+	r := machineid.Range{First: 10, Last: 19}
 	taken := map[int64]bool{10: true, 12: true}
 	id, ok := Pick(r, 15, nil, taken, false)
 	assert.True(t, ok)
@@ -59,14 +59,14 @@ func TestPick(t *testing.T) {
 		require.True(t, ok)
 		assert.True(t, r.Contains(id) && !taken[id] && id != 11, "a taken preference is passed over for a free id of the range, never a skipped one: %d", id)
 	}
-	_, ok = Pick(service.MachineRange{First: 3, Last: 4}, -1, map[int64]bool{4: true}, map[int64]bool{3: true}, false)
+	_, ok = Pick(machineid.Range{First: 3, Last: 4}, -1, map[int64]bool{4: true}, map[int64]bool{3: true}, false)
 	assert.False(t, ok, "nothing free")
-	id, ok = Pick(service.MachineRange{First: 7, Last: 7}, -1, nil, nil, false)
+	id, ok = Pick(machineid.Range{First: 7, Last: 7}, -1, nil, nil, false)
 	assert.True(t, ok)
 	assert.Equal(t, int64(7), id, "unlisted: any id of the range may be free")
 	seen := map[int64]bool{}
 	for range 400 {
-		id, _ := Pick(service.FullMachineRange, -1, nil, nil, false)
+		id, _ := Pick(machineid.FullRange, -1, nil, nil, false)
 		seen[id] = true
 	}
 	assert.Greater(t, len(seen), 200, "starters spread over the range instead of racing for the lowest id")
@@ -76,20 +76,20 @@ func TestPick(t *testing.T) {
 }
 
 func TestParseRange(t *testing.T) {
-	for in, want := range map[string]service.MachineRange{"0-511": {First: 0, Last: 511}, " 512 - 1023 ": {First: 512, Last: 1023}, "7": {First: 7, Last: 7}} {
-		r, err := service.ParseMachineRange(in)
+	for in, want := range map[string]machineid.Range{"0-511": {First: 0, Last: 511}, " 512 - 1023 ": {First: 512, Last: 1023}, "7": {First: 7, Last: 7}} {
+		r, err := machineid.ParseRange(in)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, r)
 	}
 	for _, in := range []string{"", "5-4", "0-1024", "-1-3", "a-b", "1-2-3", "0x1-2"} {
-		_, err := service.ParseMachineRange(in)
+		_, err := machineid.ParseRange(in)
 		assert.ErrorIs(t, err, intf.ErrInvalidArgument, in)
 		if err != nil {
 			assert.Contains(t, err.Error(), "machine range")
 		}
 	}
-	assert.True(t, service.MachineRange{First: 0, Last: 511}.Overlaps(service.MachineRange{First: 511, Last: 600}))
-	assert.False(t, service.MachineRange{First: 0, Last: 511}.Overlaps(service.MachineRange{First: 512, Last: 1023}))
+	assert.True(t, machineid.Range{First: 0, Last: 511}.Overlaps(machineid.Range{First: 511, Last: 600}))
+	assert.False(t, machineid.Range{First: 0, Last: 511}.Overlaps(machineid.Range{First: 512, Last: 1023}))
 }
 
 func TestFenceComesBeforeExpiry(t *testing.T) {

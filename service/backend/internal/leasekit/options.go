@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/lease"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // Timings of the engine alone.
@@ -44,16 +44,16 @@ func RideOut(ttl, dial time.Duration) time.Duration {
 // Validity is how long after t0 a renewal sent at t0 surely keeps a claim.
 func Validity(ttl time.Duration) time.Duration { return ttl - lease.FenceMargin(ttl) }
 
-func refuse(e *service.MarksAheadError, machine, markMs, now int64, err error, skip map[int64]bool) (r service.MarkRefusal, full bool) {
-	r = service.MarkRefusal{Machine: machine, MarkMillis: markMs, Ahead: time.Duration(markMs*int64(time.Millisecond) - now)}
+func refuse(e *machineid.MarksAheadError, machine, markMs, now int64, err error, skip map[int64]bool) (r machineid.MarkRefusal, full bool) {
+	r = machineid.MarkRefusal{Machine: machine, MarkMillis: markMs, Ahead: time.Duration(markMs*int64(time.Millisecond) - now)}
 	e.Refused, e.Err, skip[machine] = append(e.Refused, r), err, true
-	return r, len(e.Refused) >= service.MaxMarkRefusals
+	return r, len(e.Refused) >= machineid.MaxMarkRefusals
 }
 
 // NextSkip is the skip set after an attempt failed with err: the ids refused so
 // far, unless every free id was tried (then none).
 func NextSkip(skip map[int64]bool, err error) map[int64]bool {
-	var ahead *service.MarksAheadError
+	var ahead *machineid.MarksAheadError
 	if !errors.As(err, &ahead) || ahead.Exhausted {
 		return nil
 	}
@@ -66,7 +66,7 @@ func NextSkip(skip map[int64]bool, err error) map[int64]bool {
 
 // Pick chooses prefer if free, else a random id of r neither taken nor skipped
 // (nodes starting at once spread); lowest picks the lowest (tests).
-func Pick(r service.MachineRange, prefer int64, skip, taken map[int64]bool, lowest bool) (id int64, ok bool) {
+func Pick(r machineid.Range, prefer int64, skip, taken map[int64]bool, lowest bool) (id int64, ok bool) {
 	free := func(id int64) bool { return r.Contains(id) && !taken[id] && !skip[id] }
 	if prefer >= 0 && free(prefer) {
 		return prefer, true

@@ -17,6 +17,7 @@ import (
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/internal/outage"
 	"github.com/vesta-go/vesta/service/backend/lease"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // outageBackend holds every id. Its outage begins phase after the first
@@ -105,7 +106,7 @@ func TestOutageShorterThanTheRideOutStopsNoNode(t *testing.T) {
 					b := &outageBackend{from: time.Now().Add(steady), phase: phase, length: length}
 					e := NewEngine(Config{
 						Provider: "test",
-						Common:   lease.Common{TTL: ttl, DialTimeout: dial, MachineRange: &service.MachineRange{First: 1, Last: 1}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+						Common:   lease.Common{TTL: ttl, DialTimeout: dial, MachineRange: &machineid.Range{First: 1, Last: 1}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 					}, b)
 					svc, err := service.New(t.Context(), service.Settings{Lease: e, Type: typ, NoDataDir: true, Clock: bubbleClock{},
 						Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // State is what resumes a node's claim after a restart. Times are service clock ns.
@@ -22,12 +22,12 @@ type State struct {
 	StoredMarkMs int64  `json:"storedMarkMs"`     // a mark known stored in the coordinator
 	ValidUntil   int64  `json:"validUntil"`       // the fence
 	Saved        int64  `json:"saved"`            // a clock found before it after a restart has stepped back
-	LeadNs       int64  `json:"leadNs,omitempty"` // how far ahead of its clock the saving run issued (LeaseHolder.Lead)
+	LeadNs       int64  `json:"leadNs,omitempty"` // how far ahead of its clock the saving run issued (Holder.Lead)
 }
 
 // loadState reads the state saved on this host for this coordinator, prefix and
 // range; else nil, logging why.
-func (e *Engine) loadState(h service.LeaseHolder) *State {
+func (e *Engine) loadState(h machineid.Holder) *State {
 	b := h.LeaseState()
 	if b == nil {
 		return nil

@@ -1,4 +1,4 @@
-package service
+package machineid
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The errors a MachineLease returns out of New, whichever its coordinator.
+// The errors a Lease returns out of New, whichever its coordinator.
 
 // MaxMarkRefusals is how many ids a lease's attempt gives back for their marks.
 const MaxMarkRefusals = 16

@@ -1,4 +1,4 @@
-package service
+package machineid
 
 import (
 	"context"
@@ -11,32 +11,32 @@ import (
 	"github.com/vesta-go/vesta/intf"
 )
 
-// A MachineProvider supplies the machine id (0..1023) when a Service starts.
+// A Provider supplies the machine id (0..1023) when a Service starts.
 // Two live generators must never share one: that is the first cause of
 // duplicate IDs in the field.
-type MachineProvider interface {
+type Provider interface {
 	MachineId(ctx context.Context) (int64, error)
 }
 
-// FixedMachine is a machine id given in configuration (Vesta's
+// Fixed is a machine id given in configuration (Vesta's
 // vesta.machine property).
-type FixedMachine int64
+type Fixed int64
 
-// MachineId implements MachineProvider.
-func (m FixedMachine) MachineId(context.Context) (int64, error) {
+// MachineId implements Provider.
+func (m Fixed) MachineId(context.Context) (int64, error) {
 	return int64(m), intf.CheckRange("machine", int64(m), 0, intf.MaxMachine)
 }
 
-// IPListMachine is Vesta's vesta.ips provider: the machine id is the index,
+// IPList is Vesta's vesta.ips provider: the machine id is the index,
 // in IPs, of this host's site-local (private) IPv4 address.
-type IPListMachine struct {
+type IPList struct {
 	IPs []string
 	// HostAddrs lists this host's addresses; nil means net.InterfaceAddrs.
 	HostAddrs func() ([]net.Addr, error)
 }
 
-// MachineId implements MachineProvider.
-func (m IPListMachine) MachineId(context.Context) (int64, error) {
+// MachineId implements Provider.
+func (m IPList) MachineId(context.Context) (int64, error) {
 	if len(m.IPs) == 0 {
 		return 0, fmt.Errorf("%w: ips is empty: list every node's site-local IPv4 address", intf.ErrInvalidArgument)
 	}
@@ -77,17 +77,17 @@ func (m IPListMachine) MachineId(context.Context) (int64, error) {
 	return 0, fmt.Errorf("%w: ips: none of this host's site-local IPv4 addresses %v is in the list", intf.ErrInvalidArgument, local)
 }
 
-// HostnameMachine takes the machine id from the trailing number of the
+// Hostname takes the machine id from the trailing number of the
 // host name, as StatefulSet pods are named: "ids-3" is machine 3. A
 // trailing number with a leading zero ("web-01") is refused: it is
 // ambiguous with "web-1".
-type HostnameMachine struct {
+type Hostname struct {
 	// Hostname overrides os.Hostname.
 	Hostname string
 }
 
-// MachineId implements MachineProvider.
-func (m HostnameMachine) MachineId(context.Context) (int64, error) {
+// MachineId implements Provider.
+func (m Hostname) MachineId(context.Context) (int64, error) {
 	name := m.Hostname
 	if name == "" {
 		var err error

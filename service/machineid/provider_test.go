@@ -1,6 +1,7 @@
-package service_test
+package machineid_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -10,17 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/machineid"
 )
 
 func TestFixedMachine(t *testing.T) {
 	for _, m := range []int64{0, 1, 512, 1023} {
-		got, err := service.FixedMachine(m).MachineId(bg)
+		got, err := machineid.Fixed(m).MachineId(bg)
 		require.NoError(t, err)
 		assert.Equal(t, m, got)
 	}
 	for _, m := range []int64{-1, 1024, 1 << 40} {
-		_, err := service.FixedMachine(m).MachineId(bg)
+		_, err := machineid.Fixed(m).MachineId(bg)
 		var fe *intf.FieldError
 		require.ErrorAs(t, err, &fe, "%d", m)
 		assert.Equal(t, "machine", fe.Field)
@@ -73,7 +74,7 @@ func TestIPListMachine(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := service.IPListMachine{IPs: c.ips, HostAddrs: hostAddrs(t, c.addrs...)}
+			m := machineid.IPList{IPs: c.ips, HostAddrs: hostAddrs(t, c.addrs...)}
 			got, err := m.MachineId(bg)
 			if c.err == "" {
 				require.NoError(t, err)
@@ -93,7 +94,7 @@ func TestIPListMachineLimits(t *testing.T) {
 	for i := range ips {
 		ips[i] = fmt.Sprintf("10.1.%d.%d", i/256, i%256)
 	}
-	m := service.IPListMachine{IPs: ips[:1024], HostAddrs: hostAddrs(t, "10.1.3.255/16")}
+	m := machineid.IPList{IPs: ips[:1024], HostAddrs: hostAddrs(t, "10.1.3.255/16")}
 	got, err := m.MachineId(bg)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1023), got)
@@ -105,7 +106,7 @@ func TestIPListMachineLimits(t *testing.T) {
 
 func TestIPListMachineHostAddrsError(t *testing.T) {
 	boom := errors.New("no interfaces")
-	m := service.IPListMachine{IPs: []string{"10.0.0.1"}, HostAddrs: func() ([]net.Addr, error) { return nil, boom }}
+	m := machineid.IPList{IPs: []string{"10.0.0.1"}, HostAddrs: func() ([]net.Addr, error) { return nil, boom }}
 	_, err := m.MachineId(bg)
 	assert.ErrorIs(t, err, boom)
 }
@@ -113,7 +114,7 @@ func TestIPListMachineHostAddrsError(t *testing.T) {
 func TestIPListMachineSystemAddrs(t *testing.T) {
 	// Without HostAddrs it reads this host's interfaces; a list holding
 	// none of them cannot match. (Hermetic: no address is contacted.)
-	m := service.IPListMachine{IPs: []string{"203.0.113.7"}}
+	m := machineid.IPList{IPs: []string{"203.0.113.7"}}
 	_, err := m.MachineId(bg)
 	require.Error(t, err)
 }
@@ -131,7 +132,7 @@ func TestHostnameMachine(t *testing.T) {
 		"ids-12.svc.local": 12,
 	}
 	for name, want := range good {
-		got, err := service.HostnameMachine{Hostname: name}.MachineId(bg)
+		got, err := machineid.Hostname{Hostname: name}.MachineId(bg)
 		if assert.NoError(t, err, name) {
 			assert.Equal(t, want, got, name)
 		}
@@ -154,7 +155,7 @@ func TestHostnameMachine(t *testing.T) {
 		"x-0001024":         "leading zero",
 	}
 	for name, msg := range bad {
-		_, err := service.HostnameMachine{Hostname: name}.MachineId(bg)
+		_, err := machineid.Hostname{Hostname: name}.MachineId(bg)
 		if assert.Error(t, err, name) {
 			assert.ErrorIs(t, err, intf.ErrInvalidArgument, name)
 			assert.Contains(t, err.Error(), msg, name)
@@ -166,12 +167,15 @@ func TestHostnameMachine(t *testing.T) {
 // "web-01" and "web-1" must not both become machine 1: the error says why
 // and what to do.
 func TestHostnameMachineRefusesLeadingZeros(t *testing.T) {
-	_, err := service.HostnameMachine{Hostname: "web-01.example.com"}.MachineId(bg)
+	_, err := machineid.Hostname{Hostname: "web-01.example.com"}.MachineId(bg)
 	require.ErrorIs(t, err, intf.ErrInvalidArgument)
 	for _, want := range []string{`"web-01.example.com"`, `trailing number "01"`, `"web-1"`, "rename the hosts", "etcd"} {
 		assert.Contains(t, err.Error(), want)
 	}
-	got, err := service.HostnameMachine{Hostname: "web-1.example.com"}.MachineId(bg)
+	got, err := machineid.Hostname{Hostname: "web-1.example.com"}.MachineId(bg)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), got)
 }
+
+// bg is the context of calls that need none.
+var bg = context.Background()

@@ -1,4 +1,4 @@
-package service
+package machineid
 
 import (
 	"fmt"
@@ -19,16 +19,6 @@ type Layout struct {
 	Type        intf.IdType // max-peak or min-granularity
 	GenMethod   int64
 	Version     int64
-}
-
-// Layout is the layout of s, defaults filled in (EpochMillis 0 is Vesta's
-// epoch).
-func (s Settings) Layout() Layout {
-	epoch := s.EpochMillis
-	if epoch == 0 {
-		epoch = intf.DefaultEpochMillis
-	}
-	return Layout{EpochMillis: epoch, Type: s.Type, GenMethod: s.GenMethod, Version: s.Version}
 }
 
 // Fields lists the layout's settings by their configuration names, each
