@@ -13,6 +13,7 @@ import (
 	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // Two servers on one store serve a period tag's numbers over RPC; the
@@ -20,7 +21,7 @@ import (
 func TestNextNumber(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	addrs := periodServers(t, segment.PeriodTag{Tag: "order", Group: segment.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 3})
+	addrs := periodServers(t, segstore.PeriodTag{Tag: "order", Group: segstore.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 3})
 	seen := map[string]bool{}
 	for _, addr := range addrs {
 		c := newClient(t, []string{addr})
@@ -53,7 +54,7 @@ func TestNextNumber(t *testing.T) {
 func TestNextNumberPeriodExhausted(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	addrs := periodServers(t, segment.PeriodTag{Tag: "tiny", Group: segment.GroupDay, Format: "T{yyyyMMdd}{seq:1}", Step: 4})
+	addrs := periodServers(t, segstore.PeriodTag{Tag: "tiny", Group: segstore.GroupDay, Format: "T{yyyyMMdd}{seq:1}", Step: 4})
 	first := newClient(t, addrs[:1])
 	for seq := int64(1); seq <= 9; seq++ {
 		n, err := first.NextNumber(ctx, "tiny")
@@ -75,7 +76,7 @@ func TestNextNumberPeriodExhausted(t *testing.T) {
 
 // periodServers starts two RPC servers on one in-memory store holding tag,
 // on 2026-11-27, and returns their addresses.
-func periodServers(t *testing.T, tag segment.PeriodTag) []string {
+func periodServers(t *testing.T, tag segstore.PeriodTag) []string {
 	t.Helper()
 	ctx := context.Background()
 	mem := segtest.NewMem()

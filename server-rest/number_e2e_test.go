@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/service/backend/stores"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // createPeriodTags creates period tags prefix0..prefix9 in the data dir's
@@ -24,12 +24,12 @@ func createPeriodTags(t *testing.T, dataDir, prefix string) []string {
 	st, err := stores.OpenStore(ctx, stores.Config{DataDir: dataDir, OnDemand: true})
 	require.NoError(t, err)
 	defer st.Close()
-	ps, err := segment.PeriodStoreOf(st)
+	ps, err := segstore.PeriodStoreOf(st)
 	require.NoError(t, err)
 	var tags []string
 	for i := range 10 {
 		tag := fmt.Sprintf("%s%d", prefix, i)
-		require.NoError(t, ps.CreatePeriodTag(ctx, segment.PeriodTag{Tag: tag, Group: segment.GroupDay,
+		require.NoError(t, ps.CreatePeriodTag(ctx, segstore.PeriodTag{Tag: tag, Group: segstore.GroupDay,
 			Format: fmt.Sprintf("%s{yyyyMMdd}{seq:6}", tag), Step: 10}))
 		tags = append(tags, tag)
 	}

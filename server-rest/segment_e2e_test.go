@@ -14,7 +14,7 @@ import (
 
 	"github.com/vesta-go/vesta/service/backend/sqlitestore"
 	"github.com/vesta-go/vesta/service/backend/stores"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // fetch returns the status and body of a GET.
@@ -52,8 +52,8 @@ func TestSegmentModeUnasked(t *testing.T) {
 	ctx := context.Background()
 	admin, err := stores.OpenStore(ctx, stores.Config{DataDir: dataDir, OnDemand: true}) // vesta-segment's store
 	require.NoError(t, err)
-	require.NoError(t, admin.CreateTag(ctx, segment.TagInfo{Tag: "order", MaxId: 1, Step: 500}))
-	require.NoError(t, admin.CreateTag(ctx, segment.TagInfo{Tag: "invoice", MaxId: 1000, Step: 300}))
+	require.NoError(t, admin.CreateTag(ctx, segstore.TagInfo{Tag: "order", MaxId: 1, Step: 500}))
+	require.NoError(t, admin.CreateTag(ctx, segstore.TagInfo{Tag: "invoice", MaxId: 1000, Step: 300}))
 	require.NoError(t, admin.Close())
 	require.Eventually(t, func() bool { // an unknown tag rereads the list at most once a second
 		status, _ := fetch(t, base+"/segment/order")

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // ensureRow is create-tag's one rule for a plain tag and a period tag
@@ -20,7 +20,7 @@ func ensureRow[T any](createErr error, list func() ([]T, error), is func(T) bool
 	if createErr == nil {
 		return row, false, nil
 	}
-	if !errors.Is(createErr, segment.ErrTagExists) {
+	if !errors.Is(createErr, segstore.ErrTagExists) {
 		return row, false, createErr
 	}
 	rows, lerr := list()

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // checkPeriodFlags checks the flags of create-tag against each other:
@@ -26,29 +26,29 @@ func (c *command) checkPeriodFlags(fs *pflag.FlagSet) error {
 	case fs.Changed("initial"):
 		return errors.New("--initial does not apply to a period tag: its numbers start at 1 each period")
 	}
-	if _, err := segment.ParseGrouping(c.group); err != nil {
+	if _, err := segstore.ParseGrouping(c.group); err != nil {
 		return fmt.Errorf("--group: %w", err)
 	}
-	if _, err := segment.ParseFormat(c.format, segment.Grouping(c.group)); err != nil {
+	if _, err := segstore.ParseFormat(c.format, segstore.Grouping(c.group)); err != nil {
 		return fmt.Errorf("--format: %w", err)
 	}
 	if !c.stepGiven {
-		c.step = segment.DefaultPeriodStep
+		c.step = segstore.DefaultPeriodStep
 	}
 	return nil
 }
 
 // createPeriodTag creates the period tag, or accepts the row already there
 // when it matches (as createTag does).
-func (c *command) createPeriodTag(ctx context.Context, st segment.Store, stdout io.Writer) error {
-	ps, err := segment.PeriodStoreOf(st)
+func (c *command) createPeriodTag(ctx context.Context, st segstore.Store, stdout io.Writer) error {
+	ps, err := segstore.PeriodStoreOf(st)
 	if err != nil {
 		return err
 	}
-	t := segment.PeriodTag{Tag: c.tag, Group: segment.Grouping(c.group), Format: c.format, Step: c.step, Description: c.description}
-	row, exists, err := ensureRow(ps.CreatePeriodTag(ctx, t), func() ([]segment.PeriodTag, error) { return ps.PeriodTags(ctx) },
-		func(r segment.PeriodTag) bool { return r.Tag == t.Tag },
-		func(row segment.PeriodTag) (diffs []string) {
+	t := segstore.PeriodTag{Tag: c.tag, Group: segstore.Grouping(c.group), Format: c.format, Step: c.step, Description: c.description}
+	row, exists, err := ensureRow(ps.CreatePeriodTag(ctx, t), func() ([]segstore.PeriodTag, error) { return ps.PeriodTags(ctx) },
+		func(r segstore.PeriodTag) bool { return r.Tag == t.Tag },
+		func(row segstore.PeriodTag) (diffs []string) {
 			for _, d := range []struct{ name, row, asked string }{
 				{"group", string(row.Group), string(t.Group)},
 				{"format", row.Format, t.Format},
@@ -73,8 +73,8 @@ func (c *command) createPeriodTag(ctx context.Context, st segment.Store, stdout 
 }
 
 // printPeriodTags lists the period tags after the others, when there are.
-func printPeriodTags(ctx context.Context, st segment.Store, w io.Writer) error {
-	ps, err := segment.PeriodStoreOf(st)
+func printPeriodTags(ctx context.Context, st segstore.Store, w io.Writer) error {
+	ps, err := segstore.PeriodStoreOf(st)
 	if err != nil {
 		return nil // a store without period tags has none to list
 	}

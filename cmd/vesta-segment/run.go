@@ -15,8 +15,8 @@ import (
 	"github.com/vesta-go/vesta/internal/server/config"
 	"github.com/vesta-go/vesta/internal/server/segconfig"
 	"github.com/vesta-go/vesta/service/backend/stores"
-	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // help is what --help says besides the flags.
@@ -177,11 +177,11 @@ func (c *command) exec(ctx context.Context, cfg stores.Config, stdout io.Writer)
 // max_id at least --initial (max_id grows as ranges are handed out, so a
 // tag in use still matches). A row that differs is an error naming each
 // difference: the command never changes a row.
-func (c *command) createTag(ctx context.Context, st segment.Store, stdout io.Writer) error {
-	t := segment.TagInfo{Tag: c.tag, MaxId: c.initial, Step: c.step, Description: c.description}
-	row, exists, err := ensureRow(st.CreateTag(ctx, t), func() ([]segment.TagInfo, error) { return st.Tags(ctx) },
-		func(r segment.TagInfo) bool { return r.Tag == t.Tag },
-		func(row segment.TagInfo) (diffs []string) {
+func (c *command) createTag(ctx context.Context, st segstore.Store, stdout io.Writer) error {
+	t := segstore.TagInfo{Tag: c.tag, MaxId: c.initial, Step: c.step, Description: c.description}
+	row, exists, err := ensureRow(st.CreateTag(ctx, t), func() ([]segstore.TagInfo, error) { return st.Tags(ctx) },
+		func(r segstore.TagInfo) bool { return r.Tag == t.Tag },
+		func(row segstore.TagInfo) (diffs []string) {
 			if row.Step != t.Step {
 				diffs = append(diffs, fmt.Sprintf("its step is %d, --step asks for %d", row.Step, t.Step))
 			}
@@ -204,7 +204,7 @@ func (c *command) createTag(ctx context.Context, st segment.Store, stdout io.Wri
 	return nil
 }
 
-func printTags(w io.Writer, tags []segment.TagInfo) error {
+func printTags(w io.Writer, tags []segstore.TagInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TAG\tMAX_ID\tSTEP\tUPDATED (UTC)\tDESCRIPTION")
 	for _, t := range tags {

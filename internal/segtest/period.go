@@ -7,19 +7,19 @@ import (
 	"sort"
 	"time"
 
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
-// memPeriods is Mem's part of segment.PeriodStore: the period tags and
+// memPeriods is Mem's part of segstore.PeriodStore: the period tags and
 // each tag's periods, the period read from Mem's clock (SetNow): the
 // database's clock of a test.
 type memPeriods struct {
-	tags  map[string]segment.PeriodTag
+	tags  map[string]segstore.PeriodTag
 	alloc map[[2]string]int64 // (tag, period) → max_id
 	now   func() time.Time
 }
 
-var _ segment.PeriodStore = (*Mem)(nil)
+var _ segstore.PeriodStore = (*Mem)(nil)
 
 // SetNow sets the clock AllocPeriod reads the period from: the
 // database's clock. The default is time.Now.
@@ -29,28 +29,28 @@ func (m *Mem) SetNow(now func() time.Time) {
 	m.mu.Unlock()
 }
 
-// CreatePeriodTag implements segment.PeriodStore.
-func (m *Mem) CreatePeriodTag(_ context.Context, t segment.PeriodTag) error {
+// CreatePeriodTag implements segstore.PeriodStore.
+func (m *Mem) CreatePeriodTag(_ context.Context, t segstore.PeriodTag) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.p.tags[t.Tag]; ok {
-		return fmt.Errorf("segment tag %q: %w", t.Tag, segment.ErrTagExists)
+		return fmt.Errorf("segment tag %q: %w", t.Tag, segstore.ErrTagExists)
 	}
 	if m.p.tags == nil {
-		m.p.tags, m.p.alloc = map[string]segment.PeriodTag{}, map[[2]string]int64{}
+		m.p.tags, m.p.alloc = map[string]segstore.PeriodTag{}, map[[2]string]int64{}
 	}
 	m.p.tags[t.Tag] = t
 	return nil
 }
 
-// PeriodTags implements segment.PeriodStore.
-func (m *Mem) PeriodTags(context.Context) ([]segment.PeriodTag, error) {
+// PeriodTags implements segstore.PeriodStore.
+func (m *Mem) PeriodTags(context.Context) ([]segstore.PeriodTag, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]segment.PeriodTag, 0, len(m.p.tags))
+	out := make([]segstore.PeriodTag, 0, len(m.p.tags))
 	for _, t := range m.p.tags {
 		out = append(out, t)
 	}
@@ -58,13 +58,13 @@ func (m *Mem) PeriodTags(context.Context) ([]segment.PeriodTag, error) {
 	return out, nil
 }
 
-// AllocPeriod implements segment.PeriodStore.
-func (m *Mem) AllocPeriod(_ context.Context, tag string, step int64) (segment.PeriodRange, error) {
+// AllocPeriod implements segstore.PeriodStore.
+func (m *Mem) AllocPeriod(_ context.Context, tag string, step int64) (segstore.PeriodRange, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, ok := m.p.tags[tag]
 	if !ok {
-		return segment.PeriodRange{}, segment.AllocMiss(tag, false)
+		return segstore.PeriodRange{}, segstore.AllocMiss(tag, false)
 	}
 	if step <= 0 {
 		step = t.Step
@@ -79,11 +79,11 @@ func (m *Mem) AllocPeriod(_ context.Context, tag string, step int64) (segment.Pe
 		maxId = 1
 	}
 	if maxId > math.MaxInt64-step {
-		return segment.PeriodRange{}, segment.AllocMiss(tag, true)
+		return segstore.PeriodRange{}, segstore.AllocMiss(tag, true)
 	}
 	maxId += step
 	m.p.alloc[key] = maxId
-	return segment.NewPeriodRange(t.Group, key[1], maxId, step, now)
+	return segstore.NewPeriodRange(t.Group, key[1], maxId, step, now)
 }
 
 // EditPeriod sets the max_id of tag's period as an UPDATE (or a restored

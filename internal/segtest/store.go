@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // ErrDown is the error of a Store told to fail.
@@ -17,10 +17,10 @@ type Alloc struct {
 	Asked, MaxId, DBStep int64
 }
 
-// Store wraps a segment.Store: it counts and records allocations, and while
+// Store wraps a segstore.Store: it counts and records allocations, and while
 // Down is set every call fails with ErrDown, as a database that stopped.
 type Store struct {
-	segment.Store
+	segstore.Store
 	down   atomic.Bool
 	calls  atomic.Int64
 	reads  atomic.Int64
@@ -30,7 +30,7 @@ type Store struct {
 }
 
 // Wrap wraps st.
-func Wrap(st segment.Store) *Store { return &Store{Store: st} }
+func Wrap(st segstore.Store) *Store { return &Store{Store: st} }
 
 // SetDown makes every call fail (true) or pass through again (false).
 func (s *Store) SetDown(down bool) { s.down.Store(down) }
@@ -53,7 +53,7 @@ func (s *Store) Allocs() []Alloc {
 	return append([]Alloc(nil), s.allocs...)
 }
 
-// Alloc implements segment.Store.
+// Alloc implements segstore.Store.
 func (s *Store) Alloc(ctx context.Context, tag string, step int64) (int64, int64, error) {
 	s.calls.Add(1)
 	if s.down.Load() {
@@ -68,8 +68,8 @@ func (s *Store) Alloc(ctx context.Context, tag string, step int64) (int64, int64
 	return maxId, dbStep, err
 }
 
-// Tags implements segment.Store.
-func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+// Tags implements segstore.Store.
+func (s *Store) Tags(ctx context.Context) ([]segstore.TagInfo, error) {
 	s.reads.Add(1)
 	if s.down.Load() {
 		return nil, ErrDown
@@ -77,8 +77,8 @@ func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 	return s.Store.Tags(ctx)
 }
 
-// CreateTag implements segment.Store.
-func (s *Store) CreateTag(ctx context.Context, t segment.TagInfo) error {
+// CreateTag implements segstore.Store.
+func (s *Store) CreateTag(ctx context.Context, t segstore.TagInfo) error {
 	if s.down.Load() {
 		return ErrDown
 	}
@@ -93,9 +93,9 @@ func (a Alloc) Applied() int64 {
 	return a.DBStep
 }
 
-// CreatePeriodTag implements segment.PeriodStore on the wrapped store's.
-func (s *Store) CreatePeriodTag(ctx context.Context, t segment.PeriodTag) error {
-	ps, err := segment.PeriodStoreOf(s.Store)
+// CreatePeriodTag implements segstore.PeriodStore on the wrapped store's.
+func (s *Store) CreatePeriodTag(ctx context.Context, t segstore.PeriodTag) error {
+	ps, err := segstore.PeriodStoreOf(s.Store)
 	if err != nil {
 		return err
 	}
@@ -105,10 +105,10 @@ func (s *Store) CreatePeriodTag(ctx context.Context, t segment.PeriodTag) error 
 	return ps.CreatePeriodTag(ctx, t)
 }
 
-// PeriodTags implements segment.PeriodStore on the wrapped store's,
+// PeriodTags implements segstore.PeriodStore on the wrapped store's,
 // counted with PeriodTagReads.
-func (s *Store) PeriodTags(ctx context.Context) ([]segment.PeriodTag, error) {
-	ps, err := segment.PeriodStoreOf(s.Store)
+func (s *Store) PeriodTags(ctx context.Context) ([]segstore.PeriodTag, error) {
+	ps, err := segstore.PeriodStoreOf(s.Store)
 	if err != nil {
 		return nil, err
 	}
@@ -119,16 +119,16 @@ func (s *Store) PeriodTags(ctx context.Context) ([]segment.PeriodTag, error) {
 	return ps.PeriodTags(ctx)
 }
 
-// AllocPeriod implements segment.PeriodStore on the wrapped store's,
+// AllocPeriod implements segstore.PeriodStore on the wrapped store's,
 // counted with Calls.
-func (s *Store) AllocPeriod(ctx context.Context, tag string, step int64) (segment.PeriodRange, error) {
-	ps, err := segment.PeriodStoreOf(s.Store)
+func (s *Store) AllocPeriod(ctx context.Context, tag string, step int64) (segstore.PeriodRange, error) {
+	ps, err := segstore.PeriodStoreOf(s.Store)
 	if err != nil {
-		return segment.PeriodRange{}, err
+		return segstore.PeriodRange{}, err
 	}
 	s.calls.Add(1)
 	if s.down.Load() {
-		return segment.PeriodRange{}, ErrDown
+		return segstore.PeriodRange{}, ErrDown
 	}
 	return ps.AllocPeriod(ctx, tag, step)
 }

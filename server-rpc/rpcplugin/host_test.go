@@ -22,7 +22,7 @@ import (
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/backend/sqlitestore"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // The slow tests here wait on processes (a build, a plugin's start, a
@@ -44,7 +44,7 @@ func TestPlugin(t *testing.T) {
 	st, err := sqlitestore.Open(ctx, filepath.Join(dataDir, sqlitestore.FileName))
 	require.NoError(t, err)
 	require.NoError(t, st.Init(ctx))
-	require.NoError(t, st.CreatePeriodTag(ctx, segment.PeriodTag{Tag: "invoice", Group: segment.GroupDay, Format: "INV{yyyyMMdd}-{seq:4}", Step: 10}))
+	require.NoError(t, st.CreatePeriodTag(ctx, segstore.PeriodTag{Tag: "invoice", Group: segstore.GroupDay, Format: "INV{yyyyMMdd}-{seq:4}", Step: 10}))
 	require.NoError(t, st.Close())
 	p, err := Launch(ctx, bin, Config{Machine: &machine, DataDir: dataDir, LogOutput: &logs,
 		Env: []string{"VESTA_MAX_BATCH=100"}, Args: []string{"--segment-tags", "order"}})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // New runs a Generator on any Store (sqlitestore.Open or pgstore.Open in
@@ -18,7 +19,7 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	if err := st.CreateTag(ctx, segment.TagInfo{Tag: "ticket", MaxId: 100, Step: 10}); err != nil {
+	if err := st.CreateTag(ctx, segstore.TagInfo{Tag: "ticket", MaxId: 100, Step: 10}); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -41,7 +42,7 @@ func ExampleNew() {
 func ExampleGenerator_Sequence() {
 	ctx := context.Background()
 	st := segtest.NewMem()
-	if err := st.CreateTag(ctx, segment.TagInfo{Tag: "order", MaxId: 1, Step: 1000}); err != nil {
+	if err := st.CreateTag(ctx, segstore.TagInfo{Tag: "order", MaxId: 1, Step: 1000}); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -11,25 +11,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 func TestParseFormat(t *testing.T) {
 	day := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		format string
-		group  segment.Grouping
+		group  segstore.Grouping
 		seq    int64
 		want   string
 	}{
-		{"ORD{yyyyMMdd}{seq:6}", segment.GroupDay, 123, "ORD20261127000123"},
-		{"{yy}-{MM}-{dd}/{seq}", segment.GroupDay, 4567, "26-11-27/4567"},
-		{"INV{yyyyMM}{seq:4}", segment.GroupMonth, 1, "INV2026110001"},
-		{"{seq:3}@{yyyy}", segment.GroupYear, 42, "042@2026"},
-		{"Y{yyyy}N{seq:18}", segment.GroupYear, 999_999_999_999_999_999, "Y2026N999999999999999999"},
-		{"{yyyyMMdd}{seq:1}", segment.GroupDay, 9, "202611279"},
+		{"ORD{yyyyMMdd}{seq:6}", segstore.GroupDay, 123, "ORD20261127000123"},
+		{"{yy}-{MM}-{dd}/{seq}", segstore.GroupDay, 4567, "26-11-27/4567"},
+		{"INV{yyyyMM}{seq:4}", segstore.GroupMonth, 1, "INV2026110001"},
+		{"{seq:3}@{yyyy}", segstore.GroupYear, 42, "042@2026"},
+		{"Y{yyyy}N{seq:18}", segstore.GroupYear, 999_999_999_999_999_999, "Y2026N999999999999999999"},
+		{"{yyyyMMdd}{seq:1}", segstore.GroupDay, 9, "202611279"},
 	} {
-		f, err := segment.ParseFormat(c.format, c.group)
+		f, err := segstore.ParseFormat(c.format, c.group)
 		require.NoError(t, err, c.format)
 		got, err := f.Render(day, c.seq)
 		require.NoError(t, err, c.format)
@@ -40,31 +40,31 @@ func TestParseFormat(t *testing.T) {
 func TestParseFormatRefuses(t *testing.T) {
 	for _, c := range []struct {
 		format string
-		group  segment.Grouping
+		group  segstore.Grouping
 		says   string
 	}{
-		{"", segment.GroupDay, "empty"},
-		{"ORD{yyyyMMdd}", segment.GroupDay, "no {seq}"},
-		{"{yyyyMMdd}{seq}{seq}", segment.GroupDay, "once only"},
-		{"{yyyyMMdd}{hh}{seq}", segment.GroupDay, "unknown field {hh}"},
-		{"{yyyyMMddx}{seq}", segment.GroupDay, "unknown field {yyyyMMddx}"},
-		{"{yyyyMMdd}{}{seq}", segment.GroupDay, "empty {}"},
-		{"{yyyyMMdd}{seq:0}", segment.GroupDay, "width must be 1..18"},
-		{"{yyyyMMdd}{seq:19}", segment.GroupDay, "width must be 1..18"},
-		{"{yyyyMMdd}{seq:x}", segment.GroupDay, "width must be 1..18"},
-		{"{yyyyMMdd}{seq", segment.GroupDay, "never closed"},
-		{"A}{yyyyMMdd}{seq}", segment.GroupDay, "not allowed"},
-		{"Ü{yyyyMMdd}{seq}", segment.GroupDay, "not allowed"},
-		{"{yyyyMMdd}{seq}", segment.GroupMonth, "{dd} is finer than the group month"},
-		{"{yyyyMM}{seq}", segment.GroupYear, "{MM} is finer than the group year"},
-		{"{MMdd}{seq}", segment.GroupDay, "no year"},
-		{"{yyyydd}{seq}", segment.GroupDay, "no month"},
-		{"{yyyyMM}{seq}", segment.GroupDay, "no day"},
-		{"{yyyy}{seq}", segment.GroupMonth, "no month"},
+		{"", segstore.GroupDay, "empty"},
+		{"ORD{yyyyMMdd}", segstore.GroupDay, "no {seq}"},
+		{"{yyyyMMdd}{seq}{seq}", segstore.GroupDay, "once only"},
+		{"{yyyyMMdd}{hh}{seq}", segstore.GroupDay, "unknown field {hh}"},
+		{"{yyyyMMddx}{seq}", segstore.GroupDay, "unknown field {yyyyMMddx}"},
+		{"{yyyyMMdd}{}{seq}", segstore.GroupDay, "empty {}"},
+		{"{yyyyMMdd}{seq:0}", segstore.GroupDay, "width must be 1..18"},
+		{"{yyyyMMdd}{seq:19}", segstore.GroupDay, "width must be 1..18"},
+		{"{yyyyMMdd}{seq:x}", segstore.GroupDay, "width must be 1..18"},
+		{"{yyyyMMdd}{seq", segstore.GroupDay, "never closed"},
+		{"A}{yyyyMMdd}{seq}", segstore.GroupDay, "not allowed"},
+		{"Ü{yyyyMMdd}{seq}", segstore.GroupDay, "not allowed"},
+		{"{yyyyMMdd}{seq}", segstore.GroupMonth, "{dd} is finer than the group month"},
+		{"{yyyyMM}{seq}", segstore.GroupYear, "{MM} is finer than the group year"},
+		{"{MMdd}{seq}", segstore.GroupDay, "no year"},
+		{"{yyyydd}{seq}", segstore.GroupDay, "no month"},
+		{"{yyyyMM}{seq}", segstore.GroupDay, "no day"},
+		{"{yyyy}{seq}", segstore.GroupMonth, "no month"},
 		{"{yyyy}{seq}", "week", `group "week"`},
-		{strings.Repeat("x", 130) + "{yyyy}{seq}", segment.GroupYear, "at most 128"},
+		{strings.Repeat("x", 130) + "{yyyy}{seq}", segstore.GroupYear, "at most 128"},
 	} {
-		_, err := segment.ParseFormat(c.format, c.group)
+		_, err := segstore.ParseFormat(c.format, c.group)
 		require.Error(t, err, c.format)
 		assert.ErrorIs(t, err, intf.ErrInvalidArgument, c.format)
 		assert.Contains(t, err.Error(), c.says, c.format)
@@ -72,10 +72,10 @@ func TestParseFormatRefuses(t *testing.T) {
 }
 
 func TestFormatOverflowIsAnError(t *testing.T) {
-	f, err := segment.ParseFormat("{yyyy}{seq:2}", segment.GroupYear)
+	f, err := segstore.ParseFormat("{yyyy}{seq:2}", segstore.GroupYear)
 	require.NoError(t, err)
 	_, err = f.Render(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 100)
-	assert.ErrorIs(t, err, segment.ErrNumberOverflow)
+	assert.ErrorIs(t, err, segstore.ErrNumberOverflow)
 	assert.Contains(t, err.Error(), "{seq:2}")
 }
 
@@ -86,10 +86,10 @@ func FuzzParseFormat(f *testing.F) {
 	for _, s := range []string{"ORD{yyyyMMdd}{seq:6}", "{seq}{yyMMdd}", "{yyyy}-{seq:3}", "{MM}{yy}{dd}{seq}", "{{}}"} {
 		f.Add(s, uint8(0), int64(7), int64(70))
 	}
-	groups := segment.Groupings()
+	groups := segstore.Groupings()
 	f.Fuzz(func(t *testing.T, src string, gi uint8, a, b int64) {
 		g := groups[int(gi)%len(groups)]
-		fm, err := segment.ParseFormat(src, g)
+		fm, err := segstore.ParseFormat(src, g)
 		if err != nil {
 			if !errors.Is(err, intf.ErrInvalidArgument) {
 				t.Fatalf("%q: %v does not match ErrInvalidArgument", src, err)
@@ -103,7 +103,7 @@ func FuzzParseFormat(f *testing.F) {
 			for _, seq := range []int64{1, a, b, 10, 11, 101} {
 				text, err := fm.Render(p, seq)
 				if err != nil {
-					if !errors.Is(err, segment.ErrNumberOverflow) {
+					if !errors.Is(err, segstore.ErrNumberOverflow) {
 						t.Fatalf("%q: %v", src, err)
 					}
 					continue

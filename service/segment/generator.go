@@ -10,6 +10,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment/segbuf"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // Generator issues segment-mode IDs. It implements intf.SegmentService and
@@ -211,7 +212,7 @@ func (g *Generator) NextRange(ctx context.Context, tag string, size int64) (intf
 	defer cancel()
 	maxId, dbStep, err := g.s.Store.Alloc(ctx, tag, size)
 	switch {
-	case errors.Is(err, ErrMaxIdOverflow):
+	case errors.Is(err, segstore.ErrMaxIdOverflow):
 		return intf.SegmentRange{}, fmt.Errorf("segment tag %q: no range of %d IDs fits below 2^63-1 any more (%w)", tag, size, err)
 	case errors.Is(err, intf.ErrUnknownTag), ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return intf.SegmentRange{}, err

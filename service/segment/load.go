@@ -8,6 +8,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment/segbuf"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // track counts a background task that Close waits for (call g.wg.Done
@@ -68,7 +69,7 @@ func (g *Generator) alloc(tag string, step int64) (segbuf.Range, int64, error) {
 	ctx, cancel := context.WithTimeout(g.bg, g.s.LoadTimeout)
 	defer cancel()
 	maxId, dbStep, err := g.s.Store.Alloc(ctx, tag, step)
-	if errors.Is(err, ErrMaxIdOverflow) && step > 0 {
+	if errors.Is(err, segstore.ErrMaxIdOverflow) && step > 0 {
 		// Near 2^63-1 a dynamic step may no longer fit where the row's
 		// own step still does: take that, so the tag hands out every ID
 		// it can before it ends.
@@ -97,7 +98,7 @@ func exhaustedError(tag string, cause error, wait time.Duration) error {
 	switch {
 	case cause == nil:
 		return fmt.Errorf("segment tag %q: both buffers used up and the next range did not load within %s: %w", tag, wait, intf.ErrUnavailable)
-	case errors.Is(cause, ErrMaxIdOverflow):
+	case errors.Is(cause, segstore.ErrMaxIdOverflow):
 		return fmt.Errorf("segment tag %q has handed out its last ID: no range of its step fits below 2^63-1 (%w): move its users to a new tag", tag, cause)
 	case errors.Is(cause, intf.ErrUnknownTag):
 		return cause

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // Number is one number of a period tag: its text as the tag's format
@@ -46,15 +47,15 @@ type Sleeper interface {
 // numberTag is one period tag's allocator: the range it serves.
 type numberTag struct {
 	tag string
-	f   *Format
-	grp Grouping
+	f   *segstore.Format
+	grp segstore.Grouping
 
 	mu    sync.Mutex
-	has   bool        // r holds a range
-	r     PeriodRange // the range served
-	start time.Time   // r's period start
-	next  int64       // the next number of r
-	until time.Time   // r is served while the Clock reads before it
+	has   bool                 // r holds a range
+	r     segstore.PeriodRange // the range served
+	start time.Time            // r's period start
+	next  int64                // the next number of r
+	until time.Time            // r is served while the Clock reads before it
 	// turn is when the database's clock has passed r's period's end, as
 	// far as the node can tell (see load): a tag whose period is used up
 	// refuses without a store call until then.
@@ -69,7 +70,7 @@ type numberTag struct {
 // PeriodClockMargin for when a range stops being served). Once a
 // period's sequence would pass the format's {seq:N} width, the tag's calls
 // fail with a *intf.PeriodExhaustedError (matching intf.ErrPeriodExhausted
-// and ErrNumberOverflow) naming the tag, the period and the width, without
+// and segstore.ErrNumberOverflow) naming the tag, the period and the width, without
 // a store call, until the database's clock has passed the period's end
 // (the first such error of each period is logged). A tag is looked up at its
 // first call (the period tags are reread on a miss, at most once per
@@ -82,7 +83,7 @@ func (g *Generator) NextNumber(ctx context.Context, tag string) (Number, error) 
 	if err := intf.CheckTag(tag); err != nil {
 		return Number{}, err
 	}
-	ps, err := PeriodStoreOf(g.s.Store)
+	ps, err := segstore.PeriodStoreOf(g.s.Store)
 	if err != nil {
 		return Number{}, fmt.Errorf("period tag %q: %w: %w", tag, intf.ErrUnknownTag, err)
 	}
@@ -95,7 +96,7 @@ func (g *Generator) NextNumber(ctx context.Context, tag string) (Number, error) 
 
 // take serves the next number, taking a new range when the one held is
 // used up or may belong to a period that has ended.
-func (nt *numberTag) take(ctx context.Context, g *Generator, ps PeriodStore) (Number, error) {
+func (nt *numberTag) take(ctx context.Context, g *Generator, ps segstore.PeriodStore) (Number, error) {
 	nt.mu.Lock()
 	defer nt.mu.Unlock()
 	for loads := 0; ; loads++ {
@@ -126,7 +127,7 @@ func (nt *numberTag) take(ctx context.Context, g *Generator, ps PeriodStore) (Nu
 // serve anything (the period ends within the margin) is kept as used up,
 // after waiting until the database's clock has surely passed the end, so
 // that the next load takes the next period's range.
-func (nt *numberTag) load(ctx context.Context, g *Generator, ps PeriodStore) error {
+func (nt *numberTag) load(ctx context.Context, g *Generator, ps segstore.PeriodStore) error {
 	clock := g.s.Clock
 	sent := clock.Now()
 	lctx, cancel := context.WithTimeout(ctx, g.s.LoadTimeout)
@@ -134,7 +135,7 @@ func (nt *numberTag) load(ctx context.Context, g *Generator, ps PeriodStore) err
 	cancel()
 	recv := clock.Now()
 	switch {
-	case errors.Is(err, intf.ErrUnknownTag), errors.Is(err, ErrMaxIdOverflow), ctx.Err() != nil && errors.Is(err, ctx.Err()):
+	case errors.Is(err, intf.ErrUnknownTag), errors.Is(err, segstore.ErrMaxIdOverflow), ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return err
 	case err != nil:
 		return fmt.Errorf("period tag %q: taking a range: %w (%w)", nt.tag, intf.ErrUnavailable, err)

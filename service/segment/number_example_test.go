@@ -8,6 +8,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // A period tag numbers from 1 each day and writes its numbers with its
@@ -17,7 +18,7 @@ func ExampleGenerator_NextNumber() {
 	ctx := context.Background()
 	st := segtest.NewMem()
 	st.SetNow(func() time.Time { return time.Date(2026, 11, 27, 9, 30, 0, 0, time.UTC) })
-	err := st.CreatePeriodTag(ctx, segment.PeriodTag{Tag: "order", Group: segment.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 100})
+	err := st.CreatePeriodTag(ctx, segstore.PeriodTag{Tag: "order", Group: segstore.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 100})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -44,14 +45,14 @@ func ExampleGenerator_NextNumber() {
 // ParseFormat checks a format against its tag's grouping; Render writes a
 // number.
 func ExampleParseFormat() {
-	f, err := segment.ParseFormat("INV-{yyyy}-{MM}-{seq:5}", segment.GroupMonth)
+	f, err := segstore.ParseFormat("INV-{yyyy}-{MM}-{seq:5}", segstore.GroupMonth)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	text, _ := f.Render(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 42)
 	fmt.Println(text)
-	_, err = segment.ParseFormat("INV-{yyyyMMdd}-{seq:5}", segment.GroupMonth)
+	_, err = segstore.ParseFormat("INV-{yyyyMMdd}-{seq:5}", segstore.GroupMonth)
 	fmt.Println(err)
 	// Output:
 	// INV-2026-11-00042

@@ -12,6 +12,7 @@ import (
 	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // clockAt is a fake clock set to t.
@@ -32,7 +33,7 @@ func (s skewed) Now() time.Time { return s.Clock.Now().Add(s.d) }
 
 // periodNodes starts n generators on one Mem holding a day tag, the
 // database's clock being base; node i's wall clock is off by i hours.
-func periodNodes(t *testing.T, base *segtest.Clock, n int, pt segment.PeriodTag) (*segtest.Mem, []*segment.Generator) {
+func periodNodes(t *testing.T, base *segtest.Clock, n int, pt segstore.PeriodTag) (*segtest.Mem, []*segment.Generator) {
 	t.Helper()
 	ctx := context.Background()
 	mem := segtest.NewMem()
@@ -55,7 +56,7 @@ func periodNodes(t *testing.T, base *segtest.Clock, n int, pt segment.PeriodTag)
 func TestNextNumberAcrossADayBoundary(t *testing.T) {
 	midnight := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
 	base := clockAt(midnight.Add(-500 * time.Millisecond))
-	pt := segment.PeriodTag{Tag: "order", Group: segment.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 7}
+	pt := segstore.PeriodTag{Tag: "order", Group: segstore.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 7}
 	_, gens := periodNodes(t, base, 2, pt)
 	segtest.DayBoundary{Gens: gens, Tag: "order", Clock: base, Midnight: midnight,
 		Step: time.Millisecond, After: 500 * time.Millisecond, NewDay: 300, Callers: 8}.Run(t)
@@ -65,7 +66,7 @@ func TestNextNumberAcrossADayBoundary(t *testing.T) {
 // period and the width; the next period serves again.
 func TestNextNumberWidthOverflow(t *testing.T) {
 	base := clockAt(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
-	_, gens := periodNodes(t, base, 1, segment.PeriodTag{Tag: "small", Group: segment.GroupDay, Format: "S{yyMMdd}-{seq:2}", Step: 30})
+	_, gens := periodNodes(t, base, 1, segstore.PeriodTag{Tag: "small", Group: segstore.GroupDay, Format: "S{yyMMdd}-{seq:2}", Step: 30})
 	ctx := context.Background()
 	for i := int64(1); i <= 99; i++ {
 		n, err := gens[0].NextNumber(ctx, "small")
@@ -73,7 +74,7 @@ func TestNextNumberWidthOverflow(t *testing.T) {
 		require.Equal(t, i, n.Seq)
 	}
 	_, err := gens[0].NextNumber(ctx, "small")
-	require.ErrorIs(t, err, segment.ErrNumberOverflow)
+	require.ErrorIs(t, err, segstore.ErrNumberOverflow)
 	for _, s := range []string{`"small"`, "20261127", "{seq:2}", "99"} {
 		assert.Contains(t, err.Error(), s)
 	}
@@ -87,7 +88,7 @@ func TestNextNumberWidthOverflow(t *testing.T) {
 // month tag keeps its period across days.
 func TestNextNumberRestartAndMonth(t *testing.T) {
 	base := clockAt(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
-	mem, gens := periodNodes(t, base, 1, segment.PeriodTag{Tag: "inv", Group: segment.GroupMonth, Format: "INV-{yyyy}-{MM}-{seq:5}", Step: 10})
+	mem, gens := periodNodes(t, base, 1, segstore.PeriodTag{Tag: "inv", Group: segstore.GroupMonth, Format: "INV-{yyyy}-{MM}-{seq:5}", Step: 10})
 	ctx := context.Background()
 	n, err := gens[0].NextNumber(ctx, "inv")
 	require.NoError(t, err)
@@ -106,11 +107,11 @@ func TestNextNumberRestartAndMonth(t *testing.T) {
 	assert.Equal(t, "INV-2026-12-00001", n.Text)
 }
 
-type leafOnly struct{ segment.Store }
+type leafOnly struct{ segstore.Store }
 
 func TestNextNumberErrors(t *testing.T) {
 	base := clockAt(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
-	_, gens := periodNodes(t, base, 1, segment.PeriodTag{Tag: "order", Group: segment.GroupDay, Format: "{yyyyMMdd}{seq}", Step: 10})
+	_, gens := periodNodes(t, base, 1, segstore.PeriodTag{Tag: "order", Group: segstore.GroupDay, Format: "{yyyyMMdd}{seq}", Step: 10})
 	ctx := context.Background()
 	_, err := gens[0].NextNumber(ctx, "nope")
 	assert.ErrorIs(t, err, intf.ErrUnknownTag)
@@ -121,13 +122,13 @@ func TestNextNumberErrors(t *testing.T) {
 	require.NoError(t, err)
 	_, err = g.NextNumber(ctx, "order")
 	assert.ErrorIs(t, err, intf.ErrUnknownTag)
-	assert.ErrorIs(t, err, segment.ErrNoPeriods)
+	assert.ErrorIs(t, err, segstore.ErrNoPeriods)
 	require.NoError(t, g.Close())
 	_, err = g.NextNumber(ctx, "order")
 	assert.ErrorIs(t, err, intf.ErrClosed)
 
 	down := segtest.Wrap(segtest.NewMem())
-	require.NoError(t, down.CreatePeriodTag(ctx, segment.PeriodTag{Tag: "order", Group: segment.GroupYear, Format: "{yyyy}{seq}", Step: 1}))
+	require.NoError(t, down.CreatePeriodTag(ctx, segstore.PeriodTag{Tag: "order", Group: segstore.GroupYear, Format: "{yyyy}{seq}", Step: 1}))
 	g, err = segment.New(ctx, segment.Settings{Store: down, Logger: quiet})
 	require.NoError(t, err)
 	defer g.Close()
@@ -144,7 +145,7 @@ func TestNextNumberErrors(t *testing.T) {
 // number issued twice.
 func TestNextNumberRangeBelowIsRefused(t *testing.T) {
 	base := clockAt(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
-	mem, gens := periodNodes(t, base, 1, segment.PeriodTag{Tag: "order", Group: segment.GroupDay, Format: "O{yyyyMMdd}{seq:4}", Step: 10})
+	mem, gens := periodNodes(t, base, 1, segstore.PeriodTag{Tag: "order", Group: segstore.GroupDay, Format: "O{yyyyMMdd}{seq:4}", Step: 10})
 	ctx := context.Background()
 	seen := map[string]bool{}
 	for range 10 {
@@ -179,7 +180,7 @@ func TestNextNumberExhaustedUntilThePeriodEnds(t *testing.T) {
 				d := base.Now().Sub(noon)
 				return noon.Add(d - time.Duration(float64(lag)*float64(d)/float64(12*time.Hour)))
 			})
-			require.NoError(t, mem.CreatePeriodTag(ctx, segment.PeriodTag{Tag: "t", Group: segment.GroupDay, Format: "T{yyyyMMdd}{seq:1}", Step: 5}))
+			require.NoError(t, mem.CreatePeriodTag(ctx, segstore.PeriodTag{Tag: "t", Group: segstore.GroupDay, Format: "T{yyyyMMdd}{seq:1}", Step: 5}))
 			st := segtest.Wrap(mem)
 			g, err := segment.New(ctx, segment.Settings{Store: st, Clock: base, Logger: quiet})
 			require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // numberTags are the period tags a Generator knows: every one the last
@@ -27,7 +28,7 @@ func (n *numberTags) find(tag string) (*numberTag, error) {
 
 // numberTag returns tag's allocator, rereading the period tags when tag
 // is new to the Generator.
-func (g *Generator) numberTag(ctx context.Context, ps PeriodStore, tag string) (*numberTag, error) {
+func (g *Generator) numberTag(ctx context.Context, ps segstore.PeriodStore, tag string) (*numberTag, error) {
 	n := &g.numbers
 	if nt, bad := n.find(tag); nt != nil || bad != nil {
 		return nt, bad
@@ -52,7 +53,7 @@ func (g *Generator) numberTag(ctx context.Context, ps PeriodStore, tag string) (
 // known yet; the tags known keep their allocators (and the ranges they
 // hold). A row whose format does not parse is kept aside with its error,
 // which its requests get.
-func (g *Generator) readNumberTags(ctx context.Context, ps PeriodStore) error {
+func (g *Generator) readNumberTags(ctx context.Context, ps segstore.PeriodStore) error {
 	ctx, cancel := context.WithTimeout(ctx, g.s.LoadTimeout)
 	defer cancel()
 	tags, err := ps.PeriodTags(ctx)
@@ -70,7 +71,7 @@ func (g *Generator) readNumberTags(ctx context.Context, ps PeriodStore) error {
 		if _, ok := n.m[t.Tag]; ok {
 			continue
 		}
-		f, err := ParseFormat(t.Format, t.Group)
+		f, err := segstore.ParseFormat(t.Format, t.Group)
 		if err != nil {
 			n.bad[t.Tag] = fmt.Errorf("period tag %q: its row in vesta_period_tags: %w", t.Tag, err)
 			continue

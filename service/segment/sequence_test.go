@@ -15,6 +15,7 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -77,7 +78,7 @@ func TestSequenceLookupAndClose(t *testing.T) {
 	store := segtest.NewMem()
 	g, err := segtest.Open(ctx, store, nil, segment.Settings{Logger: quiet})
 	require.NoError(t, err)
-	require.NoError(t, store.CreateTag(ctx, segment.TagInfo{Tag: "later", MaxId: 100, Step: 1000}))
+	require.NoError(t, store.CreateTag(ctx, segstore.TagInfo{Tag: "later", MaxId: 100, Step: 1000}))
 	later, err := g.Sequence(ctx, "later")
 	require.NoError(t, err)
 	id, err := later.Next()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment/segspec"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // Defaults applied by New to zero-valued Settings fields.
@@ -28,12 +29,12 @@ const (
 	DefaultMissRefreshInterval = time.Second
 )
 
-// Settings configures a Generator. Only Store is required; New validates
+// Settings configures a Generator. Only segstore.Store is required; New validates
 // every field and names the first wrong one.
 type Settings struct {
-	// Store holds the leaf_alloc table. The Generator owns it from New on
+	// segstore.Store holds the leaf_alloc table. The Generator owns it from New on
 	// and closes it in Close.
-	Store Store
+	Store segstore.Store
 	// MaxStep caps the dynamic step (1..segspec.MaxDBStep); 0 means
 	// DefaultMaxStep. A row's own step above it is still honoured.
 	MaxStep int64
@@ -64,7 +65,7 @@ type Settings struct {
 
 func (s Settings) withDefaults() (Settings, error) {
 	if s.Store == nil {
-		return s, fmt.Errorf("%w: segment settings: Store is nil", intf.ErrInvalidArgument)
+		return s, fmt.Errorf("%w: segment settings: segstore.Store is nil", intf.ErrInvalidArgument)
 	}
 	if s.MaxStep == 0 {
 		s.MaxStep = DefaultMaxStep

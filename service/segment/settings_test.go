@@ -9,10 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
-// nopStore is a Store that is never called.
-type nopStore struct{ Store }
+// nopStore is a segstore.Store that is never called.
+type nopStore struct{ segstore.Store }
 
 func TestSettingsDefaults(t *testing.T) {
 	s, err := Settings{Store: nopStore{}}.withDefaults()
@@ -33,7 +34,7 @@ func TestSettingsDefaults(t *testing.T) {
 
 func TestSettingsRejectsBadFields(t *testing.T) {
 	cases := map[string]Settings{
-		"Store":               {},
+		"segstore.Store":      {},
 		"maxStep":             {Store: nopStore{}, MaxStep: -1},
 		"refreshInterval":     {Store: nopStore{}, RefreshInterval: -time.Second},
 		"loadTimeout":         {Store: nopStore{}, LoadTimeout: time.Hour},

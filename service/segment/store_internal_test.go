@@ -10,24 +10,25 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment/segspec"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 func TestValidate(t *testing.T) {
-	ok := []TagInfo{
+	ok := []segstore.TagInfo{
 		{Tag: "order", MaxId: 0, Step: 1},
 		{Tag: "order", MaxId: math.MaxInt64 - 10, Step: 10},
-		{Tag: "order", MaxId: 1, Step: segspec.MaxDBStep, Description: strings.Repeat("é", MaxDescriptionLen)},
+		{Tag: "order", MaxId: 1, Step: segspec.MaxDBStep, Description: strings.Repeat("é", segstore.MaxDescriptionLen)},
 	}
 	for _, ti := range ok {
 		assert.NoError(t, ti.Validate(), "%+v", ti)
 	}
-	bad := map[string]TagInfo{
+	bad := map[string]segstore.TagInfo{
 		"tag":           {Tag: "a b", MaxId: 1, Step: 1},
 		"step":          {Tag: "a", MaxId: 1, Step: 0},
 		"step ":         {Tag: "a", MaxId: 1, Step: segspec.MaxDBStep + 1},
 		"initialMaxId":  {Tag: "a", MaxId: -1, Step: 1},
 		"initialMaxId ": {Tag: "a", MaxId: math.MaxInt64 - 9, Step: 10},
-		"description":   {Tag: "a", MaxId: 1, Step: 1, Description: strings.Repeat("x", MaxDescriptionLen+1)},
+		"description":   {Tag: "a", MaxId: 1, Step: 1, Description: strings.Repeat("x", segstore.MaxDescriptionLen+1)},
 	}
 	for field, ti := range bad {
 		err := ti.Validate()
@@ -38,7 +39,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestAllocMiss(t *testing.T) {
-	assert.ErrorIs(t, AllocMiss("a", false), intf.ErrUnknownTag)
-	assert.ErrorIs(t, AllocMiss("a", true), ErrMaxIdOverflow)
-	assert.NotErrorIs(t, AllocMiss("a", true), intf.ErrUnknownTag)
+	assert.ErrorIs(t, segstore.AllocMiss("a", false), intf.ErrUnknownTag)
+	assert.ErrorIs(t, segstore.AllocMiss("a", true), segstore.ErrMaxIdOverflow)
+	assert.NotErrorIs(t, segstore.AllocMiss("a", true), intf.ErrUnknownTag)
 }

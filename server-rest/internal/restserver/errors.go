@@ -12,7 +12,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/server/coremetrics"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // apiError is an error with the HTTP status it is reported with. Param
@@ -107,7 +107,7 @@ func classify(err error) *apiError {
 	case errors.Is(err, intf.ErrUnknownTag):
 		return &apiError{Status: http.StatusNotFound, Param: "tag", Err: err,
 			Msg: err.Error() + ": create it first (segmentTags, or vesta-segment create-tag)"}
-	case errors.Is(err, segment.ErrMaxIdOverflow):
+	case errors.Is(err, segstore.ErrMaxIdOverflow):
 		// Permanent, not the client's fault and not worth a retry: the
 		// operator must act.
 		return &apiError{Status: http.StatusInternalServerError, Err: err,

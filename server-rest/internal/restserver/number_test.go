@@ -20,12 +20,12 @@ import (
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/backend/stores"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // createPeriodTag creates a period tag in the store cfg names, as
 // vesta-segment create-tag --group does.
-func createPeriodTag(t testing.TB, cfg config.Config, pt segment.PeriodTag) {
+func createPeriodTag(t testing.TB, cfg config.Config, pt segstore.PeriodTag) {
 	t.Helper()
 	sc, err := segconfig.Stores(cfg)
 	require.NoError(t, err)
@@ -33,7 +33,7 @@ func createPeriodTag(t testing.TB, cfg config.Config, pt segment.PeriodTag) {
 	st, err := stores.OpenStore(context.Background(), sc)
 	require.NoError(t, err)
 	defer st.Close()
-	ps, err := segment.PeriodStoreOf(st)
+	ps, err := segstore.PeriodStoreOf(st)
 	require.NoError(t, err)
 	require.NoError(t, ps.CreatePeriodTag(context.Background(), pt))
 }
@@ -53,7 +53,7 @@ func getNumber(t *testing.T, url string) (int, []byte) {
 // segment endpoints'.
 func TestNumberEndpoint(t *testing.T) {
 	cfg := testConfig(t, "--segment-tags", "order")
-	createPeriodTag(t, cfg, segment.PeriodTag{Tag: "ord", Group: segment.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 10})
+	createPeriodTag(t, cfg, segstore.PeriodTag{Tag: "ord", Group: segstore.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 10})
 	_, ts := startServer(t, cfg)
 	day := time.Now().UTC().Format("20060102")
 	for i := 1; i <= 3; i++ {
@@ -80,7 +80,7 @@ func TestNumberEndpoint(t *testing.T) {
 func TestNumberPeriodExhausted(t *testing.T) {
 	var log syncbuf.Buffer
 	cfg := testConfigLog(t, &log)
-	tiny := segment.PeriodTag{Tag: "tiny", Group: segment.GroupYear, Format: "T{yyyy}-{seq:1}", Step: 4}
+	tiny := segstore.PeriodTag{Tag: "tiny", Group: segstore.GroupYear, Format: "T{yyyy}-{seq:1}", Step: 4}
 	createPeriodTag(t, cfg, tiny)
 	_, ts := startServer(t, cfg)
 	for range 9 {
@@ -120,7 +120,7 @@ func TestNumberPeriodExhausted(t *testing.T) {
 	st, err := stores.OpenStore(context.Background(), sc)
 	require.NoError(t, err)
 	defer st.Close()
-	ps, err := segment.PeriodStoreOf(st)
+	ps, err := segstore.PeriodStoreOf(st)
 	require.NoError(t, err)
 	r, err := ps.AllocPeriod(context.Background(), "tiny", 1)
 	require.NoError(t, err)

@@ -28,7 +28,7 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rest/internal/restapp"
 	"github.com/vesta-go/vesta/server-rest/internal/restserver"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // spec is docs/openapi.yaml as kin-openapi reads it, loaded once: every
@@ -246,7 +246,7 @@ func (failingSegments) NextNumber(context.Context, string) (intf.SegmentNumber, 
 }
 
 // periodOrder is the period tag the conformance test serves.
-var periodOrder = segment.PeriodTag{Tag: "order", Group: segment.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 10}
+var periodOrder = segstore.PeriodTag{Tag: "order", Group: segstore.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 10}
 
 // documentedAnswers lists every answer docs/openapi.yaml documents, as
 // conform names them.
@@ -300,7 +300,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	t.Run("ready", func(t *testing.T) {
 		cfg := testConfig(t, "--machine", "78", "--segment-tags", "order")
 		createPeriodTag(t, cfg, periodOrder)
-		createPeriodTag(t, cfg, segment.PeriodTag{Tag: "tiny", Group: segment.GroupYear, Format: "T{yyyy}{seq:1}", Step: 5})
+		createPeriodTag(t, cfg, segstore.PeriodTag{Tag: "tiny", Group: segstore.GroupYear, Format: "T{yyyy}{seq:1}", Step: 5})
 		_, ts := startServer(t, cfg)
 		for range 10 { // 9 numbers, then the year's are used up: 503
 			check(ts.URL, "GET", "/number/tiny", "", "")

@@ -24,6 +24,7 @@ import (
 	"github.com/vesta-go/vesta/service/backend/stores"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // The table runs in order against one server: the IDs of a tag continue
@@ -120,7 +121,7 @@ func TestSegmentOff(t *testing.T) {
 // flakyStore is a segment store that fails while down is set, as a
 // database that stopped; it records whether it was closed.
 type flakyStore struct {
-	segment.Store
+	segstore.Store
 	down   atomic.Bool
 	closed atomic.Bool
 }
@@ -136,7 +137,7 @@ func (f *flakyStore) Alloc(ctx context.Context, tag string, step int64) (int64, 
 	return f.Store.Alloc(ctx, tag, step)
 }
 
-func (f *flakyStore) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+func (f *flakyStore) Tags(ctx context.Context) ([]segstore.TagInfo, error) {
 	if f.down.Load() {
 		return nil, errDown
 	}
@@ -162,7 +163,7 @@ func flakySegments(t *testing.T, tags ...segspec.Tag) (cfgOpen, *flakyStore, cha
 		if err != nil {
 			return nil, err
 		}
-		if _, err := segment.EnsureTags(ctx, inner, tags); err != nil {
+		if _, err := segstore.EnsureTags(ctx, inner, tags); err != nil {
 			return nil, errors.Join(err, inner.Close())
 		}
 		st.Store = inner

@@ -18,6 +18,7 @@ import (
 	"github.com/vesta-go/vesta/service/backend/stores"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // server-rpc's segment mode serves a period tag through the receiver's
@@ -29,9 +30,9 @@ func TestSegmentsServeNumbers(t *testing.T) {
 		Segment: config.Segment{Store: segspec.SQLite, DataDir: t.TempDir()}}
 	st, err := stores.OpenStore(ctx, stores.Config{Store: segspec.SQLite, DataDir: cfg.Segment.DataDir})
 	require.NoError(t, err)
-	ps, err := segment.PeriodStoreOf(st)
+	ps, err := segstore.PeriodStoreOf(st)
 	require.NoError(t, err)
-	require.NoError(t, ps.CreatePeriodTag(ctx, segment.PeriodTag{Tag: "inv", Group: segment.GroupYear, Format: "INV{yyyy}-{seq:4}", Step: 10}))
+	require.NoError(t, ps.CreatePeriodTag(ctx, segstore.PeriodTag{Tag: "inv", Group: segstore.GroupYear, Format: "INV{yyyy}-{seq:4}", Step: 10}))
 	require.NoError(t, st.Close())
 
 	s, err := openSegments(ctx, func(ctx context.Context) (*segment.Generator, error) { return app.OpenSegments(ctx, cfg) },

@@ -21,6 +21,7 @@ import (
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // A store unreachable at start: SegmentNextIds answers code 6 while the
@@ -95,14 +96,14 @@ type downStore struct{}
 var errStoreDown = errors.New("segment store postgres: allocating: failed to connect: 10.1.2.3:5432 (db-7.internal): dial error: connection refused")
 
 func (downStore) Init(context.Context) error { return nil }
-func (downStore) Tags(context.Context) ([]segment.TagInfo, error) {
-	return []segment.TagInfo{{Tag: "order", MaxId: 1, Step: 10}}, nil
+func (downStore) Tags(context.Context) ([]segstore.TagInfo, error) {
+	return []segstore.TagInfo{{Tag: "order", MaxId: 1, Step: 10}}, nil
 }
 func (downStore) Alloc(context.Context, string, int64) (int64, int64, error) {
 	return 0, 0, errStoreDown
 }
-func (downStore) CreateTag(context.Context, segment.TagInfo) error { return nil }
-func (downStore) Close() error                                     { return nil }
+func (downStore) CreateTag(context.Context, segstore.TagInfo) error { return nil }
+func (downStore) Close() error                                      { return nil }
 
 // A store failing after it opened: SegmentNextIds and SegmentRange answer
 // code 6 "segment store unavailable"; the store's error, with the

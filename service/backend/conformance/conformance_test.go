@@ -177,7 +177,7 @@ func TestBorrowBeyondTheLeaseRefusedAtStart(t *testing.T) {
 			t.Fatal("server-rest started")
 		}
 		require.Error(t, n.Err())
-		for _, key := range []string{"maxBorrow", "etcdLeaseTTL", "at most 2.84s"} {
+		for _, key := range []string{"maxBorrow", "leaseTTL", "at most 2.84s"} {
 			assert.Contains(t, n.Logs(), key)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vesta-go/vesta/service/backend/pgstore"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // Open connects to PostgreSQL; segment.New then serves IDs from the
@@ -27,8 +28,8 @@ func ExampleOpen() {
 		return
 	}
 	// The first server to start creates the tag; the others find it there.
-	err = st.CreateTag(ctx, segment.TagInfo{Tag: "order", MaxId: 1, Step: 1000})
-	if err != nil && !errors.Is(err, segment.ErrTagExists) {
+	err = st.CreateTag(ctx, segstore.TagInfo{Tag: "order", MaxId: 1, Step: 1000})
+	if err != nil && !errors.Is(err, segstore.ErrTagExists) {
 		fmt.Println(err)
 		_ = st.Close()
 		return

@@ -17,6 +17,7 @@ import (
 	"github.com/vesta-go/vesta/service/backend/pgstore"
 	"github.com/vesta-go/vesta/service/backend/pgtest"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // waitReplayed waits until c's standby has replayed everything the
@@ -75,10 +76,10 @@ type failover struct {
 	maxId int64
 }
 
-// allocClock is a segment.Store that notes when its first Alloc succeeds
+// allocClock is a segstore.Store that notes when its first Alloc succeeds
 // after mark.
 type allocClock struct {
-	segment.Store
+	segstore.Store
 	mark  atomic.Int64 // unix nanos; 0 until set
 	first atomic.Int64 // unix nanos of the first Alloc after mark
 }
@@ -104,7 +105,7 @@ func runFailover(t *testing.T, c *pgtest.Cluster, o pgstore.Options) failover {
 		require.NoError(t, err)
 		require.NoError(t, st.Init(ctx))
 		if i == 0 {
-			require.NoError(t, st.CreateTag(ctx, segment.TagInfo{Tag: failoverTag, MaxId: 1, Step: failoverStep}))
+			require.NoError(t, st.CreateTag(ctx, segstore.TagInfo{Tag: failoverTag, MaxId: 1, Step: failoverStep}))
 			// The tables and the tag must reach the standby before the
 			// primary stops: an asynchronous one on a loaded machine may
 			// lag that far, and the test is about ranges, not rows.

@@ -11,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/vesta-go/vesta/service/internal/segsql"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
-var _ segment.PeriodStore = (*Store)(nil)
+var _ segstore.PeriodStore = (*Store)(nil)
 
 // allocPeriodSQL takes a range of the tag's current period in one
 // statement, the period read from the database's clock (%s: Options.NowSQL,
@@ -34,8 +34,8 @@ ON CONFLICT (biz_tag, period) DO UPDATE SET max_id = a.max_id + EXCLUDED.max_id 
 WHERE a.max_id <= 9223372036854775807 - (EXCLUDED.max_id - 1)
 RETURNING a.period, a.max_id, (SELECT n FROM t), (SELECT now FROM c), (SELECT period_unit FROM t)`
 
-// CreatePeriodTag inserts a period tag, or returns segment.ErrTagExists.
-func (s *Store) CreatePeriodTag(ctx context.Context, t segment.PeriodTag) error {
+// CreatePeriodTag inserts a period tag, or returns segstore.ErrTagExists.
+func (s *Store) CreatePeriodTag(ctx context.Context, t segstore.PeriodTag) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
@@ -44,22 +44,22 @@ func (s *Store) CreatePeriodTag(ctx context.Context, t segment.PeriodTag) error 
 		return dbError(fmt.Sprintf("creating period tag %q", t.Tag), err)
 	}
 	if ct.RowsAffected() == 0 {
-		return fmt.Errorf("segment tag %q: %w", t.Tag, segment.ErrTagExists)
+		return fmt.Errorf("segment tag %q: %w", t.Tag, segstore.ErrTagExists)
 	}
 	return nil
 }
 
 // PeriodTags lists the period tags, ordered by tag.
-func (s *Store) PeriodTags(ctx context.Context) ([]segment.PeriodTag, error) {
+func (s *Store) PeriodTags(ctx context.Context) ([]segstore.PeriodTag, error) {
 	rows, err := s.pool.Query(ctx, segsql.PeriodTagsSQL)
 	if err != nil {
 		return nil, dbError("listing period tags", err)
 	}
-	tags, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (segment.PeriodTag, error) {
-		var t segment.PeriodTag
+	tags, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (segstore.PeriodTag, error) {
+		var t segstore.PeriodTag
 		var group string
 		err := r.Scan(&t.Tag, &group, &t.Format, &t.Step, &t.Description)
-		t.Group = segment.Grouping(group)
+		t.Group = segstore.Grouping(group)
 		return t, err
 	})
 	if err != nil {
@@ -72,9 +72,9 @@ func (s *Store) PeriodTags(ctx context.Context) ([]segment.PeriodTag, error) {
 // ... ON CONFLICT DO UPDATE ... RETURNING that reads the period from the
 // database's clock (now(), the transaction's start, in UTC; Options.NowSQL
 // replaces it), checked as Alloc is.
-func (s *Store) AllocPeriod(ctx context.Context, tag string, step int64) (segment.PeriodRange, error) {
+func (s *Store) AllocPeriod(ctx context.Context, tag string, step int64) (segstore.PeriodRange, error) {
 	var (
-		r             segment.PeriodRange
+		r             segstore.PeriodRange
 		period, group string
 		maxId, n      int64
 		now           time.Time
@@ -85,13 +85,13 @@ func (s *Store) AllocPeriod(ctx context.Context, tag string, step int64) (segmen
 		if errors.Is(err, pgx.ErrNoRows) {
 			var found int64
 			if err = conn.QueryRow(ctx, `SELECT COUNT(*) FROM vesta_period_tags WHERE biz_tag = $1`, tag).Scan(&found); err == nil {
-				return segment.AllocMiss(tag, found > 0)
+				return segstore.AllocMiss(tag, found > 0)
 			}
 		}
 		if err != nil {
 			return dbError(fmt.Sprintf("allocating for period tag %q", tag), err)
 		}
-		r, err = segment.NewPeriodRange(segment.Grouping(group), period, maxId, n, now)
+		r, err = segstore.NewPeriodRange(segstore.Grouping(group), period, maxId, n, now)
 		return err
 	})
 	return r, err

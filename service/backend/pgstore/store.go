@@ -17,10 +17,10 @@ import (
 
 	"github.com/vesta-go/vesta/service/backend/pgrepl"
 	"github.com/vesta-go/vesta/service/internal/segsql"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
-// Store is a segment.Store on a pgx pool.
+// Store is a segstore.Store on a pgx pool.
 type Store struct {
 	pool  *pgxpool.Pool
 	o     Options
@@ -54,7 +54,7 @@ type Options struct {
 	NowSQL string
 }
 
-var _ segment.Store = (*Store)(nil)
+var _ segstore.Store = (*Store)(nil)
 
 // ParseDSN checks a PostgreSQL DSN, a URL (postgres://user@host/db) or
 // key=value pairs (host=... dbname=...), without connecting. Its error
@@ -145,14 +145,14 @@ func (s *Store) Init(ctx context.Context) error {
 }
 
 // Tags lists every row, ordered by tag.
-func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+func (s *Store) Tags(ctx context.Context) ([]segstore.TagInfo, error) {
 	rows, err := s.pool.Query(ctx, segsql.TagsSQL)
 	if err != nil {
 		return nil, dbError("listing tags", err)
 	}
-	var tags []segment.TagInfo
+	var tags []segstore.TagInfo
 	for rows.Next() {
-		var t segment.TagInfo
+		var t segstore.TagInfo
 		var updated *time.Time
 		if err := rows.Scan(&t.Tag, &t.MaxId, &t.Step, &t.Description, &updated); err != nil {
 			rows.Close()
@@ -186,7 +186,7 @@ func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxId, dbSte
 		if errors.Is(err, pgx.ErrNoRows) {
 			var n int64
 			if err = conn.QueryRow(ctx, segsql.ExistsSQL, tag).Scan(&n); err == nil {
-				return segment.AllocMiss(tag, n > 0)
+				return segstore.AllocMiss(tag, n > 0)
 			}
 		}
 		if err != nil {
@@ -241,8 +241,8 @@ func (s *Store) noticed(pc *pgconn.PgConn, n *pgconn.Notice) {
 	}
 }
 
-// CreateTag inserts a row, or returns segment.ErrTagExists.
-func (s *Store) CreateTag(ctx context.Context, t segment.TagInfo) error {
+// CreateTag inserts a row, or returns segstore.ErrTagExists.
+func (s *Store) CreateTag(ctx context.Context, t segstore.TagInfo) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
@@ -251,7 +251,7 @@ func (s *Store) CreateTag(ctx context.Context, t segment.TagInfo) error {
 		return dbError(fmt.Sprintf("creating tag %q", t.Tag), err)
 	}
 	if ct.RowsAffected() == 0 {
-		return fmt.Errorf("segment tag %q: %w", t.Tag, segment.ErrTagExists)
+		return fmt.Errorf("segment tag %q: %w", t.Tag, segstore.ErrTagExists)
 	}
 	return nil
 }

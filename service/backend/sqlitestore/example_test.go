@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/vesta-go/vesta/service/backend/sqlitestore"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // Open a file (created with its directory), Init the leaf_alloc table,
@@ -34,7 +34,7 @@ func ExampleOpen() {
 		fmt.Println(err)
 		return
 	}
-	for _, t := range []segment.TagInfo{
+	for _, t := range []segstore.TagInfo{
 		{Tag: "order", MaxId: 1, Step: 1000, Description: "order numbers"},
 		{Tag: "invoice", MaxId: 5000, Step: 100},
 	} {
@@ -43,8 +43,8 @@ func ExampleOpen() {
 			return
 		}
 	}
-	err = st.CreateTag(ctx, segment.TagInfo{Tag: "order", MaxId: 1, Step: 10})
-	fmt.Println(errors.Is(err, segment.ErrTagExists), err)
+	err = st.CreateTag(ctx, segstore.TagInfo{Tag: "order", MaxId: 1, Step: 10})
+	fmt.Println(errors.Is(err, segstore.ErrTagExists), err)
 
 	tags, err := st.Tags(ctx) // ordered by tag
 	if err != nil {

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/service/internal/segsql"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
-var _ segment.PeriodStore = (*Store)(nil)
+var _ segstore.PeriodStore = (*Store)(nil)
 
 // SetNow replaces the clock AllocPeriod reads the period from (a test's
 // controllable clock); call it before the store is used. SQLite has no
@@ -21,8 +21,8 @@ var _ segment.PeriodStore = (*Store)(nil)
 // host, and so one clock.
 func (s *Store) SetNow(now func() time.Time) { s.now = now }
 
-// CreatePeriodTag inserts a period tag, or returns segment.ErrTagExists.
-func (s *Store) CreatePeriodTag(ctx context.Context, t segment.PeriodTag) error {
+// CreatePeriodTag inserts a period tag, or returns segstore.ErrTagExists.
+func (s *Store) CreatePeriodTag(ctx context.Context, t segstore.PeriodTag) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
@@ -34,21 +34,21 @@ func (s *Store) CreatePeriodTag(ctx context.Context, t segment.PeriodTag) error 
 		if err != nil {
 			return fmt.Errorf("segment store sqlite: creating period tag %q: %w", t.Tag, err)
 		}
-		return fmt.Errorf("segment tag %q: %w", t.Tag, segment.ErrTagExists)
+		return fmt.Errorf("segment tag %q: %w", t.Tag, segstore.ErrTagExists)
 	}
 	return nil
 }
 
 // PeriodTags lists the period tags, ordered by tag.
-func (s *Store) PeriodTags(ctx context.Context) ([]segment.PeriodTag, error) {
+func (s *Store) PeriodTags(ctx context.Context) ([]segstore.PeriodTag, error) {
 	rows, err := s.db.QueryContext(ctx, segsql.PeriodTagsSQL)
 	if err != nil {
 		return nil, fmt.Errorf("segment store sqlite: listing period tags: %w", err)
 	}
 	defer rows.Close()
-	var tags []segment.PeriodTag
+	var tags []segstore.PeriodTag
 	for rows.Next() {
-		var t segment.PeriodTag
+		var t segstore.PeriodTag
 		if err := rows.Scan(&t.Tag, &t.Group, &t.Format, &t.Step, &t.Description); err != nil {
 			return nil, fmt.Errorf("segment store sqlite: listing period tags: %w", err)
 		}
@@ -62,9 +62,9 @@ func (s *Store) PeriodTags(ctx context.Context) ([]segment.PeriodTag, error) {
 
 // AllocPeriod takes a range of the tag's current period (the process's
 // clock: SetNow) in one BEGIN IMMEDIATE transaction.
-func (s *Store) AllocPeriod(ctx context.Context, tag string, step int64) (segment.PeriodRange, error) {
-	fail := func(err error) (segment.PeriodRange, error) {
-		return segment.PeriodRange{}, fmt.Errorf("segment store sqlite: allocating for period tag %q: %w", tag, err)
+func (s *Store) AllocPeriod(ctx context.Context, tag string, step int64) (segstore.PeriodRange, error) {
+	fail := func(err error) (segstore.PeriodRange, error) {
+		return segstore.PeriodRange{}, fmt.Errorf("segment store sqlite: allocating for period tag %q: %w", tag, err)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -72,12 +72,12 @@ func (s *Store) AllocPeriod(ctx context.Context, tag string, step int64) (segmen
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op after Commit
 	var (
-		group  segment.Grouping
+		group  segstore.Grouping
 		dbStep int64
 	)
 	err = tx.QueryRowContext(ctx, segsql.PeriodTagSQL, tag).Scan(&group, &dbStep)
 	if errors.Is(err, sql.ErrNoRows) {
-		return segment.PeriodRange{}, segment.AllocMiss(tag, false)
+		return segstore.PeriodRange{}, segstore.AllocMiss(tag, false)
 	}
 	if err != nil {
 		return fail(err)
@@ -90,7 +90,7 @@ func (s *Store) AllocPeriod(ctx context.Context, tag string, step int64) (segmen
 	var maxId int64
 	err = tx.QueryRowContext(ctx, segsql.PeriodUpsertSQL, tag, period, step).Scan(&maxId)
 	if errors.Is(err, sql.ErrNoRows) {
-		return segment.PeriodRange{}, segment.AllocMiss(tag, true)
+		return segstore.PeriodRange{}, segstore.AllocMiss(tag, true)
 	}
 	if err == nil {
 		err = tx.Commit()
@@ -98,5 +98,5 @@ func (s *Store) AllocPeriod(ctx context.Context, tag string, step int64) (segmen
 	if err != nil {
 		return fail(err)
 	}
-	return segment.NewPeriodRange(group, period, maxId, step, now)
+	return segstore.NewPeriodRange(group, period, maxId, step, now)
 }

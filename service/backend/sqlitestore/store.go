@@ -14,7 +14,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/vesta-go/vesta/service/internal/segsql"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // FileName is the default file name, in the service's data directory.
@@ -24,14 +24,14 @@ const FileName = "segments.db"
 // or process to release the write lock.
 const BusyTimeoutMillis = 5000
 
-// Store is a segment.Store on one SQLite file.
+// Store is a segstore.Store on one SQLite file.
 type Store struct {
 	db   *sql.DB
 	path string
 	now  func() time.Time // the clock of the period tags (SetNow)
 }
 
-var _ segment.Store = (*Store)(nil)
+var _ segstore.Store = (*Store)(nil)
 
 // Open opens (creating it and its directory if needed) the SQLite file at
 // path. It does not create the table: call Init.
@@ -80,15 +80,15 @@ func (s *Store) Init(ctx context.Context) error {
 }
 
 // Tags lists every row, ordered by tag.
-func (s *Store) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+func (s *Store) Tags(ctx context.Context) ([]segstore.TagInfo, error) {
 	rows, err := s.db.QueryContext(ctx, segsql.TagsSQL)
 	if err != nil {
 		return nil, fmt.Errorf("segment store sqlite: listing tags: %w", err)
 	}
 	defer rows.Close()
-	var tags []segment.TagInfo
+	var tags []segstore.TagInfo
 	for rows.Next() {
-		var t segment.TagInfo
+		var t segstore.TagInfo
 		var updated sql.NullTime
 		if err := rows.Scan(&t.Tag, &t.MaxId, &t.Step, &t.Description, &updated); err != nil {
 			return nil, fmt.Errorf("segment store sqlite: listing tags: %w", err)
@@ -116,7 +116,7 @@ func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxId, dbSte
 	if errors.Is(err, sql.ErrNoRows) {
 		var n int64
 		if err = tx.QueryRowContext(ctx, segsql.ExistsSQL, tag).Scan(&n); err == nil {
-			return 0, 0, segment.AllocMiss(tag, n > 0)
+			return 0, 0, segstore.AllocMiss(tag, n > 0)
 		}
 	}
 	if err == nil {
@@ -128,8 +128,8 @@ func (s *Store) Alloc(ctx context.Context, tag string, step int64) (maxId, dbSte
 	return maxId, dbStep, nil
 }
 
-// CreateTag inserts a row, or returns segment.ErrTagExists.
-func (s *Store) CreateTag(ctx context.Context, t segment.TagInfo) error {
+// CreateTag inserts a row, or returns segstore.ErrTagExists.
+func (s *Store) CreateTag(ctx context.Context, t segstore.TagInfo) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (s *Store) CreateTag(ctx context.Context, t segment.TagInfo) error {
 		if err != nil {
 			return fmt.Errorf("segment store sqlite: creating tag %q: %w", t.Tag, err)
 		}
-		return fmt.Errorf("segment tag %q: %w", t.Tag, segment.ErrTagExists)
+		return fmt.Errorf("segment tag %q: %w", t.Tag, segstore.ErrTagExists)
 	}
 	return nil
 }

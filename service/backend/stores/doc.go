@@ -4,6 +4,6 @@
 //
 // It is apart from package segment so that the generator and its Store
 // contract link no database driver: the drivers (pgstore, sqlitestore)
-// implement segment.Store, and this package is where a program chooses
+// implement segstore.Store, and this package is where a program chooses
 // between them.
 package stores

@@ -11,7 +11,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/backend/sqlitestore"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // onDemandStore is the SQLite store of a configuration that did not ask
@@ -29,7 +29,7 @@ type onDemandStore struct {
 	closed bool
 }
 
-var _ segment.Store = (*onDemandStore)(nil)
+var _ segstore.Store = (*onDemandStore)(nil)
 
 // store returns the opened store, opening it when the file exists (or, with
 // create, in any case); nil and no error while there is no file.
@@ -73,7 +73,7 @@ func (s *onDemandStore) Init(ctx context.Context) error {
 }
 
 // Tags lists the file's tags; none while there is no file.
-func (s *onDemandStore) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+func (s *onDemandStore) Tags(ctx context.Context) ([]segstore.TagInfo, error) {
 	st, err := s.store(ctx, false)
 	if st == nil {
 		return nil, err
@@ -88,13 +88,13 @@ func (s *onDemandStore) Alloc(ctx context.Context, tag string, step int64) (maxI
 		return 0, 0, err
 	}
 	if st == nil {
-		return 0, 0, segment.AllocMiss(tag, false)
+		return 0, 0, segstore.AllocMiss(tag, false)
 	}
 	return st.Alloc(ctx, tag, step)
 }
 
 // CreateTag creates the file if needed, then the tag.
-func (s *onDemandStore) CreateTag(ctx context.Context, t segment.TagInfo) error {
+func (s *onDemandStore) CreateTag(ctx context.Context, t segstore.TagInfo) error {
 	if err := t.Validate(); err != nil { // a bad tag creates no file
 		return err
 	}

@@ -3,13 +3,13 @@ package stores
 import (
 	"context"
 
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
-var _ segment.PeriodStore = (*onDemandStore)(nil)
+var _ segstore.PeriodStore = (*onDemandStore)(nil)
 
 // CreatePeriodTag creates the file if needed, then the period tag.
-func (s *onDemandStore) CreatePeriodTag(ctx context.Context, t segment.PeriodTag) error {
+func (s *onDemandStore) CreatePeriodTag(ctx context.Context, t segstore.PeriodTag) error {
 	if err := t.Validate(); err != nil { // a bad tag creates no file
 		return err
 	}
@@ -21,7 +21,7 @@ func (s *onDemandStore) CreatePeriodTag(ctx context.Context, t segment.PeriodTag
 }
 
 // PeriodTags lists the file's period tags; none while there is no file.
-func (s *onDemandStore) PeriodTags(ctx context.Context) ([]segment.PeriodTag, error) {
+func (s *onDemandStore) PeriodTags(ctx context.Context) ([]segstore.PeriodTag, error) {
 	st, err := s.store(ctx, false)
 	if st == nil {
 		return nil, err
@@ -30,13 +30,13 @@ func (s *onDemandStore) PeriodTags(ctx context.Context) ([]segment.PeriodTag, er
 }
 
 // AllocPeriod allocates in the file; while there is none, no tag exists.
-func (s *onDemandStore) AllocPeriod(ctx context.Context, tag string, step int64) (segment.PeriodRange, error) {
+func (s *onDemandStore) AllocPeriod(ctx context.Context, tag string, step int64) (segstore.PeriodRange, error) {
 	st, err := s.store(ctx, false)
 	if err != nil {
-		return segment.PeriodRange{}, err
+		return segstore.PeriodRange{}, err
 	}
 	if st == nil {
-		return segment.PeriodRange{}, segment.AllocMiss(tag, false)
+		return segstore.PeriodRange{}, segstore.AllocMiss(tag, false)
 	}
 	return st.AllocPeriod(ctx, tag, step)
 }

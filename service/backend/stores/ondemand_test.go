@@ -13,8 +13,8 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/backend/sqlitestore"
 	"github.com/vesta-go/vesta/service/backend/stores"
-	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // Nothing asked for segment mode (OnDemand): no file is created, no tag
@@ -44,7 +44,7 @@ func TestOnDemandCreatesNoFileAndOpensAtFirstUse(t *testing.T) {
 	admin, err := stores.OpenStore(ctx, cfg)
 	require.NoError(t, err)
 	assert.NoFileExists(t, path, "opening the store for create-tag creates nothing yet")
-	require.NoError(t, admin.CreateTag(ctx, segment.TagInfo{Tag: "order", MaxId: 1, Step: 500}))
+	require.NoError(t, admin.CreateTag(ctx, segstore.TagInfo{Tag: "order", MaxId: 1, Step: 500}))
 	require.NoError(t, admin.Close())
 	assert.FileExists(t, path)
 
@@ -86,13 +86,13 @@ func TestOnDemandCreateTagAndClose(t *testing.T) {
 	path := filepath.Join(dir, sqlitestore.FileName)
 	st, err := stores.OpenStore(ctx, stores.Config{DataDir: dir, OnDemand: true})
 	require.NoError(t, err)
-	require.ErrorIs(t, st.CreateTag(ctx, segment.TagInfo{Tag: "a b", MaxId: 1, Step: 1}), intf.ErrInvalidArgument)
+	require.ErrorIs(t, st.CreateTag(ctx, segstore.TagInfo{Tag: "a b", MaxId: 1, Step: 1}), intf.ErrInvalidArgument)
 	assert.NoFileExists(t, path)
 	tags, err := st.Tags(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, tags)
 	require.NoError(t, st.Close())
-	require.ErrorIs(t, st.CreateTag(ctx, segment.TagInfo{Tag: "a", MaxId: 1, Step: 1}), intf.ErrClosed)
+	require.ErrorIs(t, st.CreateTag(ctx, segstore.TagInfo{Tag: "a", MaxId: 1, Step: 1}), intf.ErrClosed)
 	assert.NoFileExists(t, path)
 	require.NoError(t, st.Close(), "Close twice")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/vesta-go/vesta/service/backend/sqlitestore"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // ErrDisabled: Open was asked for segment mode while the configuration
@@ -75,9 +76,9 @@ func (c Config) SQLitePath() (string, error) {
 
 // OpenStore opens the configured store and creates the table if needed
 // (an OnDemand store: once its file exists).
-func OpenStore(ctx context.Context, c Config) (segment.Store, error) {
+func OpenStore(ctx context.Context, c Config) (segstore.Store, error) {
 	var (
-		st  segment.Store
+		st  segstore.Store
 		err error
 	)
 	switch c.Store {
@@ -137,7 +138,7 @@ func open(ctx context.Context, c Config) (*segment.Generator, error) {
 	if err != nil {
 		return nil, err
 	}
-	created, err := segment.EnsureTags(ctx, st, c.Tags)
+	created, err := segstore.EnsureTags(ctx, st, c.Tags)
 	if err != nil {
 		_ = st.Close()
 		return nil, err

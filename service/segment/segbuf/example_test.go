@@ -12,7 +12,7 @@ import (
 )
 
 // row is a leaf_alloc row kept in memory: each load advances maxId by the
-// step asked for (the row's own when 0), as segment.Store.Alloc does.
+// step asked for (the row's own when 0), as segstore.Store.Alloc does.
 type row struct {
 	mu           sync.Mutex
 	maxId, floor int64

@@ -13,7 +13,7 @@ import (
 	"github.com/vesta-go/vesta/service/backend/pgstore"
 	"github.com/vesta-go/vesta/service/backend/pgtest"
 	"github.com/vesta-go/vesta/service/backend/sqlitestore"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // backend is one kind of store the suite runs against.
@@ -28,7 +28,7 @@ type backend struct {
 // database is one test's database.
 type database struct {
 	// open returns a new store on it (a new pool: another instance).
-	open func(t testing.TB) segment.Store
+	open func(t testing.TB) segstore.Store
 	// exec runs SQL on it directly, as an operator would.
 	exec func(t testing.TB, query string, args ...any)
 }
@@ -50,7 +50,7 @@ func forEachBackend(t *testing.T, f func(t *testing.T, b backend)) {
 	}
 }
 
-func initStore(t testing.TB, st segment.Store, err error) segment.Store {
+func initStore(t testing.TB, st segstore.Store, err error) segstore.Store {
 	t.Helper()
 	require.NoError(t, err)
 	require.NoError(t, st.Init(context.Background()))
@@ -60,7 +60,7 @@ func initStore(t testing.TB, st segment.Store, err error) segment.Store {
 func newSQLiteDB(t testing.TB) database {
 	path := filepath.Join(t.TempDir(), sqlitestore.FileName)
 	return database{
-		open: func(t testing.TB) segment.Store {
+		open: func(t testing.TB) segstore.Store {
 			st, err := sqlitestore.Open(context.Background(), path)
 			return initStore(t, st, err)
 		},
@@ -79,7 +79,7 @@ func newPostgresDB(t testing.TB) database {
 	dsn, err := srv.NewSchema(context.Background())
 	require.NoError(t, err)
 	return database{
-		open: func(t testing.TB) segment.Store {
+		open: func(t testing.TB) segstore.Store {
 			st, err := pgstore.Open(context.Background(), dsn)
 			return initStore(t, st, err)
 		},

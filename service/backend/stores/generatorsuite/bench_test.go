@@ -6,6 +6,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/benchbase"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // benchCase is one way of asking for IDs.
@@ -52,7 +53,7 @@ func BenchmarkSegment(b *testing.B) {
 		b.Run(be.name, func(b *testing.B) {
 			db := be.newDB(b)
 			for i, bc := range benchCases {
-				tag := segment.TagInfo{Tag: "bench" + string(rune('a'+i)), MaxId: 1, Step: 1000}
+				tag := segstore.TagInfo{Tag: "bench" + string(rune('a'+i)), MaxId: 1, Step: 1000}
 				if bc.step > 0 {
 					tag.Step = bc.step
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // Two generators on one store, many goroutines each, tiny ranges (many
@@ -24,7 +25,7 @@ func TestChurnNeverDuplicates(t *testing.T) {
 	t.Parallel() // its own database; TestOutage, which stops the shared server, is serial: it runs before
 	db := memDB(segtest.NewMem())
 	small := func(s *segment.Settings) { s.MaxStep = 8 }
-	f1 := newFixture(t, db, small, segment.TagInfo{Tag: "c", MaxId: 1, Step: 3})
+	f1 := newFixture(t, db, small, segstore.TagInfo{Tag: "c", MaxId: 1, Step: 3})
 	f2 := newFixture(t, db, small)
 	stop := make(chan struct{})
 	var chaos sync.WaitGroup

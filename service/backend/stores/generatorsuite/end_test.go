@@ -11,18 +11,19 @@ import (
 	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // memDB is a database on one in-memory store.
-func memDB(m segment.Store) database {
-	return database{open: func(testing.TB) segment.Store { return m }}
+func memDB(m segstore.Store) database {
+	return database{open: func(testing.TB) segstore.Store { return m }}
 }
 
 // requireEnd checks the error of a tag that has no IDs left: it names the
 // tag and says so, and is not a passing outage.
 func requireEnd(t *testing.T, err error, tag string) {
 	t.Helper()
-	require.ErrorIs(t, err, segment.ErrMaxIdOverflow)
+	require.ErrorIs(t, err, segstore.ErrMaxIdOverflow)
 	assert.NotErrorIs(t, err, intf.ErrUnavailable, "not an outage: retrying cannot help")
 	assert.Contains(t, err.Error(), `segment tag "`+tag+`" has handed out its last ID`)
 	assert.Contains(t, err.Error(), "new tag")
@@ -34,7 +35,7 @@ func requireEnd(t *testing.T, err error, tag string) {
 // back to the row's step when it no longer fits.
 func TestTagNearMaxInt64EndsWithAClearError(t *testing.T) {
 	const first = math.MaxInt64 - 45
-	f := newFixture(t, memDB(segtest.NewMem()), nil, segment.TagInfo{Tag: "end", MaxId: first, Step: 10})
+	f := newFixture(t, memDB(segtest.NewMem()), nil, segstore.TagInfo{Tag: "end", MaxId: first, Step: 10})
 	var ids []int64
 	for {
 		id, err := f.g.NextId(context.Background(), "end")
@@ -65,7 +66,7 @@ func TestTagNearMaxInt64EndsWithAClearError(t *testing.T) {
 // it returns no IDs at all, so none can be a repeat or wrapped.
 func TestBatchCrossingTheEndOfATag(t *testing.T) {
 	const first = math.MaxInt64 - 25
-	f := newFixture(t, memDB(segtest.NewMem()), nil, segment.TagInfo{Tag: "end", MaxId: first, Step: 10})
+	f := newFixture(t, memDB(segtest.NewMem()), nil, segstore.TagInfo{Tag: "end", MaxId: first, Step: 10})
 	got := take(t, f.g, "end", 5)
 	assert.Equal(t, span(first, 5), got)
 	ids, err := f.g.NextIds(context.Background(), "end", 30)
@@ -86,7 +87,7 @@ func TestBatchCrossingTheEndOfATag(t *testing.T) {
 }
 
 // wrapStore is a broken store whose allocation wrapped past 2^63-1.
-type wrapStore struct{ segment.Store }
+type wrapStore struct{ segstore.Store }
 
 func (wrapStore) Alloc(context.Context, string, int64) (int64, int64, error) {
 	return math.MinInt64 + 5, 10, nil
@@ -96,7 +97,7 @@ func (wrapStore) Alloc(context.Context, string, int64) (int64, int64, error) {
 // refused: the generator never computes a negative or wrapped ID.
 func TestWrappedRangeIsRefused(t *testing.T) {
 	m := segtest.NewMem()
-	require.NoError(t, m.CreateTag(context.Background(), segment.TagInfo{Tag: "w", MaxId: 1, Step: 10}))
+	require.NoError(t, m.CreateTag(context.Background(), segstore.TagInfo{Tag: "w", MaxId: 1, Step: 10}))
 	f := newFixture(t, memDB(wrapStore{m}), nil)
 	_, err := f.g.NextId(context.Background(), "w")
 	require.Error(t, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // One instance alone on a tag hands out exactly initial, initial+1, ...:
@@ -20,7 +21,7 @@ import (
 func TestDenseAndIncreasing(t *testing.T) {
 	t.Parallel() // its own database; TestOutage, which stops the shared server, is serial: it runs before
 	forEachBackend(t, func(t *testing.T, b backend) {
-		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "d", MaxId: 1, Step: 10})
+		f := newFixture(t, b.newDB(t), nil, segstore.TagInfo{Tag: "d", MaxId: 1, Step: 10})
 		var ids []int64
 		for i := 0; len(ids) < 5000; i++ {
 			if i%3 == 0 {
@@ -52,7 +53,7 @@ func TestTwoInstancesConcurrent(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		db := b.newDB(t)
 		small := func(s *segment.Settings) { s.MaxStep = 64 } // many ranges, many DB round trips
-		f1 := newFixture(t, db, small, segment.TagInfo{Tag: "c", MaxId: 1, Step: 16})
+		f1 := newFixture(t, db, small, segstore.TagInfo{Tag: "c", MaxId: 1, Step: 16})
 		f2 := newFixture(t, db, small)
 		const goroutines, perGoroutine = 4, 1500
 		results := make([][]int64, 2*goroutines)
@@ -97,7 +98,7 @@ func TestTwoInstancesConcurrent(t *testing.T) {
 func TestOutage(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		fixed := func(s *segment.Settings) { s.MaxStep = 100 }
-		f := newFixture(t, b.newDB(t), fixed, segment.TagInfo{Tag: "o", MaxId: 1, Step: 100})
+		f := newFixture(t, b.newDB(t), fixed, segstore.TagInfo{Tag: "o", MaxId: 1, Step: 100})
 		ids := take(t, f.g, "o", 20) // loads the first range and starts the preload
 		st := settle(t, f.g, "o")
 		require.Equal(t, []int64{80, 100}, []int64{st.Current, st.Spare}, "%v", st)
@@ -152,7 +153,7 @@ func nextAfterRecovery(t *testing.T, f *fixture, tag string) int64 {
 func TestRangeBelowLastIsRefused(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		fixed := func(s *segment.Settings) { s.MaxStep = 10 }
-		f := newFixture(t, b.newDB(t), fixed, segment.TagInfo{Tag: "r", MaxId: 1, Step: 10})
+		f := newFixture(t, b.newDB(t), fixed, segstore.TagInfo{Tag: "r", MaxId: 1, Step: 10})
 		ids := take(t, f.g, "r", 2)
 		st := settle(t, f.g, "r")
 		f.db.exec(t, "UPDATE leaf_alloc SET max_id = 1 WHERE biz_tag = 'r'")
@@ -167,7 +168,7 @@ func TestRangeBelowLastIsRefused(t *testing.T) {
 func TestDynamicStep(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		bounded := func(s *segment.Settings) { s.MaxStep = 400 }
-		f := newFixture(t, b.newDB(t), bounded, segment.TagInfo{Tag: "s", MaxId: 1, Step: 100})
+		f := newFixture(t, b.newDB(t), bounded, segstore.TagInfo{Tag: "s", MaxId: 1, Step: 100})
 		take(t, f.g, "s", 1)
 		for _, d := range []string{"1m", "1m", "1m", "20m", "40m", "40m", "40m"} {
 			f.clock.Advance(mustDuration(t, d))
@@ -204,7 +205,7 @@ func triggerLoad(t *testing.T, f *fixture, tag string) {
 func TestRefresh(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		noMiss := func(s *segment.Settings) { s.MissRefreshInterval = -1 }
-		f := newFixture(t, b.newDB(t), noMiss, segment.TagInfo{Tag: "old", MaxId: 1, Step: 10})
+		f := newFixture(t, b.newDB(t), noMiss, segstore.TagInfo{Tag: "old", MaxId: 1, Step: 10})
 		ctx := context.Background()
 		f.tag(t, "late", 500, 10)
 		_, err := f.g.NextId(ctx, "late")
@@ -242,7 +243,7 @@ func TestRefresh(t *testing.T) {
 func TestTagRecreatedLowerRepeatsNothing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		noMiss := func(s *segment.Settings) { s.MissRefreshInterval = -1 }
-		f := newFixture(t, b.newDB(t), noMiss, segment.TagInfo{Tag: "order", MaxId: 1, Step: 10})
+		f := newFixture(t, b.newDB(t), noMiss, segstore.TagInfo{Tag: "order", MaxId: 1, Step: 10})
 		ctx := context.Background()
 		refresh := func() { f.clock.Tick(); f.clock.Tick() }
 		first := take(t, f.g, "order", 5) // 1..5 of the range [1, 11)
@@ -279,7 +280,7 @@ func TestTagRecreatedLowerRepeatsNothing(t *testing.T) {
 // concurrent misses share one reread.
 func TestRefreshAfterMiss(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "old", MaxId: 1, Step: 10})
+		f := newFixture(t, b.newDB(t), nil, segstore.TagInfo{Tag: "old", MaxId: 1, Step: 10})
 		ctx := context.Background()
 		reads := f.st.TagReads()
 
@@ -344,7 +345,7 @@ func TestRefreshAfterMiss(t *testing.T) {
 // gets its own context's error, and the others the reread's true answer.
 func TestMissRereadOutlivesAnImpatientCaller(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "old", MaxId: 1, Step: 10})
+		f := newFixture(t, b.newDB(t), nil, segstore.TagInfo{Tag: "old", MaxId: 1, Step: 10})
 		done, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := f.g.NextId(done, "ghost")
@@ -359,8 +360,8 @@ func TestBadRequests(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		f := newFixture(t, b.newDB(t), nil,
-			segment.TagInfo{Tag: "ok", MaxId: 1, Step: 10},
-			segment.TagInfo{Tag: "full", MaxId: math.MaxInt64 - 5, Step: 5})
+			segstore.TagInfo{Tag: "ok", MaxId: 1, Step: 10},
+			segstore.TagInfo{Tag: "full", MaxId: math.MaxInt64 - 5, Step: 5})
 
 		_, err := f.g.NextIds(ctx, "missing", 1)
 		assert.ErrorIs(t, err, intf.ErrUnknownTag)
@@ -386,7 +387,7 @@ func TestBadRequests(t *testing.T) {
 		ids = take(t, f.g, "full", 5)
 		assert.Equal(t, span(math.MaxInt64-5, 5), ids)
 		_, err = f.g.NextId(ctx, "full")
-		assert.ErrorIs(t, err, segment.ErrMaxIdOverflow)
+		assert.ErrorIs(t, err, segstore.ErrMaxIdOverflow)
 		assert.NotErrorIs(t, err, intf.ErrUnavailable)
 
 		cancelled, cancel := context.WithCancel(ctx)
@@ -416,7 +417,7 @@ func mustDuration(t *testing.T, s string) (d time.Duration) {
 // reread.
 func TestStatusBeforeTheFirstLoad(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		f := newFixture(t, b.newDB(t), nil, segment.TagInfo{Tag: "o", MaxId: 1, Step: 500})
+		f := newFixture(t, b.newDB(t), nil, segstore.TagInfo{Tag: "o", MaxId: 1, Step: 500})
 		st, err := f.g.Status("o")
 		require.NoError(t, err)
 		assert.Equal(t, segment.TagStatus{Tag: "o", DBStep: 500}, st)

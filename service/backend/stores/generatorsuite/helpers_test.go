@@ -11,6 +11,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // fixture is a Generator on a wrapped store with a fake clock.
@@ -24,12 +25,12 @@ type fixture struct {
 // tag creates a tag directly in the store.
 func (f *fixture) tag(t testing.TB, name string, initial, step int64) {
 	t.Helper()
-	require.NoError(t, f.st.CreateTag(context.Background(), segment.TagInfo{Tag: name, MaxId: initial, Step: step}))
+	require.NoError(t, f.st.CreateTag(context.Background(), segstore.TagInfo{Tag: name, MaxId: initial, Step: step}))
 }
 
 // newFixture opens a store on db, creates tags, and starts a Generator;
 // tune adjusts the settings. The Generator is closed when the test ends.
-func newFixture(t testing.TB, db database, tune func(*segment.Settings), tags ...segment.TagInfo) *fixture {
+func newFixture(t testing.TB, db database, tune func(*segment.Settings), tags ...segstore.TagInfo) *fixture {
 	t.Helper()
 	f := &fixture{db: db, st: segtest.Wrap(db.open(t)), clock: segtest.NewClock()}
 	for _, tag := range tags {

@@ -16,6 +16,7 @@ import (
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // A period whose {seq:N} is used up answers every call with a
@@ -35,7 +36,7 @@ func testPeriodExhausted(t *testing.T, db clockedDB) {
 	clock.Advance(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC).Sub(clock.Now()))
 	db.set(t, clock.Now())
 	st := segtest.Wrap(db.open(t))
-	pt := segment.PeriodTag{Tag: "small", Group: segment.GroupDay, Format: "S{yyMMdd}-{seq:2}", Step: 30}
+	pt := segstore.PeriodTag{Tag: "small", Group: segstore.GroupDay, Format: "S{yyMMdd}-{seq:2}", Step: 30}
 	require.NoError(t, st.CreatePeriodTag(ctx, pt))
 	var logs syncbuf.Buffer
 	g, err := segment.New(ctx, segment.Settings{Store: st, Clock: clock, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -61,7 +62,7 @@ func testPeriodExhausted(t *testing.T, db clockedDB) {
 					return
 				}
 				assert.ErrorIs(t, err, intf.ErrPeriodExhausted)
-				assert.ErrorIs(t, err, segment.ErrNumberOverflow)
+				assert.ErrorIs(t, err, segstore.ErrNumberOverflow)
 				assert.Equal(t, intf.PeriodExhaustedError{Tag: "small", Period: "20261127", Width: 2, Max: 99,
 					Ends: time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC), RetryAfter: 12 * time.Hour}, *pe)
 				for _, s := range []string{`"small"`, "20261127", "{seq:2}", "99"} {
@@ -99,7 +100,7 @@ func testPeriodExhausted(t *testing.T, db clockedDB) {
 	// end of the last range drawn.
 	admin := db.open(t)
 	defer admin.Close()
-	ps, err := segment.PeriodStoreOf(admin)
+	ps, err := segstore.PeriodStoreOf(admin)
 	require.NoError(t, err)
 	db.set(t, time.Date(2026, 11, 27, 23, 0, 0, 0, time.UTC))
 	r, err := ps.AllocPeriod(ctx, "small", 1)

@@ -14,6 +14,7 @@ import (
 	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // askTogether asks each tag once, all at the same moment (one goroutine
@@ -44,13 +45,13 @@ func TestTagsFirstAskedTogether(t *testing.T) {
 		db := b.newDB(t)
 		admin := db.open(t) // another process: vesta-segment
 		t.Cleanup(func() { _ = admin.Close() })
-		ps, err := segment.PeriodStoreOf(admin)
+		ps, err := segstore.PeriodStoreOf(admin)
 		require.NoError(t, err)
 		createPeriod := func(prefix string) []string {
 			var tags []string
 			for i := range 10 {
 				tag := fmt.Sprintf("%s%d", prefix, i)
-				require.NoError(t, ps.CreatePeriodTag(ctx, segment.PeriodTag{Tag: tag, Group: segment.GroupDay,
+				require.NoError(t, ps.CreatePeriodTag(ctx, segstore.PeriodTag{Tag: tag, Group: segstore.GroupDay,
 					Format: fmt.Sprintf("N%d{yyyyMMdd}{seq:6}", i), Step: 5}))
 				tags = append(tags, tag)
 			}
@@ -101,7 +102,7 @@ func TestTagsFirstAskedTogether(t *testing.T) {
 		var plain []string
 		for i := range 10 {
 			tag := fmt.Sprintf("plain%d", i)
-			require.NoError(t, admin.CreateTag(ctx, segment.TagInfo{Tag: tag, MaxId: 1, Step: 5}))
+			require.NoError(t, admin.CreateTag(ctx, segstore.TagInfo{Tag: tag, MaxId: 1, Step: 5}))
 			plain = append(plain, tag)
 		}
 		reads := st.TagReads()

@@ -18,12 +18,13 @@ import (
 	"github.com/vesta-go/vesta/service/backend/pgtest"
 	"github.com/vesta-go/vesta/service/backend/sqlitestore"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // clockedDB is a database whose clock the test sets: open returns a new
 // store (a node's) reading the period from it, set moves it.
 type clockedDB struct {
-	open func(t *testing.T) segment.Store
+	open func(t *testing.T) segstore.Store
 	set  func(t *testing.T, now time.Time)
 }
 
@@ -32,7 +33,7 @@ func sqliteClocked(t *testing.T) clockedDB {
 	path := filepath.Join(t.TempDir(), sqlitestore.FileName)
 	var now atomic.Pointer[time.Time]
 	return clockedDB{
-		open: func(t *testing.T) segment.Store {
+		open: func(t *testing.T) segstore.Store {
 			st, err := sqlitestore.Open(context.Background(), path)
 			initStore(t, st, err)
 			st.SetNow(func() time.Time { return *now.Load() })
@@ -53,7 +54,7 @@ func postgresClocked(t *testing.T) clockedDB {
 	_, err = conn.Exec(context.Background(), `CREATE TABLE vesta_test_clock (t TIMESTAMPTZ NOT NULL); INSERT INTO vesta_test_clock VALUES (now())`)
 	require.NoError(t, err)
 	return clockedDB{
-		open: func(t *testing.T) segment.Store {
+		open: func(t *testing.T) segstore.Store {
 			st, err := pgstore.OpenOptions(context.Background(), dsn, pgstore.Options{NowSQL: "(SELECT t FROM vesta_test_clock)"})
 			return initStore(t, st, err)
 		},
@@ -110,14 +111,14 @@ func testPeriodDayBoundary(t *testing.T, db clockedDB) {
 	for i := range 2 {
 		st := db.open(t)
 		if i == 0 {
-			ps, err := segment.PeriodStoreOf(st)
+			ps, err := segstore.PeriodStoreOf(st)
 			require.NoError(t, err)
-			pt := segment.PeriodTag{Tag: "order", Group: segment.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 5}
+			pt := segstore.PeriodTag{Tag: "order", Group: segstore.GroupDay, Format: "ORD{yyyyMMdd}{seq:6}", Step: 5}
 			require.NoError(t, ps.CreatePeriodTag(ctx, pt))
-			require.ErrorIs(t, ps.CreatePeriodTag(ctx, pt), segment.ErrTagExists)
+			require.ErrorIs(t, ps.CreatePeriodTag(ctx, pt), segstore.ErrTagExists)
 			tags, err := ps.PeriodTags(ctx)
 			require.NoError(t, err)
-			require.Equal(t, []segment.PeriodTag{pt}, tags)
+			require.Equal(t, []segstore.PeriodTag{pt}, tags)
 		}
 		g, err := segment.New(ctx, segment.Settings{Store: st, Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		require.NoError(t, err)

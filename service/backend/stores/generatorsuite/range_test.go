@@ -9,6 +9,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // Ranges handed out whole come from the store like the generators' own:
@@ -17,7 +18,7 @@ import (
 func TestNextRange(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		db := b.newDB(t)
-		f1 := newFixture(t, db, nil, segment.TagInfo{Tag: "r", MaxId: 1, Step: 10})
+		f1 := newFixture(t, db, nil, segstore.TagInfo{Tag: "r", MaxId: 1, Step: 10})
 		f2 := newFixture(t, db, nil)
 		ctx := context.Background()
 		seen := map[int64]bool{}
@@ -66,7 +67,7 @@ func TestNextRange(t *testing.T) {
 func TestStep(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		db := b.newDB(t)
-		f := newFixture(t, db, nil, segment.TagInfo{Tag: "r", MaxId: 1, Step: 40})
+		f := newFixture(t, db, nil, segstore.TagInfo{Tag: "r", MaxId: 1, Step: 40})
 		ctx := context.Background()
 		step, err := f.g.Step(ctx, "r")
 		require.NoError(t, err)

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
 // TestStoreContract checks what the Generator relies on, for each store.
@@ -24,12 +24,12 @@ func TestStoreContract(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, tags)
 
-		require.NoError(t, st.CreateTag(ctx, segment.TagInfo{Tag: "order", MaxId: 5, Step: 10, Description: "orders"}))
-		err = st.CreateTag(ctx, segment.TagInfo{Tag: "order", MaxId: 99, Step: 1})
-		assert.ErrorIs(t, err, segment.ErrTagExists)
-		err = st.CreateTag(ctx, segment.TagInfo{Tag: "bad", MaxId: 1, Step: 0})
+		require.NoError(t, st.CreateTag(ctx, segstore.TagInfo{Tag: "order", MaxId: 5, Step: 10, Description: "orders"}))
+		err = st.CreateTag(ctx, segstore.TagInfo{Tag: "order", MaxId: 99, Step: 1})
+		assert.ErrorIs(t, err, segstore.ErrTagExists)
+		err = st.CreateTag(ctx, segstore.TagInfo{Tag: "bad", MaxId: 1, Step: 0})
 		assert.ErrorIs(t, err, intf.ErrInvalidArgument)
-		err = st.CreateTag(ctx, segment.TagInfo{Tag: "bad tag", MaxId: 1, Step: 1})
+		err = st.CreateTag(ctx, segstore.TagInfo{Tag: "bad tag", MaxId: 1, Step: 1})
 		assert.ErrorIs(t, err, intf.ErrInvalidArgument)
 
 		maxId, dbStep, err := st.Alloc(ctx, "order", 0)
@@ -42,14 +42,14 @@ func TestStoreContract(t *testing.T) {
 		_, _, err = st.Alloc(ctx, "missing", 0)
 		assert.ErrorIs(t, err, intf.ErrUnknownTag)
 
-		require.NoError(t, st.CreateTag(ctx, segment.TagInfo{Tag: "full", MaxId: math.MaxInt64 - 10, Step: 10}))
+		require.NoError(t, st.CreateTag(ctx, segstore.TagInfo{Tag: "full", MaxId: math.MaxInt64 - 10, Step: 10}))
 		maxId, _, err = st.Alloc(ctx, "full", 0)
 		require.NoError(t, err)
 		assert.Equal(t, int64(math.MaxInt64), maxId)
 		_, _, err = st.Alloc(ctx, "full", 0)
-		assert.ErrorIs(t, err, segment.ErrMaxIdOverflow)
+		assert.ErrorIs(t, err, segstore.ErrMaxIdOverflow)
 		_, _, err = st.Alloc(ctx, "order", math.MaxInt64)
-		assert.ErrorIs(t, err, segment.ErrMaxIdOverflow)
+		assert.ErrorIs(t, err, segstore.ErrMaxIdOverflow)
 
 		tags, err = st.Tags(ctx)
 		require.NoError(t, err)
