@@ -80,7 +80,9 @@ func sum(dir, version string) (string, error) {
 }
 
 // moduleFiles lists the files git would commit under dir, leaving out
-// every folder below dir that holds a go.mod of its own.
+// every folder below dir that holds a go.mod of its own. A module in a
+// subfolder without a LICENSE of its own gets the repository's, as the go
+// command adds it to the zip it makes from a tag.
 func moduleFiles(dir string) ([]zip.File, error) {
 	out, err := exec.Command("git", "-C", dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".").Output()
 	if err != nil {
@@ -101,11 +103,23 @@ func moduleFiles(dir string) ([]zip.File, error) {
 		}
 	}
 	var files []zip.File
+	hasLicense := false
 	for _, name := range names {
 		if inNested(name, nested) {
 			continue
 		}
+		hasLicense = hasLicense || name == "LICENSE"
 		files = append(files, file{dir: dir, name: name})
+	}
+	top, err := exec.Command("git", "-C", dir, "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		return nil, fmt.Errorf("git rev-parse in %s: %w", dir, err)
+	}
+	root := strings.TrimSpace(string(top))
+	if abs, err := filepath.Abs(dir); err == nil && !hasLicense && abs != root {
+		if _, err := os.Stat(filepath.Join(root, "LICENSE")); err == nil {
+			files = append(files, file{dir: root, name: "LICENSE"})
+		}
 	}
 	return files, nil
 }
