@@ -18,7 +18,15 @@
 # It changes nothing and exits 1 when the checkout is not clean, VERSION is
 # not a semantic version or one of its tags exists.
 set -euo pipefail
-die() { echo "tag-release: $*" >&2; exit 1; }
+editing=0
+die() {
+  echo "tag-release: $*" >&2
+  if [ "$editing" = 1 ]; then # put the checkout back as it was: nothing half-released
+    git checkout -q -- . && echo "tag-release: the checkout is restored; nothing was committed or tagged" >&2
+  fi
+  exit 1
+}
+trap 'die "a step failed (line $LINENO)"' ERR
 [ $# -eq 1 ] || die "usage: scripts/tag-release.sh VERSION (e.g. v1.4.0)"
 V=$1
 [[ $V =~ ^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$ ]] ||
@@ -47,20 +55,24 @@ done
 
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/modsum" ./scripts/modsum
+editing=1
 
 # requires M: the vesta modules M's go.mod lists (direct and indirect).
 requires() {
-  (cd "${dir_of[$1]}" && go mod edit -json) |
-    python3 -c 'import json,sys; [print(r["Path"]) for r in json.load(sys.stdin).get("Require") or [] if r["Path"] == sys.argv[1] or r["Path"].startswith(sys.argv[1] + "/")]' "$base"
+  (cd "${dir_of[$1]}" && go mod edit -json) >"$tmp/mod.json" || die "go mod edit -json in ${dir_of[$1]}"
+  python3 -c 'import json,sys; [print(r["Path"]) for r in json.load(sys.stdin).get("Require") or [] if r["Path"] == sys.argv[1] or r["Path"].startswith(sys.argv[1] + "/")]' "$base" <"$tmp/mod.json"
 }
 
 # 3 first: go.work sits in the root module, whose hash the others record.
-while read -r old dir; do
-  go work edit -dropreplace="$old" -replace="${old%@*}@$V=$dir"
-done < <(go work edit -json | python3 -c 'import json,sys
+go work edit -json >"$tmp/work.json"
+replaces=$(python3 -c 'import json,sys
 for r in json.load(sys.stdin).get("Replace") or []:
     if r["Old"]["Path"] == sys.argv[1] or r["Old"]["Path"].startswith(sys.argv[1] + "/"):
-        print(r["Old"]["Path"] + ("@" + r["Old"]["Version"] if r["Old"].get("Version") else ""), r["New"]["Path"])' "$base")
+        print(r["Old"]["Path"] + ("@" + r["Old"]["Version"] if r["Old"].get("Version") else ""), r["New"]["Path"])' "$base" <"$tmp/work.json")
+while read -r old dir; do
+  [ -n "$old" ] || continue
+  go work edit -dropreplace="$old" -replace="${old%@*}@$V=$dir"
+done <<<"$replaces"
 
 # 1 and 2, a module after every module it requires: its go.sum records
 # their final contents.
@@ -71,7 +83,8 @@ while [ ${#left[@]} -gt 0 ]; do
   next=()
   for m in "${left[@]}"; do
     ready=1; deps=()
-    for r in $(requires "$m"); do
+    reqs=$(requires "$m") || die "reading the requirements of $m"
+    for r in $reqs; do
       [ -n "${dir_of[$r]:-}" ] || die "$m requires $r, which is not a module of this repository"
       [ -n "${done_[$r]:-}" ] || ready=0
       deps+=("$r")
@@ -85,7 +98,7 @@ while [ ${#left[@]} -gt 0 ]; do
       touch "$d/go.sum"
       grep -v "^$base[/ ]" "$d/go.sum" > "$tmp/go.sum" || true
       (cd "$d" && "$tmp/modsum" "$V" "${dirs[@]}") >> "$tmp/go.sum"
-      sort -o "$d/go.sum" "$tmp/go.sum"
+      LC_ALL=C sort -o "$d/go.sum" "$tmp/go.sum"
     fi
     done_[$m]=1
   done
@@ -95,7 +108,7 @@ done
 
 # 4
 patterns=(); for m in "${mods[@]}"; do patterns+=("./${dir_of[$m]}/..."); done
-go build "${patterns[@]}" || die "the release does not build in the workspace; nothing committed (git checkout . to undo)"
+go build "${patterns[@]}" || die "the release does not build in the workspace"
 git add -A
 git commit -q -m "release $V"
 for t in "${tags[@]}"; do git tag "$t"; done

@@ -14,7 +14,7 @@ import (
 	"github.com/vesta-go/vesta/service/machineid"
 )
 
-// fakeLease is a MachineLease driven by the test: Run hands the holder to
+// fakeLease is a machineid.Lease driven by the test: Run hands the holder to
 // the test and waits for ctx; StoreMark records every mark.
 type fakeLease struct {
 	holders  chan machineid.Holder

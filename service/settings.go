@@ -23,7 +23,7 @@ const (
 // Settings configures a Service. The zero value is valid apart from the data
 // directory, which defaults to DefaultDataDir.
 type Settings struct {
-	// Machine is the machine id, 0..1023, used when machineid.Provider is nil.
+	// Machine is the machine id, 0..1023, used when MachineProvider is nil.
 	Machine int64
 	// MachineProvider, when set, supplies the machine id at start.
 	MachineProvider machineid.Provider

@@ -5,7 +5,7 @@ import (
 	"github.com/vesta-go/vesta/service/machineid"
 )
 
-// machineid.Layout is the layout of s, defaults filled in (EpochMillis 0 is Vesta's
+// Layout is the layout of s, defaults filled in (EpochMillis 0 is Vesta's
 // epoch).
 func (s Settings) Layout() machineid.Layout {
 	epoch := s.EpochMillis

@@ -22,7 +22,7 @@
 // never issues an ID twice: each range belongs to the one Alloc that
 // advanced max_id past it, and a range below one already held is refused.
 //
-// Storage is a Store: pgstore (PostgreSQL) or sqlitestore (an embedded
+// Storage is a segstore.Store: pgstore (PostgreSQL) or sqlitestore (an embedded
 // SQLite file, the default). This package links neither driver: package
 // stores opens the configured one and builds the Generator on it.
 package segment

@@ -29,10 +29,10 @@ const (
 	DefaultMissRefreshInterval = time.Second
 )
 
-// Settings configures a Generator. Only segstore.Store is required; New validates
+// Settings configures a Generator. Only Store is required; New validates
 // every field and names the first wrong one.
 type Settings struct {
-	// segstore.Store holds the leaf_alloc table. The Generator owns it from New on
+	// Store holds the leaf_alloc table. The Generator owns it from New on
 	// and closes it in Close.
 	Store segstore.Store
 	// MaxStep caps the dynamic step (1..segspec.MaxDBStep); 0 means

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -89,6 +90,17 @@ func TestLeaseKeysTakeTheirEtcdNamesAsAliases(t *testing.T) {
 	c, err = load(t, append(etcd, "--etcd-lease-ttl", "12s")...)
 	require.NoError(t, err)
 	assert.Equal(t, 12*time.Second, c.Lease.TTL, "a flag, even the alias's, wins over a variable")
+
+	t.Setenv("VESTA_LEASE_PREFIX", "/env")
+	t.Setenv("VESTA_ETCD_PREFIX", "")
+	c, err = load(t, etcd...)
+	require.NoError(t, err, "an empty alias variable beside a set one is not an empty value")
+	assert.Equal(t, "/env", c.Lease.Prefix)
+	t.Setenv("VESTA_LEASE_PREFIX", "")
+	_, err = load(t, etcd...)
+	assert.ErrorContains(t, err, "set but empty", "both empty: refused as an empty prefix")
+	require.NoError(t, os.Unsetenv("VESTA_LEASE_PREFIX"))
+	require.NoError(t, os.Unsetenv("VESTA_ETCD_PREFIX"))
 
 	_, err = load(t, append(etcd, "--etcd-lease-ttl", "1500ms")...)
 	assert.ErrorContains(t, err, `config key leaseTTL: "1500ms" from flag --etcd-lease-ttl`, "the error names the key and the name used")

@@ -80,7 +80,11 @@ func (l *Loader) Parse(args []string) error {
 	err := l.fs.Parse(l.joinBoolValues(args))
 	if name, unknown := strings.CutPrefix(fmt.Sprint(err), "unknown flag: --"); err != nil && unknown {
 		var flags []string
-		l.fs.VisitAll(func(f *pflag.Flag) { flags = append(flags, f.Name) })
+		l.fs.VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden { // an alias is accepted, not suggested
+				flags = append(flags, f.Name)
+			}
+		})
 		if u := unknownKey(name, Source{}, flags, true); u.Near {
 			return fmt.Errorf("%w: did you mean --%s?", err, u.Closest)
 		}

@@ -42,7 +42,13 @@ func (r *reader) emptyEnv(key string) (string, bool) {
 			return "", false
 		}
 	}
-	for _, env := range []string{k.Env, k.Alias.Env} {
+	envs := []string{k.Env, k.Alias.Env}
+	for _, env := range envs {
+		if env != "" && os.Getenv(env) != "" {
+			return "", false // another name of the key holds a value: it applies
+		}
+	}
+	for _, env := range envs {
 		if v, set := os.LookupEnv(env); env != "" && set && v == "" {
 			return env, true
 		}

@@ -28,7 +28,7 @@ type Lease struct {
 	health etcdconn.Health // etcd's history and NOSPACE alarm, as the lease meets them
 }
 
-// Defaults, errors and error types: the lease engine's, shared with pglease.
+// Defaults, errors and error types of both leases (package lease), shared with pglease.
 const (
 	DefaultPrefix       = lease.DefaultPrefix
 	DefaultTTL          = lease.DefaultTTL

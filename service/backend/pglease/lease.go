@@ -31,7 +31,7 @@ import (
 	"github.com/vesta-go/vesta/service/machineid"
 )
 
-// Defaults, errors and error types: the lease engine's, shared with etcdlease.
+// Defaults, errors and error types of both leases (package lease), shared with etcdlease.
 const (
 	DefaultTable        = lease.DefaultTable
 	DefaultPrefix       = lease.DefaultPrefix
