@@ -80,13 +80,9 @@ func (l *Loader) Parse(args []string) error {
 	err := l.fs.Parse(l.joinBoolValues(args))
 	if name, unknown := strings.CutPrefix(fmt.Sprint(err), "unknown flag: --"); err != nil && unknown {
 		var flags []string
-		l.fs.VisitAll(func(f *pflag.Flag) {
-			if !f.Hidden { // an alias is accepted, not suggested
-				flags = append(flags, f.Name)
-			}
-		})
+		l.fs.VisitAll(func(f *pflag.Flag) { flags = append(flags, f.Name) })
 		if u := unknownKey(name, Source{}, flags, true); u.Near {
-			return fmt.Errorf("%w: did you mean --%s?", err, u.Closest)
+			return fmt.Errorf("%w: did you mean --%s?", err, l.ownFlag(u.Closest))
 		}
 	}
 	return err
@@ -123,6 +119,17 @@ func (l *Loader) joinBoolValues(args []string) []string {
 		}
 	}
 	return out
+}
+
+// ownFlag is the key's own flag when flag is an alias's: a typo of an
+// alias is pointed at the key's name.
+func (l *Loader) ownFlag(flag string) string {
+	for _, k := range l.keys() {
+		if k.Alias.Flag != "" && k.Alias.Flag == flag {
+			return k.Flag
+		}
+	}
+	return flag
 }
 
 // isKeyFlag reports whether flag is the flag of a registered key.

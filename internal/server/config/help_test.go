@@ -205,7 +205,8 @@ func TestUnknownFlagSuggestion(t *testing.T) {
 		"--data-dri":      "unknown flag: --data-dri: did you mean --data-dir?",
 		"--no-datadir":    "unknown flag: --no-datadir: did you mean --no-data-dir?",
 		"--frobnicate":    "unknown flag: --frobnicate",
-		"--etcd-lease-tl": "unknown flag: --etcd-lease-tl: did you mean --etcd-lease-ttl?",
+		"--etcd-lease-tl": "unknown flag: --etcd-lease-tl: did you mean --lease-ttl?",
+		"--lease-tl":      "unknown flag: --lease-tl: did you mean --lease-ttl?",
 	} {
 		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 		fs.SetOutput(io.Discard)
