@@ -2,6 +2,8 @@ package archtest
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,4 +38,23 @@ func TestLicense(t *testing.T) {
 	release, err := os.ReadFile("../../scripts/release.sh")
 	require.NoError(t, err)
 	assert.Contains(t, string(release), "cp LICENSE dist/LICENSE")
+}
+
+// Every nested module carries the same LICENSE at its root, so that its
+// zip holds it however it is made: from the tag by the module proxy (which
+// would otherwise add the repository's) or from the folder.
+func TestEveryModuleCarriesTheLicense(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	root, err := os.ReadFile("../../LICENSE")
+	require.NoError(t, err)
+	dirs, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	require.NoError(t, err)
+	for _, dir := range strings.Fields(string(dirs)) {
+		b, err := os.ReadFile(filepath.Join(dir, "LICENSE"))
+		if assert.NoError(t, err, "%s has no LICENSE", dir) {
+			assert.Equal(t, string(root), string(b), "%s/LICENSE differs from the repository's", dir)
+		}
+	}
 }
