@@ -112,8 +112,8 @@ func (o Options) Validate() error {
 // checks the connection fields and loads the TLS files.
 func (o Options) withDefaults(dialing bool) (Options, *tls.Config, error) {
 	o.Prefix = strings.TrimRight(cmp.Or(o.Prefix, DefaultPrefix), "/")
-	prefix, check := o.Prefix, lease.Check
-	err := o.Fill("etcdlease", func() []*OptionError {
+	prefix, check := o.Prefix, leasekit.Check
+	err := leasekit.Fill(&o.Common, "etcdlease", func() []*OptionError {
 		return []*OptionError{etcdconn.CheckEndpoints(o.Endpoints, dialing),
 			check(prefix != "" && !strings.ContainsAny(prefix, " \t\n"), "Prefix", prefix, "a key prefix such as /vesta, without spaces"),
 			check(!strings.ContainsAny(o.NodeName, "/ \t\n"), "NodeName", o.NodeName, "a name without '/' or spaces"),

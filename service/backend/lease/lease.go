@@ -5,11 +5,9 @@
 package lease
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
@@ -62,14 +60,6 @@ func (e *OptionError) Error() string {
 func (e *OptionError) Is(target error) bool { return target == intf.ErrInvalidArgument }
 func (e *OptionError) Unwrap() error        { return e.Err }
 
-// Check is nil when ok, else the OptionError of option.
-func Check(ok bool, option, value, want string) *OptionError {
-	if ok {
-		return nil
-	}
-	return &OptionError{Option: option, Value: value, Want: want}
-}
-
 // Common are the options both leases take; a zero field takes its default.
 type Common struct {
 	Prefix string // names the fleet (default /vesta; etcd: of every key): nodes that must not share a machine id share it
@@ -81,38 +71,6 @@ type Common struct {
 	MaxClockSkew time.Duration    // how far this clock may be off the coordinator's before it claims no id (default 1s)
 	MachineRange *machineid.Range // limits the ids this fleet claims (nil: all, 0-1023)
 	Logger       *slog.Logger     // the lease's transitions; nil: slog.Default()
-}
-
-// Fill fills c's zero fields and checks them: own's checks (made once the
-// defaults are in), then the timings and the range; the first failure is returned.
-func (c *Common) Fill(provider string, own ...func() []*OptionError) error {
-	c.Prefix, c.Logger = cmp.Or(c.Prefix, DefaultPrefix), cmp.Or(c.Logger, slog.Default())
-	c.TTL, c.DialTimeout, c.MaxClockSkew = cmp.Or(c.TTL, DefaultTTL), cmp.Or(c.DialTimeout, DefaultDialTimeout), cmp.Or(c.MaxClockSkew, DefaultMaxClockSkew)
-	if c.NodeName == "" {
-		host, _ := os.Hostname()
-		c.NodeName = fmt.Sprintf("%s-%d", cmp.Or(host, "node"), os.Getpid())
-	}
-	var checks []*OptionError
-	for _, f := range own {
-		checks = append(checks, f()...)
-	}
-	r := c.MachineRange
-	checks = append(checks,
-		Check(c.TTL >= MinTTL && c.TTL <= MaxTTL && c.TTL%time.Second == 0, "TTL", c.TTL.String(), fmt.Sprintf("whole seconds %s..%s", MinTTL, MaxTTL)),
-		inRange("DialTimeout", c.DialTimeout, MinDialTimeout, MaxDialTimeout),
-		inRange("MaxClockSkew", c.MaxClockSkew, MinMaxClockSkew, MaxMaxClockSkew),
-		Check(r == nil || r.Valid(), "MachineRange", fmt.Sprint(r), fmt.Sprintf("first-last within 0-%d, first <= last", intf.MaxMachine)))
-	for _, err := range checks {
-		if err != nil {
-			err.Provider = provider
-			return err
-		}
-	}
-	return nil
-}
-
-func inRange(option string, d, lo, hi time.Duration) *OptionError {
-	return Check(d >= lo && d <= hi, option, d.String(), fmt.Sprintf("a duration %s..%s", lo, hi))
 }
 
 // refuse records in e a refused mark and skips its id; full: stop the attempt.

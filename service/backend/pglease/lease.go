@@ -86,8 +86,8 @@ func (o Options) withDefaults(dialing bool) (Options, *pgxpool.Config, error) {
 	if dialing && err != nil {
 		dsn = &OptionError{Option: "DSN", Value: "(not shown: it may hold a password)", Want: "a PostgreSQL URL or key=value DSN", Err: err}
 	}
-	check := lease.Check
-	err = o.Fill("pglease", func() []*OptionError {
+	check := leasekit.Check
+	err = leasekit.Fill(&o.Common, "pglease", func() []*OptionError {
 		return []*OptionError{dsn,
 			check(tableName.MatchString(o.Table), "Table", o.Table, "a table name, optionally schema.table, of letters, digits and _ (at most 56: its marks are in <table>_marks, the fleets' layouts in <table>_layout)"),
 			check(len(o.Prefix) <= 200, "Prefix", o.Prefix, "a fleet name of 1..200 bytes, such as /vesta"),

@@ -100,3 +100,20 @@ func TestFenceComesBeforeExpiry(t *testing.T) {
 		assert.Less(t, Validity(ttl-time.Second), v, "a shorter TTL granted shortens the validity")
 	}
 }
+
+func TestCommonOptions(t *testing.T) {
+	var c lease.Common
+	require.Nil(t, Fill(&c, "p"))
+	assert.Equal(t, []time.Duration{lease.DefaultTTL, lease.DefaultDialTimeout, lease.DefaultMaxClockSkew}, []time.Duration{c.TTL, c.DialTimeout, c.MaxClockSkew})
+	assert.Equal(t, lease.DefaultPrefix, c.Prefix)
+	assert.NotEmpty(t, c.NodeName)
+	assert.NotNil(t, c.Logger)
+	c.TTL = 1500 * time.Millisecond
+	var oe *lease.OptionError
+	require.ErrorAs(t, Fill(&c, "p"), &oe)
+	assert.Equal(t, "TTL", oe.Option)
+	assert.Equal(t, "p", oe.Provider)
+	c.TTL, c.MachineRange = lease.DefaultTTL, &machineid.Range{First: 5, Last: 4}
+	require.ErrorAs(t, Fill(&c, "p"), &oe)
+	assert.Equal(t, "MachineRange", oe.Option)
+}

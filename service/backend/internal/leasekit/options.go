@@ -1,11 +1,16 @@
 package leasekit
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
+	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"time"
 
+	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/backend/lease"
 	"github.com/vesta-go/vesta/service/machineid"
 )
@@ -84,4 +89,44 @@ func Pick(r machineid.Range, prefer int64, skip, taken map[int64]bool, lowest bo
 		return ids[0], true
 	}
 	return ids[rand.IntN(len(ids))], true
+}
+
+// Check is nil when ok, else the OptionError of option.
+func Check(ok bool, option, value, want string) *lease.OptionError {
+	if ok {
+		return nil
+	}
+	return &lease.OptionError{Option: option, Value: value, Want: want}
+}
+
+// Fill fills c's zero fields (the leases' defaults) and checks them: own's checks (made once the
+// defaults are in), then the timings and the range; the first failure is returned.
+func Fill(c *lease.Common, provider string, own ...func() []*lease.OptionError) error {
+	c.Prefix, c.Logger = cmp.Or(c.Prefix, lease.DefaultPrefix), cmp.Or(c.Logger, slog.Default())
+	c.TTL, c.DialTimeout, c.MaxClockSkew = cmp.Or(c.TTL, lease.DefaultTTL), cmp.Or(c.DialTimeout, lease.DefaultDialTimeout), cmp.Or(c.MaxClockSkew, lease.DefaultMaxClockSkew)
+	if c.NodeName == "" {
+		host, _ := os.Hostname()
+		c.NodeName = fmt.Sprintf("%s-%d", cmp.Or(host, "node"), os.Getpid())
+	}
+	var checks []*lease.OptionError
+	for _, f := range own {
+		checks = append(checks, f()...)
+	}
+	r := c.MachineRange
+	checks = append(checks,
+		Check(c.TTL >= lease.MinTTL && c.TTL <= lease.MaxTTL && c.TTL%time.Second == 0, "TTL", c.TTL.String(), fmt.Sprintf("whole seconds %s..%s", lease.MinTTL, lease.MaxTTL)),
+		inRange("DialTimeout", c.DialTimeout, lease.MinDialTimeout, lease.MaxDialTimeout),
+		inRange("MaxClockSkew", c.MaxClockSkew, lease.MinMaxClockSkew, lease.MaxMaxClockSkew),
+		Check(r == nil || r.Valid(), "MachineRange", fmt.Sprint(r), fmt.Sprintf("first-last within 0-%d, first <= last", intf.MaxMachine)))
+	for _, err := range checks {
+		if err != nil {
+			err.Provider = provider
+			return err
+		}
+	}
+	return nil
+}
+
+func inRange(option string, d, lo, hi time.Duration) *lease.OptionError {
+	return Check(d >= lo && d <= hi, option, d.String(), fmt.Sprintf("a duration %s..%s", lo, hi))
 }
