@@ -490,7 +490,7 @@ func TestErrClosedAndCloseTwice(t *testing.T) {
 			// Decoding and encoding need no running generator.
 			_, err = svc.ExpId(bg, 1)
 			assert.NoError(t, err)
-			_, err = svc.MakeId(bg, intf.TimeSeq(1, 1))
+			_, err = svc.MakeId(bg, intf.MakeIdRequest{Time: 1, Seq: 1})
 			assert.NoError(t, err)
 		})
 	}

@@ -250,7 +250,10 @@ func (s *Service) GenIds(ctx context.Context, n int) ([]intf.Id, error) {
 
 // varBits are the bits of the time and sequence fields: what differs
 // between two IDs of one machine id.
-func (s *Service) varBits() uint64 { return s.layout.Time.Mask() | s.layout.Seq.Mask() }
+func (s *Service) varBits() uint64 { return mask(s.layout.Time) | mask(s.layout.Seq) }
+
+// mask selects a field's bits inside an ID.
+func mask(f intf.Field) uint64 { return uint64(f.Max()) << f.Shift }
 
 // ExpId splits an ID into its fields by the layout its type bit names.
 func (s *Service) ExpId(_ context.Context, id intf.Id) (intf.IdFields, error) {

@@ -102,7 +102,7 @@ func TestSettingsMachineProvider(t *testing.T) {
 	id, err := svc.GenId(bg)
 	require.NoError(t, err)
 	assert.Equal(t, int64(42), fieldsOf(id).Machine)
-	made, err := svc.MakeId(bg, intf.TimeSeq(1, 1))
+	made, err := svc.MakeId(bg, intf.MakeIdRequest{Time: 1, Seq: 1})
 	require.NoError(t, err)
 	assert.Equal(t, int64(42), fieldsOf(made).Machine, "MakeId's default machine is the resolved one")
 

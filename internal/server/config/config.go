@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/machineid"
@@ -176,7 +177,7 @@ func (l *Loader) Load() (Config, error) {
 	if has[GroupServer] {
 		c.Listen = r.listen(l.d.Listen, l.d.portProperties())
 		c.MaxBatch = int(r.int(KeyMaxBatch, "", DefaultMaxBatch, 1, intf.MaxBatch))
-		c.SegmentMaxRange = r.int(KeySegmentMaxRange, "", intf.DefaultMaxRange, 1, intf.MaxRange)
+		c.SegmentMaxRange = r.int(KeySegmentMaxRange, "", serverdefaults.SegmentMaxRange, 1, intf.MaxRange)
 		c.CallTimeout = r.duration(KeyCallTimeout, DefaultCallTimeout, time.Millisecond, 10*time.Minute)
 		c.MaxConnsPerIP = int(r.int(KeyMaxConnsPerIP, "", DefaultMaxConnsPerIP, 1, 1_000_000))
 		c.MaxConns = int(r.int(KeyMaxConns, "", 0, 0, 1_000_000))

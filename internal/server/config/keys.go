@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 
+	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 )
@@ -156,7 +157,7 @@ func Keys() []Key {
 			Usage: "listen address host:port"},
 		{Name: KeyMaxBatch, Flag: "max-batch", Env: "VESTA_MAX_BATCH", Group: GroupServer, Default: num(DefaultMaxBatch),
 			Usage: "largest batch one request may ask for, 1..100000"},
-		{Name: KeySegmentMaxRange, Flag: "segment-max-range", Env: "VESTA_SEGMENT_MAX_RANGE", Group: GroupServer, Default: num(intf.DefaultMaxRange),
+		{Name: KeySegmentMaxRange, Flag: "segment-max-range", Env: "VESTA_SEGMENT_MAX_RANGE", Group: GroupServer, Default: num(serverdefaults.SegmentMaxRange),
 			Usage: "largest segment range a client may take whole (GET /segment/{tag}/range, RPC SegmentRange), 1..2147483647"},
 		{Name: KeyCallTimeout, Flag: "call-timeout", Env: "VESTA_CALL_TIMEOUT", Group: GroupServer, Default: dur(DefaultCallTimeout),
 			Usage: "the longest an ID or segment call may wait on the server (1ms..10m); then it fails with a timeout error"},

@@ -47,7 +47,7 @@ type Segments interface {
 	// NextRange hands out a range of the tag whole (/segment/{tag}/range);
 	// Step caps a quota's range of the tag's step.
 	intf.SegmentRanger
-	intf.SegmentStepper
+	access.Stepper
 	// NextNumber serves the period tags (/number/{tag}).
 	intf.SegmentNumberer
 	// Tags and Status are read by GET /segment and when /metrics is scraped.
@@ -132,7 +132,7 @@ func WithSegmentRetry(min, max time.Duration) Option {
 func WithMaxBatch(n int) Option { return func(s *Server) { s.maxBatch = n } }
 
 // WithMaxRange caps ?size of /segment/{tag}/range (the configuration's
-// segmentMaxRange); outside 1..intf.MaxRange it means intf.DefaultMaxRange.
+// segmentMaxRange); outside 1..intf.MaxRange it means serverdefaults.SegmentMaxRange.
 func WithMaxRange(n int64) Option { return func(s *Server) { s.maxRange = n } }
 
 // WithType names the service's ID type, for the ranges /makeid's errors
@@ -235,7 +235,7 @@ func New(start StartFunc, opts ...Option) *Server {
 	}
 	s.countWant = "an integer 1.." + strconv.Itoa(s.maxBatch) + " (maxBatch)"
 	if s.maxRange < 1 || s.maxRange > intf.MaxRange {
-		s.maxRange = intf.DefaultMaxRange
+		s.maxRange = serverdefaults.SegmentMaxRange
 	}
 	s.metrics = newMetrics(s)
 	s.ops, s.opsErr = s.newOps()

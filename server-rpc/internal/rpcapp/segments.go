@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/rpcapi"
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
@@ -25,7 +26,7 @@ type Segments struct {
 var (
 	_ intf.SegmentNumberer = (*Segments)(nil)
 	_ intf.SegmentRanger   = (*Segments)(nil)
-	_ intf.SegmentStepper  = (*Segments)(nil) // a quota caps a range of the tag's step by it
+	_ access.Stepper       = (*Segments)(nil) // a quota caps a range of the tag's step by it
 )
 
 // OpenSegments opens segment mode as configured (app.OpenSegments). Off
