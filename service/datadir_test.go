@@ -457,9 +457,7 @@ func TestNoDataDirWritesNothing(t *testing.T) {
 func TestDefaultDataDir(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	d, err := service.DefaultDataDir()
-	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(state, "vesta-go"), d)
+	d := filepath.Join(state, "vesta-go")
 	svc, err := service.New(bg, service.Settings{Clock: newFakeClock(testStart), Logger: discardLog})
 	require.NoError(t, err)
 	assert.Equal(t, d, svc.Settings().DataDir)
@@ -469,9 +467,9 @@ func TestDefaultDataDir(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", "")
 	t.Setenv("HOME", home)
-	d, err = service.DefaultDataDir()
+	s, err := service.Settings{}.WithDefaults()
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(home, ".local", "state", "vesta-go"), d)
+	assert.Equal(t, filepath.Join(home, ".local", "state", "vesta-go"), s.DataDir)
 }
 
 func TestErrClosedAndCloseTwice(t *testing.T) {

@@ -205,7 +205,7 @@ func (l *Loader) Load() (Config, error) {
 		s.NoDataDir = r.bool(KeyNoDataDir, "", false)
 	}
 	if has[GroupService] {
-		s.MaxClockBackwardWait = r.duration(KeyMaxClockBackwardWait, service.DefaultMaxClockBackwardWait, time.Millisecond, 24*time.Hour)
+		s.MaxClockBackwardWait = r.duration(KeyMaxClockBackwardWait, serviceDefaults.MaxClockBackwardWait, time.Millisecond, 24*time.Hour)
 		s.ResetDataDir = r.bool(KeyResetDataDir, "", false)
 		s.MaxBorrow = r.duration(KeyMaxBorrow, 0, 0, service.MaxMaxBorrow)
 	}
@@ -333,7 +333,7 @@ func (r *reader) idType() intf.IdType {
 func (r *reader) populator() string {
 	valid := service.Populators()
 	if r.isSet(KeyPopulator) || r.failEmptyEnv(KeyPopulator, "one of "+strings.Join(valid, ", ")) {
-		return r.oneOf(KeyPopulator, service.DefaultPopulator, valid...)
+		return r.oneOf(KeyPopulator, serviceDefaults.Populator, valid...)
 	}
 	switch { // atomic wins over sync, as in Vesta
 	case r.bool(VestaAtomic, "", false):
@@ -341,11 +341,11 @@ func (r *reader) populator() string {
 	case r.bool(VestaSyncLock, "", false):
 		return service.PopulatorSync
 	}
-	return service.DefaultPopulator
+	return serviceDefaults.Populator
 }
 
-// epoch reads epoch and checks it with service.CheckEpoch, the rule
-// service.New applies with its Clock, against the system clock: the clock
+// epoch reads epoch and checks it with the rule service.New applies with
+// its Clock (Settings.WithDefaults), against the system clock: the clock
 // of the service of a loaded Config (its Clock is nil). A Clock set later
 // is checked again by New.
 func (r *reader) epoch() int64 {
@@ -353,9 +353,10 @@ func (r *reader) epoch() int64 {
 	if !ok {
 		return intf.DefaultEpochMillis
 	}
+	// 0 is a Settings field's "default", but no epoch a key may name.
 	var fe *intf.FieldError
-	if err := service.CheckEpoch(ms, service.NewSystemClock()); errors.As(err, &fe) {
-		r.fail(name, ms, fmt.Sprintf("an integer %d..%d (Unix milliseconds, not after now)", fe.Min, fe.Max))
+	if _, err := (service.Settings{EpochMillis: ms, NoDataDir: true}).WithDefaults(); ms == 0 || errors.As(err, &fe) && fe.Field == "epoch" {
+		r.fail(name, ms, fmt.Sprintf("an integer 1..%d (Unix milliseconds, not after now)", time.Now().UnixMilli()))
 		return intf.DefaultEpochMillis
 	}
 	return ms

@@ -5,7 +5,6 @@ import (
 
 	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
 )
 
 // Key names, as written in a config file.
@@ -136,12 +135,12 @@ func Keys() []Key {
 			Usage: "ID type: max-peak (0) or min-granularity (1)"},
 		{Name: KeyVersion, Flag: "id-version", Env: "VESTA_VERSION", Group: GroupService, Default: num(0), // Settings' zero value
 			Usage: "version field 0..1"},
-		{Name: KeyPopulator, Flag: "populator", Env: "VESTA_POPULATOR", Group: GroupService, Default: service.DefaultPopulator,
+		{Name: KeyPopulator, Flag: "populator", Env: "VESTA_POPULATOR", Group: GroupService, Default: serviceDefaults.Populator,
 			Usage: "time/sequence strategy: lock, sync, atomic or packed"},
 		{Name: KeyEpoch, Flag: "epoch", Env: "VESTA_EPOCH", Group: GroupService, Default: num(intf.DefaultEpochMillis),
 			Usage: "time origin in Unix milliseconds, not after now; never change it for a running fleet"},
 		{Name: KeyMaxClockBackwardWait, Flag: "max-clock-backward-wait", Env: "VESTA_MAX_CLOCK_BACKWARD_WAIT", Group: GroupService,
-			Default: dur(service.DefaultMaxClockBackwardWait),
+			Default: dur(serviceDefaults.MaxClockBackwardWait),
 			Usage:   "longest wait at start for the clock to pass the high-water mark; more refuses to start"},
 		{Name: KeyMaxBorrow, Flag: "max-borrow", Env: "VESTA_MAX_BORROW", Group: GroupService, Default: dur(0), // Settings' zero value: off
 			Usage: "how far a burst may run ahead of the clock when a time unit is used up (0 waits for the clock)"},
