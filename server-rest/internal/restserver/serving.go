@@ -66,7 +66,7 @@ func (h *Serving) Ready() {
 // listener and waits for the requests in flight until ctx ends; then it
 // closes the connections left and returns why.
 func (h *Serving) Drain(ctx context.Context) error {
-	h.s.draining.Store(true)
+	h.s.rt.Drain()
 	if err := h.hs.Shutdown(ctx); err != nil {
 		return errors.Join(fmt.Errorf("http shutdown: %w", err), h.hs.Close())
 	}
