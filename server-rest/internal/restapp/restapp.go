@@ -57,16 +57,8 @@ func SecurityOptions(sec *app.Security) []restserver.Option {
 	return opts
 }
 
-// Start is the StartFunc of cfg: app.StartService.
-func Start(cfg config.Config) restserver.StartFunc {
-	return func(ctx context.Context) (restserver.Service, error) {
-		svc, err := app.StartService(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return svc, nil
-	}
-}
+// Start is the StartFunc of cfg: app.StartService (app.RuntimeOptions).
+func Start(cfg config.Config) restserver.StartFunc { return app.RuntimeOptions(cfg).Start }
 
 // Options are the restserver options of cfg: segment mode as configured,
 // the batch cap, the call timeout, the per-address connection cap, the
@@ -87,15 +79,10 @@ func Options(cfg config.Config) []restserver.Option {
 	}
 }
 
-// OpenSegments is the OpenSegmentsFunc of cfg: app.OpenSegments, whose
-// errors for a store that cannot be reached match intf.ErrUnavailable, so
-// that restserver retries them in the background.
+// OpenSegments is the OpenSegmentsFunc of cfg: app.OpenSegments
+// (app.RuntimeOptions), whose errors for a store that cannot be reached
+// match intf.ErrUnavailable, so that the runtime retries them in the
+// background.
 func OpenSegments(cfg config.Config) restserver.OpenSegmentsFunc {
-	return func(ctx context.Context) (restserver.Segments, error) {
-		g, err := app.OpenSegments(ctx, cfg)
-		if err != nil || g == nil { // a nil *Generator must stay a nil Segments
-			return nil, err
-		}
-		return g, nil
-	}
+	return app.RuntimeOptions(cfg).OpenSegments
 }
