@@ -24,8 +24,9 @@ func New(cfg config.Config, opts ...restserver.Option) *restserver.Server {
 // Run serves cfg's REST server until ctx ends: with its TLS and guard
 // (app.OpenSecurity), their files reloaded on change and on SIGHUP, and a
 // warning when the listener is open to other hosts without TLS or
-// tokens. Its life is internal/server/lifecycle: HTTP at once, the ID
-// service in the background, drained within shutdownTimeout, then closed.
+// tokens. Its life is the runtime's run (internal/server/runtime): HTTP
+// at once, the ID service in the background, drained within
+// shutdownTimeout, then closed.
 // opts come after the configured ones.
 func Run(ctx context.Context, cfg config.Config, opts ...restserver.Option) error {
 	sec, err := app.OpenSecurity(cfg)
@@ -41,7 +42,7 @@ func Run(ctx context.Context, cfg config.Config, opts ...restserver.Option) erro
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	sec.Watch(watchCtx)
-	return srv.Serve(ctx, ln) // internal/server/lifecycle's run
+	return srv.Serve(ctx, ln) // the runtime's run
 }
 
 // SecurityOptions are the restserver options of sec: TLS and the guard,

@@ -23,9 +23,9 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 // it shuts down: /readyz turns 503, the listener closes, in-flight requests
 // finish (for up to the shutdown timeout), then the ID service is closed.
 // A cancelled ctx is a clean exit: Serve returns nil. It is the runtime's
-// run (internal/server/runtime) with Serving as its door, for server-rest
+// run (internal/server/runtime) with its HTTP serving as the door, for server-rest
 // and for a program that embeds the server.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	h := s.Serving(ln)
+	h := s.serving(ln)
 	return s.rt.Run(ctx, runtime.Door{Name: "rest", Serve: h.Serve, Ready: h.Ready, Drain: h.Drain})
 }
