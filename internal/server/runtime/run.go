@@ -2,9 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
-
-	"github.com/vesta-go/vesta/internal/server/lifecycle"
 )
 
 // Door is what a door brings to a run: how it serves, and what it does
@@ -32,17 +29,21 @@ type Door struct {
 }
 
 // Run runs the door over the runtime until ctx ends (SIGINT/SIGTERM), the
-// start fails or Serve returns (internal/server/lifecycle): it serves,
-// starts the runtime and then the door, says ready; at the end it drains
-// — Runtime.Drain, then the door's, within the shutdown timeout (cut
-// short: lifecycle.ErrShutdownIncomplete) — and closes the runtime
-// (Close: the ID service, then segment mode) exactly once. An end of ctx,
-// even while starting, is a clean stop: nil.
+// start fails or Serve returns: it serves, starts the runtime and then the
+// door, says ready; at the end it drains — Runtime.Drain, then the
+// door's, within the shutdown timeout (cut short: ErrShutdownIncomplete,
+// warned of) — and closes the runtime (Close: the ID service, then
+// segment mode) exactly once, logging "vesta: shutting down" and "vesta:
+// stopped". An end of ctx, even while starting, is a clean stop: nil.
 func (r *Runtime) Run(ctx context.Context, d Door) error {
-	if d.Serve != nil && d.Drain == nil {
-		return errors.New("runtime: Door.Drain is required with Door.Serve")
+	var drain func(ctx context.Context) error // nil without the door's: Close says stopping
+	if d.Drain != nil {
+		drain = func(ctx context.Context) error {
+			r.Drain()
+			return d.Drain(ctx)
+		}
 	}
-	return lifecycle.Server{
+	return lifecycle{
 		Name: d.Name, Logger: r.log, ShutdownTimeout: r.shutdownTimeout,
 		Serve: d.Serve,
 		Start: func(ctx context.Context) error {
@@ -54,15 +55,9 @@ func (r *Runtime) Run(ctx context.Context, d Door) error {
 			}
 			return nil
 		},
-		Ready: d.Ready,
-		Drain: func(ctx context.Context) error {
-			r.Drain()
-			if d.Drain != nil {
-				return d.Drain(ctx)
-			}
-			return nil
-		},
+		Ready:      d.Ready,
+		Drain:      drain,
 		DrainAttrs: d.DrainAttrs,
 		Close:      r.Close,
-	}.Run(ctx)
+	}.run(ctx)
 }

@@ -3,13 +3,13 @@
 // internal/server/segopen: off, open, or its store retried in the
 // background while the segment calls answer unavailable), readiness (what
 // /readyz, vesta_ready and the status page say: starting, fenced, ready,
-// stopping), the drain and the close (internal/server/lifecycle: serve,
-// start, ready, drain within the shutdown timeout, close the service, then
-// segment mode). REST (server-rest's restserver) and RPC (server-rpc's
-// rpcapp, its plugin mode and its admin listener) are thin adapters over
-// it: each asks the runtime what to serve (Service, Segments) and answers
-// its sentinel errors in its own protocol, and reports its readiness
-// (Health, Metrics, Page) as it is.
+// stopping), the drain and the close, and the one run of a server (Run:
+// serve, start, ready, drain within the shutdown timeout, close the
+// service, then segment mode). REST (server-rest's restserver) and RPC
+// (server-rpc's rpcapp, its plugin mode and its admin listener) are thin
+// adapters over it: each asks the runtime what to serve (Service,
+// Segments) and answers its sentinel errors in its own protocol, and
+// reports its readiness (Health, Metrics, Page) as it is.
 package runtime
 
 import (

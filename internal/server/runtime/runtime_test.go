@@ -389,5 +389,5 @@ func TestRunDoorStartFails(t *testing.T) {
 	assert.Equal(t, int32(1), svc.closes.Load())
 
 	err = New(Options{}).Run(context.Background(), Door{Name: "test", Serve: func() error { return nil }})
-	assert.ErrorContains(t, err, "Drain is required")
+	assert.ErrorContains(t, err, "Drain with Serve")
 }
