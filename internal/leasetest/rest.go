@@ -34,12 +34,7 @@ type Rest struct {
 func StartRest(t testing.TB, env []string, args ...string) *Rest {
 	t.Helper()
 	bin := testbin.Must(t, "github.com/vesta-go/vesta/server-rest")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	listen := ln.Addr().String()
-	_ = ln.Close()
+	listen := freePort(t)
 	r := &Rest{Base: "http://" + listen, logs: &syncbuf.Buffer{}, done: make(chan struct{})}
 	r.Cmd = exec.Command(bin, append(args, "--listen", listen)...)
 	r.Cmd.Env = append(os.Environ(), env...)
@@ -62,6 +57,34 @@ func StartRest(t testing.TB, env []string, args ...string) *Rest {
 		}
 	})
 	return r
+}
+
+// handedOut holds the ports freePort gave this test binary: the kernel may
+// give a port just closed to the next listen on port 0, and two servers
+// started at once must not both be told to bind it.
+var (
+	handedOutMu sync.Mutex
+	handedOut   = map[string]bool{}
+)
+
+// freePort is a loopback address free when asked and never handed out
+// before in this test binary.
+func freePort(t testing.TB) string {
+	t.Helper()
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		_ = ln.Close()
+		if !handedOut[addr] {
+			handedOut[addr] = true
+			return addr
+		}
+	}
 }
 
 // Done is closed once the process has exited; Err is its exit then.

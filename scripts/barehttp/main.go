@@ -50,7 +50,7 @@ func run(addr string, timeouts bool) error {
 			w.Header()["Content-Type"] = textPlain
 			_, _ = w.Write(body)
 		}),
-		// The same limits as server-rest (server-rest/internal/restserver/run.go),
+		// The same limits as server-rest (server-rest/internal/restserver/serving.go),
 		// so that the comparison measures the handler stack alone.
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
