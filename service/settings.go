@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/internal/sysclock"
 	"github.com/vesta-go/vesta/service/machineid"
 )
 
@@ -68,7 +69,7 @@ type Settings struct {
 	// 2/3 of the TTL less its fence margin and one unit), or a burst
 	// borrows units the fence refuses; the servers refuse a longer one.
 	MaxBorrow time.Duration
-	// Clock is the time source; nil means NewSystemClock().
+	// Clock is the time source; nil means the system clock (see Clock).
 	Clock Clock
 	// Logger receives start-up warnings and background events; nil means
 	// slog.Default().
@@ -116,7 +117,7 @@ func (s Settings) withDefaults() (Settings, error) {
 		s.MaxClockBackwardWait = DefaultMaxClockBackwardWait
 	}
 	if s.Clock == nil {
-		s.Clock = NewSystemClock()
+		s.Clock = sysclock.New()
 	}
 	if s.Logger == nil {
 		s.Logger = slog.Default()

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/ctxtime"
 	"github.com/vesta-go/vesta/service/machineid"
 )
 
@@ -353,11 +355,25 @@ func (r *reader) epoch() int64 {
 		return intf.DefaultEpochMillis
 	}
 	var fe *intf.FieldError
-	if err := service.CheckEpoch(ms, service.NewSystemClock()); errors.As(err, &fe) {
+	if err := service.CheckEpoch(ms, wallClock{}); errors.As(err, &fe) {
 		r.fail(name, ms, fmt.Sprintf("an integer %d..%d (Unix milliseconds, not after now)", fe.Min, fe.Max))
 		return intf.DefaultEpochMillis
 	}
 	return ms
+}
+
+// wallClock is the system clock as epoch checks it: time.Now.
+type wallClock struct{}
+
+func (wallClock) NowNanos() int64 { return time.Now().UnixNano() }
+
+func (c wallClock) WaitUntil(ctx context.Context, t int64) error {
+	for d := time.Duration(t - c.NowNanos()); d > 0; d = time.Duration(t - c.NowNanos()) {
+		if err := ctxtime.Sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // machine fills the machine id or provider into s and returns the

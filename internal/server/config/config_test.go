@@ -272,7 +272,7 @@ func TestEpochFollowsTheServiceRule(t *testing.T) {
 	c, err := load(t, "--epoch", fmt.Sprint(recent))
 	require.NoError(t, err)
 	assert.Equal(t, recent, c.Service.EpochMillis)
-	assert.NoError(t, service.CheckEpoch(c.Service.EpochMillis, service.NewSystemClock()))
+	assert.NoError(t, service.CheckEpoch(c.Service.EpochMillis, wallClock{}))
 
 	for _, bad := range []int64{0, time.Now().Add(time.Hour).UnixMilli()} {
 		_, err = load(t, "--epoch", fmt.Sprint(bad))
