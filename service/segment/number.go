@@ -38,12 +38,6 @@ const (
 // end, where a range may come too late to serve anything.
 const maxPeriodLoads = 4
 
-// Sleeper is a Clock that can wait; a fake clock advances itself. A
-// Clock without it waits on a timer.
-type Sleeper interface {
-	Sleep(ctx context.Context, d time.Duration) error
-}
-
 // numberTag is one period tag's allocator: the range it serves.
 type numberTag struct {
 	tag string
@@ -100,7 +94,7 @@ func (nt *numberTag) take(ctx context.Context, g *Generator, ps segstore.PeriodS
 	nt.mu.Lock()
 	defer nt.mu.Unlock()
 	for loads := 0; ; loads++ {
-		now := g.s.Clock.Now()
+		now := g.now()
 		if nt.has && nt.next > nt.f.MaxSeq() && now.Before(nt.turn) {
 			return Number{}, nt.exhausted(g, now)
 		}
@@ -128,12 +122,11 @@ func (nt *numberTag) take(ctx context.Context, g *Generator, ps segstore.PeriodS
 // after waiting until the database's clock has surely passed the end, so
 // that the next load takes the next period's range.
 func (nt *numberTag) load(ctx context.Context, g *Generator, ps segstore.PeriodStore) error {
-	clock := g.s.Clock
-	sent := clock.Now()
+	sent := g.now()
 	lctx, cancel := context.WithTimeout(ctx, g.s.LoadTimeout)
 	r, err := ps.AllocPeriod(lctx, nt.tag, 0)
 	cancel()
-	recv := clock.Now()
+	recv := g.now()
 	switch {
 	case errors.Is(err, intf.ErrUnknownTag), errors.Is(err, segstore.ErrMaxIdOverflow), ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return err
@@ -171,8 +164,8 @@ func (nt *numberTag) load(ctx context.Context, g *Generator, ps segstore.PeriodS
 	}
 	// The database's clock reads at least dbNow + (T - recv) * (1 - drift)
 	// at local time T: wait until that is past the end.
-	wait := recv.Add(left + left/(1e6/PeriodDriftPPM-1) + time.Millisecond).Sub(clock.Now())
-	return sleep(ctx, clock, wait)
+	past := recv.Add(left + left/(1e6/PeriodDriftPPM-1) + time.Millisecond)
+	return g.s.Clock.WaitUntil(ctx, past.UnixNano())
 }
 
 // exhausted is the error of a tag whose range held is past its format's
@@ -187,22 +180,4 @@ func (nt *numberTag) exhausted(g *Generator, now time.Time) error {
 			"tag", nt.tag, "period", nt.r.Period, "format", nt.f.String(), "max", nt.f.MaxSeq(), "periodEnd", nt.r.PeriodEnd.Format(time.RFC3339))
 	}
 	return e
-}
-
-// sleep waits d on the clock, or until ctx ends.
-func sleep(ctx context.Context, c Clock, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	if s, ok := c.(Sleeper); ok {
-		return s.Sleep(ctx, d)
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/internal/sysclock"
 	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/segstore"
 )
@@ -55,9 +57,11 @@ type Settings struct {
 	// flood of unknown tags costs at most one read per interval. A negative
 	// value turns it off: new tags then wait for the periodic refresh.
 	MissRefreshInterval time.Duration
-	// Clock drives the dynamic step, the retry interval and the refresh
-	// ticker; nil means SystemClock.
-	Clock Clock
+	// Clock measures the dynamic step, the retry interval, the life of a
+	// period tag's range and the refresh interval; nil means the system
+	// clock (see service.Clock). Only the durations measured on it decide
+	// anything; Status shows its time of the last load.
+	Clock service.Clock
 	// Logger receives load failures, recoveries and tag changes; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -76,7 +80,7 @@ func (s Settings) withDefaults() (Settings, error) {
 	setDuration(&s.RetryInterval, DefaultRetryInterval)
 	setDuration(&s.MissRefreshInterval, DefaultMissRefreshInterval)
 	if s.Clock == nil {
-		s.Clock = SystemClock{}
+		s.Clock = sysclock.New()
 	}
 	if s.Logger == nil {
 		s.Logger = slog.Default()

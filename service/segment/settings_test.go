@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/internal/sysclock"
 	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
@@ -24,7 +25,7 @@ func TestSettingsDefaults(t *testing.T) {
 	assert.Equal(t, DefaultWaitTimeout, s.WaitTimeout)
 	assert.Equal(t, DefaultRetryInterval, s.RetryInterval)
 	assert.Equal(t, DefaultMissRefreshInterval, s.MissRefreshInterval)
-	assert.Equal(t, SystemClock{}, s.Clock)
+	assert.IsType(t, &sysclock.Clock{}, s.Clock)
 	assert.NotNil(t, s.Logger)
 
 	s, err = Settings{Store: nopStore{}, MissRefreshInterval: -1}.withDefaults()
