@@ -17,21 +17,11 @@ type Number = intf.SegmentNumber
 
 var _ intf.SegmentNumberer = (*Generator)(nil)
 
-// How long a range of a period is served. A node asks the store for a
-// range at local time sent and gets the database's time dbNow; at a later
-// local time T the database's time is at most
-//
-//	dbNow + (T - sent) + PeriodClockMargin + (T - sent) * PeriodDriftPPM / 1e6
-//
-// (the margin and the drift cover the clocks' rates, which are never quite
-// equal). The range is served only while that bound is before the
-// period's end: so once the database's clock has passed the end — the
-// only way a range of the next period can exist — no node issues a
-// number of the ended period. Only monotonic time differences of the
-// node are used: its wall clock, right or wrong, plays no part.
+// How long a range of a period is served (NextNumber states both
+// values; a test keeps them in step).
 const (
-	PeriodClockMargin = 100 * time.Millisecond
-	PeriodDriftPPM    = 1000
+	periodClockMargin = 100 * time.Millisecond
+	periodDriftPPM    = 1000
 )
 
 // maxPeriodLoads bounds the ranges one NextNumber takes at a period's
@@ -60,8 +50,25 @@ type numberTag struct {
 // NextNumber returns the next number of the period tag tag, formatted:
 // NextNumber(ctx, "order") → {Text: "ORD20261127000123", Period:
 // "20261127", Seq: 123}. Numbers restart at 1 each period, the period
-// read from the database's clock when a range is taken (see
-// PeriodClockMargin for when a range stops being served). Once a
+// read from the database's clock when a range is taken.
+//
+// A node asks the store for a range at its time sent and gets the
+// database's time dbNow; at a later time T of the node the database's
+// time is at most
+//
+//	dbNow + (T - sent) + 100ms + (T - sent) * 1000 / 1e6
+//
+// (a margin of 100ms and a drift of 1000 ppm cover the clocks' rates,
+// which are never quite equal). The range is served only while that bound
+// is before the period's end: so once the database's clock has passed
+// the end — the only way a range of the next period can exist — no node
+// issues a number of the ended period. Only time differences of the
+// node's Settings.Clock are used: its wall time, right or wrong, plays
+// no part. A range that arrives too late to serve anything makes the
+// call wait on the Clock until the database's clock has surely passed
+// the period's end (at most about the margin).
+//
+// Once a
 // period's sequence would pass the format's {seq:N} width, the tag's calls
 // fail with a *intf.PeriodExhaustedError (matching intf.ErrPeriodExhausted
 // and segstore.ErrNumberOverflow) naming the tag, the period and the width, without
@@ -150,8 +157,8 @@ func (nt *numberTag) load(ctx context.Context, g *Generator, ps segstore.PeriodS
 		return fmt.Errorf("period tag %q: %w: %w", nt.tag, intf.ErrUnavailable, err)
 	}
 	left := r.PeriodEnd.Sub(r.DBNow)
-	serve := left - PeriodClockMargin
-	serve -= serve / (1e6/PeriodDriftPPM + 1) // serve*(1+drift) + margin = left
+	serve := left - periodClockMargin
+	serve -= serve / (1e6/periodDriftPPM + 1) // serve*(1+drift) + margin = left
 	// At the clocks' nominal rates the database's clock is past the end
 	// from recv + left on: a used-up period is asked again from then (the
 	// drift's bound below, a thousandth of the period, would refuse the
@@ -164,7 +171,7 @@ func (nt *numberTag) load(ctx context.Context, g *Generator, ps segstore.PeriodS
 	}
 	// The database's clock reads at least dbNow + (T - recv) * (1 - drift)
 	// at local time T: wait until that is past the end.
-	past := recv.Add(left + left/(1e6/PeriodDriftPPM-1) + time.Millisecond)
+	past := recv.Add(left + left/(1e6/periodDriftPPM-1) + time.Millisecond)
 	return g.s.Clock.WaitUntil(ctx, past.UnixNano())
 }
 

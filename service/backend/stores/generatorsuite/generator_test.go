@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/internal/segdefault"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segstore"
 )
@@ -300,7 +301,7 @@ func TestRefreshAfterMiss(t *testing.T) {
 		assert.Equal(t, reads+1, f.st.TagReads(), "a flood of unknown tags does not reach the database")
 
 		// After it, one of many concurrent misses rereads; all are served.
-		f.clock.Advance(segment.DefaultMissRefreshInterval)
+		f.clock.Advance(segdefault.MissRefreshInterval)
 		var wg sync.WaitGroup
 		got := make([]int64, 8)
 		for i := range got {
@@ -318,7 +319,7 @@ func TestRefreshAfterMiss(t *testing.T) {
 		// With the database down an unknown tag may well exist: the answer
 		// is "unavailable" (retry), not "unknown" (give up), within the
 		// interval too; known tags are served from their buffers.
-		f.clock.Advance(segment.DefaultMissRefreshInterval)
+		f.clock.Advance(segdefault.MissRefreshInterval)
 		f.st.SetDown(true)
 		for range 2 {
 			_, err = f.g.NextId(ctx, "missing")
@@ -328,12 +329,12 @@ func TestRefreshAfterMiss(t *testing.T) {
 		_, err = f.g.NextId(ctx, "new") // its range [40, 50) is loaded
 		assert.NoError(t, err)
 		f.st.SetDown(false)
-		f.clock.Advance(segment.DefaultMissRefreshInterval)
+		f.clock.Advance(segdefault.MissRefreshInterval)
 		_, err = f.g.NextId(ctx, "missing")
 		assert.ErrorIs(t, err, intf.ErrUnknownTag, "once the database answers, unknown is unknown")
 
 		// Malformed tags are refused without a reread.
-		f.clock.Advance(segment.DefaultMissRefreshInterval)
+		f.clock.Advance(segdefault.MissRefreshInterval)
 		before := f.st.TagReads()
 		_, err = f.g.NextId(ctx, "no/slash")
 		assert.ErrorIs(t, err, intf.ErrInvalidArgument)
