@@ -19,7 +19,7 @@ import (
 	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 )
 
 // Service is what the server needs of the ID service; *service.Service
@@ -52,7 +52,7 @@ type Segments interface {
 	intf.SegmentNumberer
 	// Tags and Status are read by GET /segment and when /metrics is scraped.
 	Tags() []string
-	Status(tag string) (segment.TagStatus, error)
+	Status(tag string) (segbuf.Status, error)
 	// Close releases the store; called once serving is over.
 	Close() error
 }

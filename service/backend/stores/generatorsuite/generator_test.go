@@ -13,6 +13,7 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/internal/segdefault"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
@@ -103,10 +104,10 @@ func TestOutage(t *testing.T) {
 		ids := take(t, f.g, "o", 20) // loads the first range and starts the preload
 		st := settle(t, f.g, "o")
 		require.Equal(t, []int64{80, 100}, []int64{st.Current, st.Spare}, "%v", st)
-		assert.Equal(t, segment.Range{Start: 1, Next: 21, End: 101}, st.CurrentRange, "the range the first 20 IDs came from")
+		assert.Equal(t, segbuf.Position{Start: 1, Next: 21, End: 101}, st.CurrentRange, "the range the first 20 IDs came from")
 		assert.Equal(t, int64(80), st.CurrentRange.Left())
 		assert.True(t, st.HasSpare)
-		assert.Equal(t, segment.Range{Start: 101, Next: 101, End: 201}, st.SpareRange, "the range loaded ahead, untouched")
+		assert.Equal(t, segbuf.Position{Start: 101, Next: 101, End: 201}, st.SpareRange, "the range loaded ahead, untouched")
 
 		end := b.outage(t, f.st)
 		for range 6 {
@@ -421,16 +422,16 @@ func TestStatusBeforeTheFirstLoad(t *testing.T) {
 		f := newFixture(t, b.newDB(t), nil, segstore.TagInfo{Tag: "o", MaxId: 1, Step: 500})
 		st, err := f.g.Status("o")
 		require.NoError(t, err)
-		assert.Equal(t, segment.TagStatus{Tag: "o", DBStep: 500}, st)
+		assert.Equal(t, segbuf.Status{Floor: 500}, st)
 
 		f.db.exec(t, "UPDATE leaf_alloc SET step = 700 WHERE biz_tag = 'o'")
 		require.NoError(t, f.g.Refresh(context.Background()))
 		st, err = f.g.Status("o")
 		require.NoError(t, err)
-		assert.Equal(t, int64(700), st.DBStep)
+		assert.Equal(t, int64(700), st.Floor)
 
 		take(t, f.g, "o", 1)
 		st = settle(t, f.g, "o")
-		assert.Equal(t, []int64{700, 700}, []int64{st.Step, st.DBStep}, "the first range has the row's step")
+		assert.Equal(t, []int64{700, 700}, []int64{st.Step, st.Floor}, "the first range has the row's step")
 	})
 }
