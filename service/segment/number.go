@@ -11,10 +11,6 @@ import (
 	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
-// Number is one number of a period tag: its text as the tag's format
-// writes it, its period and its sequence in the period.
-type Number = intf.SegmentNumber
-
 var _ intf.SegmentNumberer = (*Generator)(nil)
 
 // How long a range of a period is served (NextNumber states both
@@ -77,49 +73,49 @@ type numberTag struct {
 // first call (the period tags are reread on a miss, at most once per
 // Settings.MissRefreshInterval, and every one read is registered), its
 // format read then: restart the Generator after editing a tag's row.
-func (g *Generator) NextNumber(ctx context.Context, tag string) (Number, error) {
+func (g *Generator) NextNumber(ctx context.Context, tag string) (intf.SegmentNumber, error) {
 	if g.isClosed.Load() {
-		return Number{}, intf.ErrClosed
+		return intf.SegmentNumber{}, intf.ErrClosed
 	}
 	if err := intf.CheckTag(tag); err != nil {
-		return Number{}, err
+		return intf.SegmentNumber{}, err
 	}
 	ps, err := segstore.PeriodStoreOf(g.s.Store)
 	if err != nil {
-		return Number{}, fmt.Errorf("period tag %q: %w: %w", tag, intf.ErrUnknownTag, err)
+		return intf.SegmentNumber{}, fmt.Errorf("period tag %q: %w: %w", tag, intf.ErrUnknownTag, err)
 	}
 	nt, err := g.numberTag(ctx, ps, tag)
 	if err != nil {
-		return Number{}, err
+		return intf.SegmentNumber{}, err
 	}
 	return nt.take(ctx, g, ps)
 }
 
 // take serves the next number, taking a new range when the one held is
 // used up or may belong to a period that has ended.
-func (nt *numberTag) take(ctx context.Context, g *Generator, ps segstore.PeriodStore) (Number, error) {
+func (nt *numberTag) take(ctx context.Context, g *Generator, ps segstore.PeriodStore) (intf.SegmentNumber, error) {
 	nt.mu.Lock()
 	defer nt.mu.Unlock()
 	for loads := 0; ; loads++ {
 		now := g.now()
 		if nt.has && nt.next > nt.f.MaxSeq() && now.Before(nt.turn) {
-			return Number{}, nt.exhausted(g, now)
+			return intf.SegmentNumber{}, nt.exhausted(g, now)
 		}
 		if nt.has && nt.next < nt.r.End && now.Before(nt.until) {
 			seq := nt.next
 			nt.next++
 			text, err := nt.f.Render(nt.start, seq)
 			if err != nil {
-				return Number{}, fmt.Errorf("period tag %q: period %s: format %q: %w", nt.tag, nt.r.Period, nt.f, err)
+				return intf.SegmentNumber{}, fmt.Errorf("period tag %q: period %s: format %q: %w", nt.tag, nt.r.Period, nt.f, err)
 			}
-			return Number{Text: text, Period: nt.r.Period, Seq: seq}, nil
+			return intf.SegmentNumber{Text: text, Period: nt.r.Period, Seq: seq}, nil
 		}
 		if loads == maxPeriodLoads {
-			return Number{}, fmt.Errorf("period tag %q: period %s is ending: no range could be served before the database's clock passes %s: %w",
+			return intf.SegmentNumber{}, fmt.Errorf("period tag %q: period %s is ending: no range could be served before the database's clock passes %s: %w",
 				nt.tag, nt.r.Period, nt.r.PeriodEnd.Format(time.RFC3339), intf.ErrUnavailable)
 		}
 		if err := nt.load(ctx, g, ps); err != nil {
-			return Number{}, err
+			return intf.SegmentNumber{}, err
 		}
 	}
 }

@@ -85,7 +85,7 @@ func TestNextNumberWidthOverflow(t *testing.T) {
 	base.Advance(12 * time.Hour)
 	n, err := gens[0].NextNumber(ctx, "small")
 	require.NoError(t, err)
-	assert.Equal(t, segment.Number{Text: "S261128-01", Period: "20261128", Seq: 1}, n)
+	assert.Equal(t, intf.SegmentNumber{Text: "S261128-01", Period: "20261128", Seq: 1}, n)
 }
 
 // A restarted node continues above the numbers issued before it, and a
@@ -104,7 +104,7 @@ func TestNextNumberRestartAndMonth(t *testing.T) {
 	base.Advance(24 * time.Hour)
 	n, err = g.NextNumber(ctx, "inv")
 	require.NoError(t, err)
-	assert.Equal(t, segment.Number{Text: "INV-2026-11-00011", Period: "202611", Seq: 11}, n)
+	assert.Equal(t, intf.SegmentNumber{Text: "INV-2026-11-00011", Period: "202611", Seq: 11}, n)
 	base.Advance(4 * 24 * time.Hour)
 	n, err = g.NextNumber(ctx, "inv")
 	require.NoError(t, err)
