@@ -164,7 +164,7 @@ func paired(b *testing.B, n int, bare, ours func() error) {
 // client sending its token and its call timeout as always. The bare
 // service has none of these.
 func BenchmarkGenId(b *testing.B) {
-	bareCall := startBare(b, DefaultPoolSize)
+	bareCall := startBare(b, defaultPoolSize)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		populator string
@@ -276,7 +276,7 @@ func BenchmarkGenIdsBatch(b *testing.B) {
 	}
 }
 
-func timeOf(id intf.Id) int64 { return intf.LayoutOfId(id).Time.Get(uint64(id)) }
+func timeOf(id intf.Id) int64 { return id.Fields().Time }
 
 // BenchmarkBufferedGenId is GenId served from a 50,000-ID buffer refilled
 // with batches of 10,000.

@@ -45,7 +45,7 @@ func TestBufferedClient(t *testing.T) {
 	// Fresh GenIds come after everything drawn so far... and the buffer
 	// holds IDs from this server.
 	id := <-c.buf.ids
-	assert.Equal(t, int64(9), intf.LayoutOfId(id).Machine.Get(uint64(id)))
+	assert.Equal(t, int64(9), id.Fields().Machine)
 	assert.False(t, seen[id])
 
 	require.NoError(t, c.Close())

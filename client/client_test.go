@@ -34,11 +34,11 @@ func TestEveryMethod(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, intf.Id(2705126582500361294), made)
 	// Omitted fields come from the server: machine 78, genMethod 1.
-	made, err = c.MakeId(ctx, intf.TimeSeq(371861805, 498081))
+	made, err = c.MakeId(ctx, intf.MakeIdRequest{Time: 371861805, Seq: 498081})
 	require.NoError(t, err)
 	assert.Equal(t, intf.Id(2705126582500361294-(1<<60)), made)
 	// An explicit zero is not an omitted field.
-	made, err = c.MakeId(ctx, intf.TimeSeq(371861805, 498081).WithMachine(0).WithGenMethod(0))
+	made, err = c.MakeId(ctx, intf.MakeIdRequest{Time: 371861805, Seq: 498081}.WithMachine(0).WithGenMethod(0))
 	require.NoError(t, err)
 	assert.Equal(t, intf.Id(2705126582500361294-(2<<60)-78), made)
 
@@ -57,9 +57,12 @@ func TestBadArgumentsComeBackAsIs(t *testing.T) {
 		call func() error
 		want intf.FieldError
 	}{
-		{"makeid seq", func() error { _, err := c.MakeId(ctx, intf.TimeSeq(1, 1<<20)); return err },
+		{"makeid seq", func() error { _, err := c.MakeId(ctx, intf.MakeIdRequest{Time: 1, Seq: 1 << 20}); return err },
 			intf.FieldError{Field: "seq", Value: 1 << 20, Min: 0, Max: 1<<20 - 1}},
-		{"makeid machine", func() error { _, err := c.MakeId(ctx, intf.TimeSeq(1, 1).WithMachine(1024)); return err },
+		{"makeid machine", func() error {
+			_, err := c.MakeId(ctx, intf.MakeIdRequest{Time: 1, Seq: 1}.WithMachine(1024))
+			return err
+		},
 			intf.FieldError{Field: "machine", Value: 1024, Min: 0, Max: intf.MaxMachine}},
 		{"batch 0", func() error { _, err := c.GenIds(ctx, 0); return err },
 			intf.FieldError{Field: "count", Value: 0, Min: 1, Max: 100}},

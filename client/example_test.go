@@ -60,7 +60,7 @@ func ExampleNew() {
 	ids, _ := c.GenIds(ctx, 3)
 	fmt.Println(len(ids), "IDs in a batch, increasing:", ids[0] < ids[1] && ids[1] < ids[2])
 
-	made, _ := c.MakeId(ctx, intf.TimeSeq(371861805, 498081).WithGenMethod(2))
+	made, _ := c.MakeId(ctx, intf.MakeIdRequest{Time: 371861805, Seq: 498081}.WithGenMethod(2))
 	fmt.Println(made)
 
 	_, err = c.GenIds(ctx, 0)
@@ -105,7 +105,7 @@ func ExampleClient_NextIds() {
 	ctx := context.Background()
 	ids, _ := c.NextIds(ctx, "order", 3)
 	fmt.Println(ids)
-	id, _ := intf.NextSegmentId(ctx, c, "order") // *client.Client is an intf.SegmentService
+	id, _ := c.NextSegmentId(ctx, "order")
 	fmt.Println(id)
 	_, err = c.NextIds(ctx, "coupon", 1)
 	fmt.Println(errors.Is(err, intf.ErrUnknownTag), err)

@@ -61,7 +61,7 @@ func TestFailoverUnderLoad(t *testing.T) {
 	assert.Len(t, ids, callers*perCaller, "no duplicates")
 	machines := map[int64]int{}
 	for id := range ids {
-		machines[intf.LayoutOfId(id).Machine.Get(uint64(id))]++
+		machines[id.Fields().Machine]++
 	}
 	assert.Positive(t, machines[1], "the first server took calls before it stopped")
 	assert.Positive(t, machines[2], "the second took over")
@@ -85,7 +85,7 @@ func TestVerdicts(t *testing.T) {
 		{"closed", wire(intf.ErrClosed), markDown, skip},
 		{"not persisted", wire(intf.ErrNotPersisted), markDown, answer},
 		{"clock behind", wire(intf.ErrClockBehind), markDown, answer},
-		{"bad count", wire(intf.CheckSegmentCount(0)), answer, answer},
+		{"bad count", wire(intf.CheckRange("count", 0, 1, intf.MaxBatch)), answer, answer},
 		{"bad tag", wire(intf.CheckTag("a b")), answer, answer},
 		{"unknown tag", wire(intf.ErrUnknownTag), answer, answer},
 		{"segment mode off", wire(rpcapi.ErrSegmentOff), answer, answer},

@@ -183,7 +183,7 @@ func (c *Client) probeTimeout() time.Duration {
 	if c.opts.callTimeout > 0 {
 		return c.opts.callTimeout
 	}
-	return DefaultCallTimeout
+	return defaultCallTimeout
 }
 
 // refusedAccess says whether err is a server's refusal of the caller's

@@ -48,7 +48,7 @@ func BenchmarkGenIdLayers(b *testing.B) {
 	}{
 		{"wire", rpcCall(b, servePlain(b, rpcapi.NewReceiver(counter, 10_000)), 0)},
 		{"rpcserver", rpcCall(b, serveRPC(b, rpcapi.NewReceiver(counter, 10_000)), 0)},
-		{"service", rpcCall(b, srv.Addr, DefaultCallTimeout)},
+		{"service", rpcCall(b, srv.Addr, defaultCallTimeout)},
 		{"service-untimed", rpcCall(b, srv.Addr, 0)},
 		{"conn", connCall(b, srv.Addr)},
 		{"client", clientCall(b, srv.Addr)},
@@ -170,7 +170,7 @@ func connCall(b *testing.B, addr string) func() error {
 			}
 			c = rpcapi.NewNetConn(nc, rpcapi.ServiceName)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), DefaultCallTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), defaultCallTimeout)
 		defer cancel()
 		_, err := c.GenId(ctx)
 		return err
@@ -263,7 +263,7 @@ func BenchmarkGenIdAlone(b *testing.B) {
 func aloneCall(b *testing.B, row string, callers int) func() error {
 	pool := 1
 	if callers > 1 {
-		pool = DefaultPoolSize
+		pool = defaultPoolSize
 	}
 	if row == "bare" {
 		return startBare(b, pool)

@@ -9,22 +9,24 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
 )
 
-// Defaults of the options.
+// Defaults of the options, stated in each option's comment
+// (TestOptionCommentsStateDefaults).
 const (
-	DefaultPoolSize    = 4
-	DefaultDialTimeout = time.Second
-	// DefaultCallTimeout bounds every call (and each health probe) unless
+	defaultPoolSize    = 4
+	defaultDialTimeout = time.Second
+	// defaultCallTimeout bounds every call (and each health probe) unless
 	// the caller's context ends sooner: nothing waits forever by default.
-	DefaultCallTimeout    = 2 * time.Second
-	DefaultBackoffMin     = 100 * time.Millisecond
-	DefaultBackoffMax     = 10 * time.Second
-	DefaultHealthInterval = 500 * time.Millisecond
-	// DefaultBufferRefill is the largest GenIds a buffer refill asks for
+	defaultCallTimeout    = 2 * time.Second
+	defaultBackoffMin     = 100 * time.Millisecond
+	defaultBackoffMax     = 10 * time.Second
+	defaultHealthInterval = 500 * time.Millisecond
+	// defaultBufferRefill is the largest GenIds a buffer refill asks for
 	// at once: the servers' default maxBatch.
-	DefaultBufferRefill = 10_000
+	defaultBufferRefill = serverdefaults.MaxBatch
 )
 
 type options struct {
@@ -38,20 +40,20 @@ type options struct {
 	bufferRefill   int
 	segmentRanges  int64 // the largest local range; 0: off
 	logger         *slog.Logger
-	tls            *tls.Config // nil: plain TCP
-	token          string      // "": none
-	dialer         Dialer      // nil: TCP
+	tls            *tls.Config                                              // nil: plain TCP
+	token          string                                                   // "": none
+	dialer         func(ctx context.Context, addr string) (net.Conn, error) // nil: TCP
 }
 
 func defaultOptions() options {
 	return options{
-		poolSize:       DefaultPoolSize,
-		dialTimeout:    DefaultDialTimeout,
-		callTimeout:    DefaultCallTimeout,
-		backoffMin:     DefaultBackoffMin,
-		backoffMax:     DefaultBackoffMax,
-		healthInterval: DefaultHealthInterval,
-		bufferRefill:   DefaultBufferRefill,
+		poolSize:       defaultPoolSize,
+		dialTimeout:    defaultDialTimeout,
+		callTimeout:    defaultCallTimeout,
+		backoffMin:     defaultBackoffMin,
+		backoffMax:     defaultBackoffMax,
+		healthInterval: defaultHealthInterval,
+		bufferRefill:   defaultBufferRefill,
 		logger:         slog.Default(),
 	}
 }
@@ -88,7 +90,7 @@ func WithDialTimeout(d time.Duration) Option {
 }
 
 // WithCallTimeout bounds every call: it ends at the caller's deadline or
-// after d, whichever is sooner (default DefaultCallTimeout, 2s); a caller
+// after d, whichever is sooner (default 2s); a caller
 // whose context is context.Background gets d and at most a window more
 // (10 ms, or d/64 when longer: its calls share one deadline per window,
 // so that none arms a timer). 0 means
@@ -134,7 +136,7 @@ func WithHealthInterval(d time.Duration) Option {
 // fetched with GenIds and refilled in the background when below half;
 // size 0 (the default) disables it. See the package documentation for the
 // trade-off. Refills ask for at most refill IDs per call (0 means
-// DefaultBufferRefill); keep it within the servers' maxBatch.
+// 10,000, the servers' default maxBatch); keep it within the servers' maxBatch.
 func WithBuffer(size, refill int) Option {
 	return func(o *options) error {
 		if size < 0 || size > 10*intf.MaxBatch {
@@ -156,8 +158,8 @@ func WithBuffer(size, refill int) Option {
 // (IdService.SegmentRange), instead of one round trip per call: a current
 // and a spare range per tag, the spare loaded in the background at 10%
 // use, the range size starting at the tag's step and doubling while ranges
-// last under 15 minutes, up to max (0 means intf.DefaultMaxRange, the
-// servers' default segmentMaxRange; a server with a lower cap is
+// last under 15 minutes, up to max (0 means 10,000,000, the servers'
+// default segmentMaxRange; a server with a lower cap is
 // followed). An ID from a loaded range costs one atomic add.
 //
 // It is off by default, because of what it trades: the IDs a client still
@@ -167,10 +169,10 @@ func WithBuffer(size, refill int) Option {
 func WithSegmentRanges(max int64) Option {
 	return func(o *options) error {
 		if max < 0 || max > intf.MaxRange {
-			return invalid("segment ranges %d: want 0 (intf.DefaultMaxRange) up to %d", max, intf.MaxRange)
+			return invalid("segment ranges %d: want 0 (the servers' default, %d) up to %d", max, serverdefaults.SegmentMaxRange, intf.MaxRange)
 		}
 		if max == 0 {
-			max = intf.DefaultMaxRange
+			max = serverdefaults.SegmentMaxRange
 		}
 		o.segmentRanges = max
 		return nil
@@ -204,17 +206,14 @@ func WithTLS(cfg *tls.Config) Option {
 	}
 }
 
-// A Dialer opens a connection to addr (an address given to New): see
-// WithDialer.
-type Dialer func(ctx context.Context, addr string) (net.Conn, error)
-
-// WithDialer opens connections with dial instead of a TCP dial: through a
+// WithDialer opens connections to each address given to New with dial
+// instead of a TCP dial: through a
 // proxy, over a Unix socket, or to an in-memory server in a test. dial must
 // return once ctx is done (ctx carries the dial timeout), and a nil
 // connection with an error; and with WithTLS the handshake runs
 // over the connection it returns (ServerName, when empty, is the
 // address's host, as for TCP).
-func WithDialer(dial Dialer) Option {
+func WithDialer(dial func(ctx context.Context, addr string) (net.Conn, error)) Option {
 	return func(o *options) error {
 		if dial == nil {
 			return invalid("nil dialer")

@@ -133,7 +133,7 @@ func TestCloseReleasesACallToAHungServer(t *testing.T) {
 // pipeDialer serves each address of servers in memory: every dial is a
 // net.Pipe whose far end a net/rpc server of that script serves. Inside a
 // synctest bubble the client then runs on the bubble's fake clock.
-func pipeDialer(servers map[string]*scripted) Dialer {
+func pipeDialer(servers map[string]*scripted) func(context.Context, string) (net.Conn, error) {
 	return func(_ context.Context, addr string) (net.Conn, error) {
 		f, ok := servers[addr]
 		if !ok {

@@ -37,7 +37,7 @@ func TestSegmentNextIds(t *testing.T) {
 	ids, err := c.NextIds(ctx, "order", 1)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1}, ids)
-	id, err := intf.NextSegmentId(ctx, c, "order")
+	id, err := c.NextSegmentId(ctx, "order")
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), id)
 	ids, err = c.NextIds(ctx, "order", 5)
@@ -109,7 +109,7 @@ func TestSegmentFailover(t *testing.T) {
 	assert.False(t, c.eps[0].down.Load(), "and not marked down")
 	id, err := c.GenId(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), intf.LayoutOfId(id).Machine.Get(uint64(id)), "Vesta IDs still come from the first server")
+	assert.Equal(t, int64(1), id.Fields().Machine, "Vesta IDs still come from the first server")
 
 	ids, err = c.NextIds(ctx, "order", 1)
 	require.NoError(t, err)

@@ -166,7 +166,14 @@ func (c *Client) NextSegmentId(ctx context.Context, tag string) (int64, error) {
 // the fast path stores none of them before its add.
 func (c *Client) nextSegmentId(ctx context.Context, tag string, id int64, took segbuf.Took) (int64, error) {
 	if c.ranges == nil {
-		return intf.NextSegmentId(ctx, c, tag)
+		ids, err := c.NextIds(ctx, tag, 1)
+		if err != nil {
+			return 0, err
+		}
+		if len(ids) != 1 {
+			return 0, fmt.Errorf("segment tag %q: asked for 1 ID, got %d: %w", tag, len(ids), intf.ErrUnavailable)
+		}
+		return ids[0], nil
 	}
 	if took == segbuf.GotAtThreshold {
 		c.segTags.Kick(tag)
@@ -184,7 +191,7 @@ func (c *Client) nextSegmentId(ctx context.Context, tag string, id int64, took s
 
 // localIds is NextIds from the ranges held: n IDs, 1 <= n <= intf.MaxBatch.
 func (c *Client) localIds(ctx context.Context, tag string, n int) ([]int64, error) {
-	if err := intf.CheckSegmentCount(n); err != nil {
+	if err := intf.CheckRange("count", int64(n), 1, intf.MaxBatch); err != nil {
 		return nil, err
 	}
 	if c.closed.Load() {

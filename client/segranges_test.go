@@ -10,8 +10,10 @@ import (
 
 	"github.com/vesta-go/vesta/internal/rpcserver/rpctest"
 	"github.com/vesta-go/vesta/internal/segtest"
+	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 	"github.com/vesta-go/vesta/service/segment/segspec"
 )
 
@@ -64,7 +66,7 @@ func TestSegmentRangesUnique(t *testing.T) {
 			for n := 0; len(got[i]) < perG; n++ {
 				switch i % 5 {
 				case 3, 4:
-					seq := map[bool]*Sequence{true: c1Seq, false: c2Seq}[i%5 == 3]
+					seq := map[bool]*segbuf.Sequence{true: c1Seq, false: c2Seq}[i%5 == 3]
 					id, err := seq.Next()
 					if !assert.NoError(t, err) {
 						return
@@ -198,7 +200,7 @@ func TestSegmentRangesErrors(t *testing.T) {
 		require.NoError(t, err)
 	}
 	st, _ := c.SegmentStatus("order")
-	assert.LessOrEqual(t, st.Step, int64(intf.DefaultMaxRange))
+	assert.LessOrEqual(t, st.Step, int64(serverdefaults.SegmentMaxRange))
 
 	_, err = New([]string{srv.Addr}, WithSegmentRanges(-1))
 	assert.ErrorIs(t, err, intf.ErrInvalidArgument)

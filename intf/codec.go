@@ -8,7 +8,7 @@ import "time"
 // Id.Fields is the same.
 func Decode(id Id) (IdFields, Layout) {
 	u := uint64(id)
-	l := LayoutOfId(id)
+	l := layoutOf(id)
 	return IdFields{
 		Machine:   l.Machine.Get(u),
 		Seq:       l.Seq.Get(u),
@@ -40,18 +40,6 @@ func Encode(f IdFields) (Id, Layout, error) {
 	}
 	return Id(l.Machine.Put(f.Machine) | l.Seq.Put(f.Seq) | l.Time.Put(f.Time) |
 		l.GenMethod.Put(f.GenMethod) | l.TypeBit.Put(f.Type) | l.Version.Put(f.Version)), l, nil
-}
-
-// Timestamp is the instant id's time field stands for, with the epoch in
-// Unix milliseconds (DefaultEpochMillis for Vesta's), in UTC. The field is
-// named Time, so the method cannot be; Id.Time reads it from the ID.
-// A Type other than MinGranularity reads as max-peak (seconds).
-func (id IdFields) Timestamp(epochMillis int64) time.Time {
-	l := layouts[MaxPeak]
-	if IdType(id.Type) == MinGranularity {
-		l = layouts[MinGranularity]
-	}
-	return l.Instant(epochMillis, id.Time)
 }
 
 // Instant is the instant a time field of this layout stands for (field

@@ -84,9 +84,10 @@ func TestEncodeRefusesOutOfRange(t *testing.T) {
 func TestTimestamp(t *testing.T) {
 	assert.Equal(t, time.Date(2026, 10, 13, 14, 56, 45, 0, time.UTC),
 		intf.Id(2705126582500361294).Time(intf.DefaultEpochMillis))
-	mg := intf.IdFields{Time: 1500, Type: 1}
-	assert.Equal(t, time.UnixMilli(intf.DefaultEpochMillis+1500).UTC(), mg.Timestamp(intf.DefaultEpochMillis))
-	assert.Equal(t, time.UnixMilli(1500).UTC(), mg.Timestamp(0))
+	mg, _, err := intf.Encode(intf.IdFields{Time: 1500, Type: 1})
+	require.NoError(t, err)
+	assert.Equal(t, time.UnixMilli(intf.DefaultEpochMillis+1500).UTC(), mg.Time(intf.DefaultEpochMillis))
+	assert.Equal(t, time.UnixMilli(1500).UTC(), mg.Time(0))
 	l, _ := intf.MaxPeak.Layout()
 	assert.Equal(t, time.UnixMilli(intf.DefaultEpochMillis+7000).UTC(), l.Instant(intf.DefaultEpochMillis, 7))
 }
@@ -97,8 +98,8 @@ func TestFieldPutGet(t *testing.T) {
 		l, _ := typ.Layout()
 		for _, f := range []intf.Field{l.Machine, l.Seq, l.Time, l.GenMethod, l.TypeBit, l.Version} {
 			assert.Equal(t, f.Max(), f.Get(f.Put(f.Max())), "%s: the largest value", f.Name)
-			assert.Equal(t, f.Mask(), f.Put(-1), "%s: a value too wide is cut to the field", f.Name)
-			assert.Zero(t, f.Put(f.Max()+1)&^f.Mask(), "%s: nothing spills into a neighbour", f.Name)
+			assert.Equal(t, (uint64(f.Max()) << f.Shift), f.Put(-1), "%s: a value too wide is cut to the field", f.Name)
+			assert.Zero(t, f.Put(f.Max()+1)&^(uint64(f.Max())<<f.Shift), "%s: nothing spills into a neighbour", f.Name)
 		}
 	}
 }
@@ -107,7 +108,7 @@ func TestFieldPutGet(t *testing.T) {
 func ExampleDecode() {
 	f, l := intf.Decode(2705126582500361294)
 	fmt.Println(f)
-	fmt.Println(f.Timestamp(intf.DefaultEpochMillis))
+	fmt.Println(l.Instant(intf.DefaultEpochMillis, f.Time))
 	fmt.Println(l.Unit) // max-peak: the time field counts seconds
 	// Encode builds a neighbour: the next sequence number.
 	f.Seq++

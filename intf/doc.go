@@ -3,7 +3,7 @@
 // plugin host), Id — an ID, whose JSON is a string so that JavaScript
 // reads it exactly — and IdFields, an ID split into its fields, the two ID
 // types with their bit layouts, the pure codec (Decode, Encode, Id.Fields,
-// Id.Time, IdFields.Timestamp), and the errors callers can test with
+// Id.Time, Layout.Instant), and the errors callers can test with
 // errors.Is and errors.As.
 //
 // It depends on the standard library only, so a program that talks to a

@@ -6,11 +6,11 @@ import (
 	"github.com/vesta-go/vesta/intf"
 )
 
-// TimeSeq is Vesta's makeId(time, seq); the With methods give the longer
+// MakeIdRequest{Time, Seq} is Vesta's makeId(time, seq); the With methods give the longer
 // arities, here makeId(time, seq, machine). Fields left nil are filled from
 // the service's configuration by MakeId.
-func ExampleTimeSeq() {
-	r := intf.TimeSeq(371861805, 498081).WithMachine(78)
+func ExampleMakeIdRequest() {
+	r := intf.MakeIdRequest{Time: 371861805, Seq: 498081}.WithMachine(78)
 	fmt.Println(r.Time, r.Seq, *r.Machine)
 	fmt.Println("genMethod from the service:", r.GenMethod == nil)
 	// Output:
@@ -34,11 +34,11 @@ func ExampleParseIdType() {
 	// error: invalid argument: type "fast": want max-peak (0) or min-granularity (1)
 }
 
-// LayoutOfId reads an ID's own type bit, so any ID can be decoded without
-// knowing which service issued it.
-func ExampleLayoutOfId() {
+// Decode reads an ID's own type bit, so any ID can be decoded without
+// knowing which service issued it; its Layout reads each field.
+func ExampleDecode_layout() {
 	id := intf.Id(2705126582500361294)
-	l := intf.LayoutOfId(id)
+	_, l := intf.Decode(id)
 	u := uint64(id)
 	fmt.Println(l.Type, l.Machine.Get(u), l.Seq.Get(u), l.Time.Get(u), l.GenMethod.Get(u))
 	// Output:

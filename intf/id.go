@@ -4,8 +4,8 @@ import "fmt"
 
 // Field widths shared by both layouts, and the limits that follow from them.
 const (
-	MachineBits  = 10
-	MaxMachine   = 1<<MachineBits - 1 // 1023
+	machineBits  = 10
+	MaxMachine   = 1<<machineBits - 1 // 1023
 	MaxGenMethod = 3
 	MaxVersion   = 1
 
@@ -41,7 +41,10 @@ func (id IdFields) String() string {
 
 // MakeIdRequest holds the fields for MakeId. Time and Seq are always given;
 // a nil field takes the value from the service's own configuration, as
-// Vesta's shorter makeId arities do. Build one with TimeSeq or FromFields.
+// Vesta's shorter makeId arities do. MakeIdRequest{Time: t, Seq: s} is
+// Vesta's makeId(time, seq); chain the With methods for the longer
+// arities (MakeIdRequest{Time: t, Seq: s}.WithMachine(3) is makeId(time,
+// seq, machine)), or build all six with FromFields.
 type MakeIdRequest struct {
 	Time      int64
 	Seq       int64
@@ -51,14 +54,9 @@ type MakeIdRequest struct {
 	Version   *int64
 }
 
-// TimeSeq is Vesta's makeId(time, seq): every other field comes from the
-// service. Chain the With methods for the longer arities, e.g.
-// TimeSeq(t, s).WithMachine(3) is makeId(time, seq, machine).
-func TimeSeq(time, seq int64) MakeIdRequest { return MakeIdRequest{Time: time, Seq: seq} }
-
 // FromFields asks for exactly the given fields: Vesta's six-argument makeId.
 func FromFields(id IdFields) MakeIdRequest {
-	return TimeSeq(id.Time, id.Seq).WithMachine(id.Machine).WithGenMethod(id.GenMethod).
+	return MakeIdRequest{Time: id.Time, Seq: id.Seq}.WithMachine(id.Machine).WithGenMethod(id.GenMethod).
 		WithType(id.Type).WithVersion(id.Version)
 }
 

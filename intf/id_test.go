@@ -10,8 +10,8 @@ import (
 	"github.com/vesta-go/vesta/intf"
 )
 
-func TestTimeSeqLeavesOtherFieldsUnset(t *testing.T) {
-	r := intf.TimeSeq(371861805, 498081)
+func TestMakeIdRequestLeavesOtherFieldsUnset(t *testing.T) {
+	r := intf.MakeIdRequest{Time: 371861805, Seq: 498081}
 	assert.Equal(t, int64(371861805), r.Time)
 	assert.Equal(t, int64(498081), r.Seq)
 	assert.Nil(t, r.Machine)
@@ -23,7 +23,7 @@ func TestTimeSeqLeavesOtherFieldsUnset(t *testing.T) {
 func TestWithSetsExactlyItsField(t *testing.T) {
 	// Vesta's REST door passed machine in an old argument position; here
 	// each With method must set its own field and nothing else.
-	base := intf.TimeSeq(10, 20)
+	base := intf.MakeIdRequest{Time: 10, Seq: 20}
 	r := base.WithMachine(3)
 	require.NotNil(t, r.Machine)
 	assert.Equal(t, int64(3), *r.Machine)
@@ -52,7 +52,7 @@ func TestWithSetsExactlyItsField(t *testing.T) {
 }
 
 func TestWithDoesNotAlias(t *testing.T) {
-	a := intf.TimeSeq(1, 2).WithMachine(5)
+	a := intf.MakeIdRequest{Time: 1, Seq: 2}.WithMachine(5)
 	b := a.WithMachine(6)
 	assert.Equal(t, int64(5), *a.Machine)
 	assert.Equal(t, int64(6), *b.Machine)

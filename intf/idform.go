@@ -81,22 +81,6 @@ var (
 	values36 = digitValues(alphabet36, true)
 )
 
-// Base62 is the ID in FormBase62.
-func (id Id) Base62() string { return encodeBase(uint64(id), alphabet62, 0) }
-
-// Base58 is the ID in FormBase58.
-func (id Id) Base58() string { return encodeBase(uint64(id), alphabet58, 0) }
-
-// Base36 is the ID in FormBase36.
-func (id Id) Base36() string { return encodeBase(uint64(id), alphabet36, 0) }
-
-// Sortable is the ID in FormSortable.
-func (id Id) Sortable() string { return encodeBase(uint64(id), alphabet62, sortableLen) }
-
-// Friendly is the ID in FormFriendly, its time read with
-// DefaultEpochMillis.
-func (id Id) Friendly() string { return id.FriendlyAt(DefaultEpochMillis) }
-
 // FriendlyAt is the ID in FormFriendly with the epoch in Unix
 // milliseconds (the issuing service's, service.Settings.EpochMillis).
 func (id Id) FriendlyAt(epochMillis int64) string {
@@ -120,15 +104,15 @@ func (id Id) FriendlyAt(epochMillis int64) string {
 func (id Id) Format(f Form) string {
 	switch f {
 	case FormBase62:
-		return id.Base62()
+		return encodeBase(uint64(id), alphabet62, 0)
 	case FormBase58:
-		return id.Base58()
+		return encodeBase(uint64(id), alphabet58, 0)
 	case FormBase36:
-		return id.Base36()
+		return encodeBase(uint64(id), alphabet36, 0)
 	case FormSortable:
-		return id.Sortable()
+		return encodeBase(uint64(id), alphabet62, sortableLen)
 	case FormFriendly:
-		return id.Friendly()
+		return id.FriendlyAt(DefaultEpochMillis)
 	}
 	return id.String()
 }

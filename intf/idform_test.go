@@ -44,7 +44,7 @@ func TestFormsRoundTrip(t *testing.T) {
 			require.NoError(t, err, "%s of %d: %q", f, id, s)
 			require.Equal(t, id, got, "%s of %d: %q", f, id, s)
 		}
-		require.Len(t, id.Sortable(), 11)
+		require.Len(t, id.Format(intf.FormSortable), 11)
 		at, err := intf.ParseFriendlyAt(id.FriendlyAt(1_000_000_500), 1_000_000_500) // an epoch off whole seconds
 		require.NoError(t, err)
 		require.Equal(t, id, at)
@@ -63,15 +63,15 @@ func TestFormsOfOneId(t *testing.T) {
 	for f, s := range want {
 		assert.Equal(t, s, id.Format(f), "%s", f)
 	}
-	assert.Equal(t, "0000000000A", intf.Id(10).Sortable())
-	up, err := intf.ParseIdAs(strings.ToUpper(id.Base36()), intf.FormBase36)
+	assert.Equal(t, "0000000000A", intf.Id(10).Format(intf.FormSortable))
+	up, err := intf.ParseIdAs(strings.ToUpper(id.Format(intf.FormBase36)), intf.FormBase36)
 	require.NoError(t, err)
 	assert.Equal(t, id, up)
 	dec, err := intf.ParseIdAs("12345", intf.FormBase62)
 	require.NoError(t, err)
 	assert.Equal(t, intf.Id(1*62*62*62*62+2*62*62*62+3*62*62+4*62+5), dec)
 	ms := intf.Id(-2)
-	assert.Equal(t, "LygHa16AHYE", ms.Base62(), "the unsigned value: 2^64-2")
+	assert.Equal(t, "LygHa16AHYE", ms.Format(intf.FormBase62), "the unsigned value: 2^64-2")
 }
 
 // Bytewise order of the sortable form is the unsigned order of the IDs,
@@ -84,13 +84,13 @@ func TestSortableOrder(t *testing.T) {
 	}
 	strs := make([]string, len(ids))
 	for i, u := range ids {
-		strs[i] = intf.Id(u).Sortable()
+		strs[i] = intf.Id(u).Format(intf.FormSortable)
 	}
 	slices.Sort(ids)
 	slices.SortFunc(strs, func(a, b string) int { return bytes.Compare([]byte(a), []byte(b)) })
 	for i, u := range ids {
-		if intf.Id(u).Sortable() != strs[i] {
-			t.Fatalf("position %d: sorted string %q, sorted value %d (%q)", i, strs[i], u, intf.Id(u).Sortable())
+		if intf.Id(u).Format(intf.FormSortable) != strs[i] {
+			t.Fatalf("position %d: sorted string %q, sorted value %d (%q)", i, strs[i], u, intf.Id(u).Format(intf.FormSortable))
 		}
 	}
 }

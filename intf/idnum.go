@@ -56,9 +56,6 @@ func quoteId(s string) string {
 	return strconv.Quote(s)
 }
 
-// Int64 is the ID as an int64.
-func (id Id) Int64() int64 { return int64(id) }
-
 // String is the ID in signed decimal, as the servers write it.
 func (id Id) String() string { return strconv.FormatInt(int64(id), 10) }
 
@@ -75,7 +72,7 @@ func (id Id) Fields() IdFields {
 // argument because a service may be set up with another one
 // (service.Settings.EpochMillis).
 func (id Id) Time(epochMillis int64) time.Time {
-	l := LayoutOfId(id)
+	l := layoutOf(id)
 	return l.Instant(epochMillis, l.Time.Get(uint64(id)))
 }
 

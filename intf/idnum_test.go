@@ -96,11 +96,10 @@ func TestIdFieldsAndTime(t *testing.T) {
 	id := intf.Id(workedId)
 	fields, layout := intf.Decode(workedId)
 	assert.Equal(t, fields, id.Fields())
-	assert.Equal(t, layout, intf.LayoutOfId(id))
-	assert.Equal(t, int64(workedId), id.Int64())
+	assert.Equal(t, intf.MaxPeak, layout.Type)
 	assert.Equal(t, "2705126582500361294", id.String())
 	assert.Equal(t, time.Date(2026, 10, 13, 14, 56, 45, 0, time.UTC), id.Time(intf.DefaultEpochMillis))
-	assert.Equal(t, fields.Timestamp(0), id.Time(0), "the epoch given is the one used")
+	assert.Equal(t, layout.Instant(0, fields.Time), id.Time(0), "the epoch given is the one used")
 
 	ms, _, err := intf.Encode(intf.IdFields{Time: 1234, Type: 1})
 	require.NoError(t, err)
@@ -143,7 +142,7 @@ func ExampleId() {
 func ExampleId_Time() {
 	id := intf.Id(2705126582500361294)
 	fmt.Println(id.Time(intf.DefaultEpochMillis))
-	fmt.Println(id.Fields(), intf.TypeOf(id))
+	fmt.Println(id.Fields(), intf.IdType(id.Fields().Type))
 	// Output:
 	// 2026-10-13 14:56:45 +0000 UTC
 	// {machine:78 seq:498081 time:371861805 genMethod:2 type:0 version:0} max-peak
@@ -227,7 +226,7 @@ func TestIdTimeAgainstTheLayout(t *testing.T) {
 			epoch := intf.DefaultEpochMillis - r.Int64N(intf.DefaultEpochMillis)
 			want := time.UnixMilli(epoch + f.Time*l.Unit.Milliseconds()).UTC()
 			require.Equal(t, want, id.Time(epoch), "%s %+v", typ, f)
-			require.Equal(t, f.Timestamp(epoch), id.Time(epoch))
+			require.Equal(t, l.Instant(epoch, f.Time), id.Time(epoch))
 		}
 	}
 }

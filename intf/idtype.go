@@ -56,9 +56,6 @@ type Field struct {
 // Max is the largest value the field holds.
 func (f Field) Max() int64 { return int64(uint64(1)<<f.Bits - 1) }
 
-// Mask selects the field's bits inside an ID.
-func (f Field) Mask() uint64 { return uint64(f.Max()) << f.Shift }
-
 // Get extracts the field from an ID (an unsigned shift, like Java's >>>).
 func (f Field) Get(id uint64) int64 { return int64(id >> f.Shift & uint64(f.Max())) }
 
@@ -92,9 +89,9 @@ var layouts = [2]Layout{
 func newLayout(t IdType, seqBits, timeBits uint, unit time.Duration) Layout {
 	return Layout{
 		Type:      t,
-		Machine:   Field{Name: "machine", Shift: 0, Bits: MachineBits},
-		Seq:       Field{Name: "seq", Shift: MachineBits, Bits: seqBits},
-		Time:      Field{Name: "time", Shift: MachineBits + seqBits, Bits: timeBits},
+		Machine:   Field{Name: "machine", Shift: 0, Bits: machineBits},
+		Seq:       Field{Name: "seq", Shift: machineBits, Bits: seqBits},
+		Time:      Field{Name: "time", Shift: machineBits + seqBits, Bits: timeBits},
 		GenMethod: Field{Name: "genMethod", Shift: 60, Bits: 2},
 		TypeBit:   Field{Name: "type", Shift: 62, Bits: 1},
 		Version:   Field{Name: "version", Shift: 63, Bits: 1},
@@ -111,8 +108,6 @@ func (t IdType) Layout() (Layout, error) {
 	return layouts[t], nil
 }
 
-// LayoutOfId returns the layout an ID was made with, read from its type bit.
-func LayoutOfId(id Id) Layout { return layouts[TypeOf(id)] }
-
-// TypeOf returns the type recorded in bit 62 of an ID.
-func TypeOf(id Id) IdType { return IdType(uint64(id) >> 62 & 1) }
+// layoutOf returns the layout an ID was made with, read from its type bit
+// (bit 62).
+func layoutOf(id Id) Layout { return layouts[IdType(uint64(id)>>62&1)] }

@@ -48,8 +48,8 @@ func TestLayoutFieldPositions(t *testing.T) {
 				assert.Equal(t, w.shift, fs[i].Shift, w.name)
 				assert.Equal(t, w.bits, fs[i].Bits, w.name)
 				assert.Equal(t, int64(1)<<w.bits-1, fs[i].Max(), w.name)
-				assert.Zero(t, covered&fs[i].Mask(), "%s overlaps a lower field", w.name)
-				covered |= fs[i].Mask()
+				assert.Zero(t, covered&(uint64(fs[i].Max())<<fs[i].Shift), "%s overlaps a lower field", w.name)
+				covered |= (uint64(fs[i].Max()) << fs[i].Shift)
 			}
 			assert.Equal(t, uint64(math.MaxUint64), covered, "the fields cover all 64 bits")
 			// The named fields are the ones Fields lists.
@@ -114,9 +114,9 @@ func TestLayoutDecodesHandComputedIds(t *testing.T) {
 	for _, c := range layoutCases() {
 		t.Run(c.name, func(t *testing.T) {
 			id := intf.Id(c.id)
-			l := intf.LayoutOfId(id)
+			_, l := intf.Decode(id)
 			assert.Equal(t, intf.IdType(c.want.Type), l.Type)
-			assert.Equal(t, intf.IdType(c.want.Type), intf.TypeOf(id))
+			assert.Equal(t, c.want.Type, id.Fields().Type)
 			got := intf.IdFields{
 				Machine:   l.Machine.Get(c.id),
 				Seq:       l.Seq.Get(c.id),
@@ -136,25 +136,26 @@ func TestWorkedExample(t *testing.T) {
 	// seq 498081, machine 78.
 	id := uint64(78) | 498081<<10 | 371861805<<30 | 2<<60
 	assert.Equal(t, uint64(2705126582500361294), id)
-	l := intf.LayoutOfId(intf.Id(id))
+	_, l := intf.Decode(intf.Id(id))
 	assert.Equal(t, intf.MaxPeak, l.Type)
 	assert.Equal(t, int64(371861805), l.Time.Get(id))
 	assert.Equal(t, int64(498081), l.Seq.Get(id))
 }
 
-func TestTypeOf(t *testing.T) {
-	assert.Equal(t, intf.MaxPeak, intf.TypeOf(0))
-	assert.Equal(t, intf.MinGranularity, intf.TypeOf(1<<62))
-	assert.Equal(t, intf.MaxPeak, intf.TypeOf(math.MinInt64), "bit 63 alone is the version, not the type")
-	assert.Equal(t, intf.MinGranularity, intf.TypeOf(-1))
-	assert.Equal(t, intf.MaxPeak, intf.TypeOf(math.MaxInt64>>1), "bits 0-61 say nothing about the type")
+func TestTypeBit(t *testing.T) {
+	typeOf := func(id intf.Id) intf.IdType { _, l := intf.Decode(id); return l.Type }
+	assert.Equal(t, intf.MaxPeak, typeOf(0))
+	assert.Equal(t, intf.MinGranularity, typeOf(1<<62))
+	assert.Equal(t, intf.MaxPeak, typeOf(math.MinInt64), "bit 63 alone is the version, not the type")
+	assert.Equal(t, intf.MinGranularity, typeOf(-1))
+	assert.Equal(t, intf.MaxPeak, typeOf(math.MaxInt64>>1), "bits 0-61 say nothing about the type")
 	// The type bit decides the layout: the same low bits decode differently.
 	id := intf.Id(uint64(1)<<62 | 1<<20)
-	assert.Equal(t, int64(1), intf.LayoutOfId(id).Time.Get(uint64(id)))
-	assert.Equal(t, int64(0), intf.LayoutOfId(id).Seq.Get(uint64(id)))
+	assert.Equal(t, int64(1), id.Fields().Time)
+	assert.Equal(t, int64(0), id.Fields().Seq)
 	id = intf.Id(1 << 20)
-	assert.Equal(t, int64(0), intf.LayoutOfId(id).Time.Get(uint64(id)))
-	assert.Equal(t, int64(1<<10), intf.LayoutOfId(id).Seq.Get(uint64(id)))
+	assert.Equal(t, int64(0), id.Fields().Time)
+	assert.Equal(t, int64(1<<10), id.Fields().Seq)
 }
 
 func TestIdTypeString(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 type SegmentService interface {
 	// NextIds returns n IDs of tag, 1 <= n <= MaxBatch, in increasing
 	// order. Errors: a malformed tag or n out of range matches
-	// ErrInvalidArgument (see CheckTag, CheckSegmentCount); a tag the
+	// ErrInvalidArgument (see CheckTag, CheckRange); a tag the
 	// database does not know matches ErrUnknownTag; no range left in memory
 	// while the database is unreachable matches ErrUnavailable; after Close,
 	// ErrClosed.
@@ -70,31 +70,9 @@ func tagByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 }
 
-// CheckSegmentCount returns a *FieldError named "count" unless
-// 1 <= n <= MaxBatch.
-func CheckSegmentCount(n int) error { return CheckRange("count", int64(n), 1, MaxBatch) }
-
-// NextSegmentId returns one ID of tag from any SegmentService.
-func NextSegmentId(ctx context.Context, s SegmentService, tag string) (int64, error) {
-	ids, err := s.NextIds(ctx, tag, 1)
-	if err != nil {
-		return 0, err
-	}
-	if len(ids) != 1 {
-		return 0, fmt.Errorf("segment tag %q: asked for 1 ID, got %d: %w", tag, len(ids), ErrUnavailable)
-	}
-	return ids[0], nil
-}
-
-// Bounds of a range handed out whole (SegmentRanger).
-const (
-	// DefaultMaxRange is the servers' default cap on one range (the
-	// configuration's segmentMaxRange).
-	DefaultMaxRange = 10_000_000
-	// MaxRange is the largest cap a server may set: a tag row's step
-	// is a 32-bit INT, and so is a range.
-	MaxRange = 1<<31 - 1
-)
+// MaxRange is the largest range handed out whole (SegmentRanger) a server
+// may allow: a tag row's step is a 32-bit INT, and so is a range.
+const MaxRange = 1<<31 - 1
 
 // SegmentRange is a range of segment IDs handed out whole: Start..End-1.
 // A client that holds one serves its IDs itself; nobody else ever gets
@@ -113,12 +91,4 @@ type SegmentRanger interface {
 	// step (its row's step). Errors as NextIds, and a size out of range
 	// is a *FieldError named "size".
 	NextRange(ctx context.Context, tag string, size int64) (SegmentRange, error)
-}
-
-// SegmentStepper tells a tag's own step without allocating anything: the
-// size of a range of size 0 (SegmentRanger), which a quota needs before
-// it asks the store for less.
-type SegmentStepper interface {
-	// Step is the tag's row step (0 when not known); errors as NextIds.
-	Step(ctx context.Context, tag string) (int64, error)
 }

@@ -147,7 +147,7 @@ func TestCrashRestartServesAtOnce(t *testing.T) {
 	second, err := batch(client, base+"/genid?count=1000")
 	require.NoError(t, err)
 	assert.NotContains(t, p.logText(), "waiting for the clock", "no stall at start")
-	l := intf.LayoutOfId(intf.Id(first[0]))
+	_, l := intf.Decode(intf.Id(first[0]))
 	last := l.Time.Get(uint64(first[len(first)-1]))
 	for _, id := range second {
 		require.Greater(t, id, first[len(first)-1])

@@ -195,7 +195,7 @@ func TestEndToEnd(t *testing.T) {
 				t.Fatalf("duplicate ID %d", id)
 			}
 			seen[id] = struct{}{}
-			l := intf.LayoutOfId(intf.Id(id))
+			_, l := intf.Decode(intf.Id(id))
 			if m := l.Machine.Get(uint64(id)); m != 78 {
 				t.Fatalf("machine of %d: %d, want 78", id, m)
 			}

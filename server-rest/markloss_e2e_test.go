@@ -42,7 +42,7 @@ func TestServerRefusesADataDirThatLostItsMark(t *testing.T) {
 	// The operator makes sure the clock is past the last IDs, then resets.
 	var last time.Time
 	for _, id := range first {
-		if ts := intf.Id(id).Fields().Timestamp(intf.DefaultEpochMillis); ts.After(last) {
+		if ts := intf.Id(id).Time(intf.DefaultEpochMillis); ts.After(last) {
 			last = ts
 		}
 	}

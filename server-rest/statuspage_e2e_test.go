@@ -324,7 +324,7 @@ func (p *page) checkDecode(id int64) {
 	assert.Equal(p.t, strconv.FormatInt(want.GenMethod, 10), p.text("d-genMethod"), "genMethod of %d", id)
 	assert.Equal(p.t, strconv.FormatInt(want.Version, 10), p.text("d-version"), "version of %d", id)
 	assert.Equal(p.t, fmt.Sprintf("%s (%d)", intf.IdType(want.Type), want.Type), p.text("d-type"), "type of %d", id)
-	assert.Equal(p.t, want.Timestamp(intf.DefaultEpochMillis).UTC().Format("2006-01-02T15:04:05.000Z"), p.text("d-timestamp"), "timestamp of %d", id)
+	assert.Equal(p.t, intf.Id(id).Time(intf.DefaultEpochMillis).Format("2006-01-02T15:04:05.000Z"), p.text("d-timestamp"), "timestamp of %d", id)
 	assert.Equal(p.t, fmt.Sprintf("%064b", uint64(id)), p.text("d-bits"))
 }
 

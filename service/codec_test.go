@@ -59,7 +59,7 @@ func TestMakeIdAndExpIdHandComputed(t *testing.T) {
 
 func TestWorkedExampleId(t *testing.T) {
 	svc := newSvc(t, service.Settings{Machine: 78, GenMethod: 2})
-	id, err := svc.MakeId(bg, intf.TimeSeq(371861805, 498081))
+	id, err := svc.MakeId(bg, intf.MakeIdRequest{Time: 371861805, Seq: 498081})
 	require.NoError(t, err)
 	assert.Equal(t, intf.Id(2705126582500361294), id)
 	assert.Equal(t, intf.Id(uint64(78)|498081<<10|371861805<<30|2<<60), id)
@@ -181,16 +181,16 @@ func TestMakeIdSeqOfMaxPeakTooWideForMinGranularity(t *testing.T) {
 	// A max-peak seq is a valid field of max-peak but not of
 	// min-granularity: the layout chosen by the type decides the range.
 	svc := newSvc(t, service.Settings{})
-	_, err := svc.MakeId(bg, intf.TimeSeq(1, 1024).WithType(0))
+	_, err := svc.MakeId(bg, intf.MakeIdRequest{Time: 1, Seq: 1024}.WithType(0))
 	require.NoError(t, err)
-	_, err = svc.MakeId(bg, intf.TimeSeq(1, 1024).WithType(1))
+	_, err = svc.MakeId(bg, intf.MakeIdRequest{Time: 1, Seq: 1024}.WithType(1))
 	var fe *intf.FieldError
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, intf.FieldError{Field: "seq", Value: 1024, Min: 0, Max: 1023}, *fe)
-	_, err = svc.MakeId(bg, intf.TimeSeq(1<<30, 0).WithType(0))
+	_, err = svc.MakeId(bg, intf.MakeIdRequest{Time: 1 << 30, Seq: 0}.WithType(0))
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, "time", fe.Field)
-	_, err = svc.MakeId(bg, intf.TimeSeq(1<<30, 0).WithType(1))
+	_, err = svc.MakeId(bg, intf.MakeIdRequest{Time: 1 << 30, Seq: 0}.WithType(1))
 	require.NoError(t, err)
 }
 
@@ -209,22 +209,22 @@ func TestMakeIdOmittedFieldsComeFromSettings(t *testing.T) {
 				want uint64
 			}{
 				// makeId(time, seq): machine, genMethod, type, version from the settings.
-				{"time,seq", intf.TimeSeq(300, 5),
+				{"time,seq", intf.MakeIdRequest{Time: 300, Seq: 5},
 					base | 78 | 5<<10 | 300<<tb | 2<<60},
 				// makeId(time, seq, machine).
-				{"time,seq,machine", intf.TimeSeq(300, 5).WithMachine(3),
+				{"time,seq,machine", intf.MakeIdRequest{Time: 300, Seq: 5}.WithMachine(3),
 					base | 3 | 5<<10 | 300<<tb | 2<<60},
 				// makeId(genMethod, time, seq, machine).
-				{"genMethod,time,seq,machine", intf.TimeSeq(300, 5).WithMachine(3).WithGenMethod(1),
+				{"genMethod,time,seq,machine", intf.MakeIdRequest{Time: 300, Seq: 5}.WithMachine(3).WithGenMethod(1),
 					base | 3 | 5<<10 | 300<<tb | 1<<60},
 				// Only genMethod given: machine still from the settings.
-				{"genMethod only", intf.TimeSeq(300, 5).WithGenMethod(0),
+				{"genMethod only", intf.MakeIdRequest{Time: 300, Seq: 5}.WithGenMethod(0),
 					base | 78 | 5<<10 | 300<<tb},
 				// Only version given.
-				{"version only", intf.TimeSeq(300, 5).WithVersion(0),
+				{"version only", intf.MakeIdRequest{Time: 300, Seq: 5}.WithVersion(0),
 					uint64(typ)<<62 | 78 | 5<<10 | 300<<tb | 2<<60},
 				// Machine 0 given explicitly is 0, not "omitted".
-				{"machine 0", intf.TimeSeq(300, 5).WithMachine(0),
+				{"machine 0", intf.MakeIdRequest{Time: 300, Seq: 5}.WithMachine(0),
 					base | 5<<10 | 300<<tb | 2<<60},
 			}
 			for _, c := range cases {
@@ -238,7 +238,7 @@ func TestMakeIdOmittedFieldsComeFromSettings(t *testing.T) {
 			if other == intf.MinGranularity {
 				ob = 20
 			}
-			got, err := svc.MakeId(bg, intf.TimeSeq(300, 5).WithType(int64(other)))
+			got, err := svc.MakeId(bg, intf.MakeIdRequest{Time: 300, Seq: 5}.WithType(int64(other)))
 			require.NoError(t, err)
 			assert.Equal(t, intf.Id(uint64(other)<<62|1<<63|78|5<<10|300<<ob|2<<60), got)
 			// The full six-field form.

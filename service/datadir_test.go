@@ -457,9 +457,7 @@ func TestNoDataDirWritesNothing(t *testing.T) {
 func TestDefaultDataDir(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	d, err := service.DefaultDataDir()
-	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(state, "vesta-go"), d)
+	d := filepath.Join(state, "vesta-go")
 	svc, err := service.New(bg, service.Settings{Clock: newFakeClock(testStart), Logger: discardLog})
 	require.NoError(t, err)
 	assert.Equal(t, d, svc.Settings().DataDir)
@@ -469,9 +467,9 @@ func TestDefaultDataDir(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", "")
 	t.Setenv("HOME", home)
-	d, err = service.DefaultDataDir()
+	s, err := service.Settings{}.WithDefaults()
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(home, ".local", "state", "vesta-go"), d)
+	assert.Equal(t, filepath.Join(home, ".local", "state", "vesta-go"), s.DataDir)
 }
 
 func TestErrClosedAndCloseTwice(t *testing.T) {
@@ -490,7 +488,7 @@ func TestErrClosedAndCloseTwice(t *testing.T) {
 			// Decoding and encoding need no running generator.
 			_, err = svc.ExpId(bg, 1)
 			assert.NoError(t, err)
-			_, err = svc.MakeId(bg, intf.TimeSeq(1, 1))
+			_, err = svc.MakeId(bg, intf.MakeIdRequest{Time: 1, Seq: 1})
 			assert.NoError(t, err)
 		})
 	}

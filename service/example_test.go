@@ -64,7 +64,7 @@ func ExampleService_MakeId() {
 	}
 	defer svc.Close()
 
-	id, err := svc.MakeId(ctx, intf.TimeSeq(371861805, 498081))
+	id, err := svc.MakeId(ctx, intf.MakeIdRequest{Time: 371861805, Seq: 498081})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func ExampleService_MakeId() {
 	f, _ := svc.ExpId(ctx, id)
 	fmt.Println(f)
 
-	_, err = svc.MakeId(ctx, intf.TimeSeq(371861805, 1<<20))
+	_, err = svc.MakeId(ctx, intf.MakeIdRequest{Time: 371861805, Seq: 1 << 20})
 	fmt.Println(err)
 	// Output:
 	// 2705126582500361294

@@ -57,7 +57,7 @@ func unitSeq(l intf.Layout, id intf.Id) (unit, seq int64) {
 // equal. Much cheaper than a map or a sort of millions of IDs, which matters
 // under -race. It returns how many IDs it checked.
 func checkUnique(l intf.Layout, ids [][]intf.Id) (total int, err error) {
-	fixedMask := ^(l.Time.Mask() | l.Seq.Mask())
+	fixedMask := ^((uint64(l.Time.Max()) << l.Time.Shift) | (uint64(l.Seq.Max()) << l.Seq.Shift))
 	var fixed uint64
 	fixedSet := false
 	minU, maxU := int64(1)<<62, int64(-1)
@@ -112,7 +112,8 @@ func checkUnique(l intf.Layout, ids [][]intf.Id) (total int, err error) {
 
 // fieldsOf decodes an ID by its own type bit, independently of a Service.
 func fieldsOf(id intf.Id) intf.IdFields {
-	l, u := intf.LayoutOfId(id), uint64(id)
+	_, l := intf.Decode(id)
+	u := uint64(id)
 	return intf.IdFields{Machine: l.Machine.Get(u), Seq: l.Seq.Get(u), Time: l.Time.Get(u),
 		GenMethod: l.GenMethod.Get(u), Type: l.TypeBit.Get(u), Version: l.Version.Get(u)}
 }

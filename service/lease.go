@@ -17,7 +17,7 @@ func (h leaseHolder) Now() int64 { return h.s.settings.Clock.NowNanos() }
 
 func (h leaseHolder) Lead() time.Duration { return h.s.lead() }
 
-func (h leaseHolder) Layout() machineid.Layout { return h.s.settings.Layout() }
+func (h leaseHolder) Layout() machineid.Layout { return h.s.settings.layout() }
 
 func (h leaseHolder) Hold(ctx context.Context, machine, validUntil, prevMarkMs int64) error {
 	s := h.s

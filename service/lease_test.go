@@ -104,7 +104,7 @@ func TestLeaseHoldLoseAndTakeOver(t *testing.T) {
 	id, err = svc.GenId(bg)
 	require.NoError(t, err)
 	assert.Equal(t, int64(9), l.Machine.Get(uint64(id)))
-	assert.Equal(t, int64(9), svc.Machine())
+	assert.Equal(t, int64(9), svc.Stats().Machine)
 	prevUnit := (prevMark - intf.DefaultEpochMillis) / 1000
 	assert.Greater(t, l.Time.Get(uint64(id)), prevUnit, "issues only above the previous holder's mark")
 }

@@ -517,7 +517,6 @@ func TestPopulatorUnknown(t *testing.T) {
 	for _, p := range service.Populators() {
 		assert.Contains(t, err.Error(), p, "the error lists the valid names")
 	}
-	assert.Equal(t, service.PopulatorLock, service.DefaultPopulator)
 	svc := newSvc(t, service.Settings{})
 	assert.Equal(t, "lock", svc.Settings().Populator)
 }

@@ -69,7 +69,7 @@ var _ intf.IdService = (*Service)(nil)
 // pass), stores a new mark and returns a ready Service. With s.Lease set,
 // it also waits until the lease holds a machine id.
 func New(ctx context.Context, s Settings) (*Service, error) {
-	s, err := s.withDefaults()
+	s, err := s.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +250,10 @@ func (s *Service) GenIds(ctx context.Context, n int) ([]intf.Id, error) {
 
 // varBits are the bits of the time and sequence fields: what differs
 // between two IDs of one machine id.
-func (s *Service) varBits() uint64 { return s.layout.Time.Mask() | s.layout.Seq.Mask() }
+func (s *Service) varBits() uint64 { return mask(s.layout.Time) | mask(s.layout.Seq) }
+
+// mask selects a field's bits inside an ID.
+func mask(f intf.Field) uint64 { return uint64(f.Max()) << f.Shift }
 
 // ExpId splits an ID into its fields by the layout its type bit names.
 func (s *Service) ExpId(_ context.Context, id intf.Id) (intf.IdFields, error) {
@@ -260,7 +263,7 @@ func (s *Service) ExpId(_ context.Context, id intf.Id) (intf.IdFields, error) {
 // MakeId packs the request's fields, taking omitted ones from the
 // settings. A field out of range is an *intf.FieldError naming it.
 func (s *Service) MakeId(_ context.Context, r intf.MakeIdRequest) (intf.Id, error) {
-	id := intf.IdFields{Time: r.Time, Seq: r.Seq, Machine: s.Machine(), GenMethod: s.settings.GenMethod,
+	id := intf.IdFields{Time: r.Time, Seq: r.Seq, Machine: s.machine(), GenMethod: s.settings.GenMethod,
 		Type: int64(s.settings.Type), Version: s.settings.Version}
 	for _, f := range []struct {
 		dst *int64
@@ -286,14 +289,14 @@ func (s *Service) TransTime(_ context.Context, timeField int64, t intf.IdType) (
 	return l.Instant(s.settings.EpochMillis, timeField), nil
 }
 
-// Machine is the machine id in use (with a lease, the one last held).
-func (s *Service) Machine() int64 { return s.cur.Load().machine }
+// machine is the machine id in use (with a lease, the one last held).
+func (s *Service) machine() int64 { return s.cur.Load().machine }
 
 // Settings returns the settings in force, with defaults filled in and the
 // machine id resolved.
 func (s *Service) Settings() Settings {
 	st := s.settings
-	st.Machine = s.Machine()
+	st.Machine = s.machine()
 	return st
 }
 
@@ -347,7 +350,7 @@ func (s *Service) Stats() Stats {
 		ExhaustionWaits: s.units.waits.Load(),
 		ClockBackEvents: s.events.clockBack.Load(),
 		HighWaterMillis: s.marks.file.Load(),
-		Machine:         s.Machine(),
+		Machine:         s.machine(),
 		LeaseHeld:       s.leaseValidNow(),
 		Fences:          s.events.fences.Load(),
 		LeaseMarkMillis: s.marks.lease.Load(),

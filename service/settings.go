@@ -3,26 +3,27 @@ package service
 import (
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/internal/datadir"
 	"github.com/vesta-go/vesta/service/internal/sysclock"
 	"github.com/vesta-go/vesta/service/machineid"
 )
 
-// Defaults applied by New to zero-valued Settings fields.
+// MaxMaxBorrow bounds Settings.MaxBorrow: IDs never run more than an hour
+// ahead of the clock.
+const MaxMaxBorrow = time.Hour
+
+// Defaults New applies to zero-valued Settings fields, stated in the
+// fields' comments (TestSettingsCommentsStateDefaults).
 const (
-	DefaultPopulator            = PopulatorLock
-	DefaultMaxClockBackwardWait = 5 * time.Second
-	// MaxMaxBorrow bounds Settings.MaxBorrow: IDs never run more than an
-	// hour ahead of the clock.
-	MaxMaxBorrow = time.Hour
+	defaultPopulator            = PopulatorLock
+	defaultMaxClockBackwardWait = 5 * time.Second
 )
 
-// Settings configures a Service. The zero value is valid apart from the data
-// directory, which defaults to DefaultDataDir.
+// Settings configures a Service. The zero value is valid; WithDefaults
+// shows what New makes of it.
 type Settings struct {
 	// Machine is the machine id, 0..1023, used when MachineProvider is nil.
 	Machine int64
@@ -40,11 +41,12 @@ type Settings struct {
 	// Populator names the strategy: lock (default), sync, atomic or packed.
 	Populator string
 	// EpochMillis is the time origin in Unix milliseconds; 0 means Vesta's
-	// intf.DefaultEpochMillis. It must not lie after the Clock's now
-	// (CheckEpoch). Never change it for a running fleet.
+	// intf.DefaultEpochMillis. It must lie in 1..the Clock's now: after
+	// now the service would have no time to issue at (an error matching
+	// intf.ErrTimeOverflow too). Never change it for a running fleet.
 	EpochMillis int64
 	// DataDir holds the time high-water mark and a lock file; "" means
-	// DefaultDataDir().
+	// $XDG_STATE_HOME/vesta-go, else ~/.local/state/vesta-go.
 	DataDir string
 	// NoDataDir skips the high-water mark: a restart with the clock behind
 	// the previous run can then repeat IDs. For those who accept that risk.
@@ -76,25 +78,12 @@ type Settings struct {
 	Logger *slog.Logger
 }
 
-// DefaultDataDir is $XDG_STATE_HOME/vesta-go, else ~/.local/state/vesta-go.
-func DefaultDataDir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "vesta-go"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("no default data dir (%w): set dataDir", err)
-	}
-	return filepath.Join(home, ".local", "state", "vesta-go"), nil
-}
-
-// CheckEpoch is the one rule for an epoch, which New applies with its
-// Clock and the configuration loader with the system clock the programs
-// run: Unix milliseconds from 1 up to the clock's now. Before 1 is out of
-// range; after now the service would have no time to issue at. The error
-// is an *intf.FieldError naming "epoch" (intf.ErrInvalidArgument); an
-// epoch after now also matches intf.ErrTimeOverflow.
-func CheckEpoch(epochMillis int64, clock Clock) error {
+// checkEpoch is the rule for an epoch: Unix milliseconds from 1 up to the
+// clock's now. Before 1 is out of range; after now the service would have
+// no time to issue at. The error is an *intf.FieldError naming "epoch"
+// (intf.ErrInvalidArgument); an epoch after now also matches
+// intf.ErrTimeOverflow.
+func checkEpoch(epochMillis int64, clock Clock) error {
 	nowMs := clock.NowNanos() / int64(time.Millisecond)
 	err := intf.CheckRange("epoch", epochMillis, 1, nowMs)
 	if err == nil || epochMillis < 1 {
@@ -104,17 +93,21 @@ func CheckEpoch(epochMillis int64, clock Clock) error {
 		time.UnixMilli(nowMs).UTC(), time.UnixMilli(epochMillis).UTC(), err)
 }
 
-// withDefaults fills zero fields and validates every field, naming the
-// first wrong one.
-func (s Settings) withDefaults() (Settings, error) {
+// WithDefaults returns s as New uses it: its zero fields filled with the
+// defaults their comments state (DataDir resolved unless NoDataDir), or
+// an error naming the first wrong field, an *intf.FieldError for a number
+// out of range (intf.ErrInvalidArgument). New calls it; a configuration
+// loader calls it to check settings before starting anything, and to read
+// the defaults (Settings{NoDataDir: true}.WithDefaults()).
+func (s Settings) WithDefaults() (Settings, error) {
 	if s.Populator == "" {
-		s.Populator = DefaultPopulator
+		s.Populator = defaultPopulator
 	}
 	if s.EpochMillis == 0 {
 		s.EpochMillis = intf.DefaultEpochMillis
 	}
 	if s.MaxClockBackwardWait == 0 {
-		s.MaxClockBackwardWait = DefaultMaxClockBackwardWait
+		s.MaxClockBackwardWait = defaultMaxClockBackwardWait
 	}
 	if s.Clock == nil {
 		s.Clock = sysclock.New()
@@ -129,7 +122,7 @@ func (s Settings) withDefaults() (Settings, error) {
 		intf.CheckRange("machine", s.Machine, 0, intf.MaxMachine),
 		intf.CheckRange("genMethod", s.GenMethod, 0, intf.MaxGenMethod),
 		intf.CheckRange("version", s.Version, 0, intf.MaxVersion),
-		CheckEpoch(s.EpochMillis, s.Clock),
+		checkEpoch(s.EpochMillis, s.Clock),
 		intf.CheckRange("maxClockBackwardWait", int64(s.MaxClockBackwardWait), 1, int64(24*time.Hour)),
 		intf.CheckRange("maxBorrow", int64(s.MaxBorrow), 0, int64(MaxMaxBorrow)),
 	}
@@ -142,7 +135,7 @@ func (s Settings) withDefaults() (Settings, error) {
 		return s, fmt.Errorf("%w: populator %q: want one of %v", intf.ErrInvalidArgument, s.Populator, Populators())
 	}
 	if !s.NoDataDir && s.DataDir == "" {
-		d, err := DefaultDataDir()
+		d, err := datadir.Default()
 		if err != nil {
 			return s, err
 		}

@@ -71,7 +71,6 @@ func TestSettingsDefaultsAndLimits(t *testing.T) {
 	assert.Equal(t, service.PopulatorLock, s.Populator)
 	assert.Equal(t, intf.DefaultEpochMillis, s.EpochMillis)
 	assert.Equal(t, 5*time.Second, s.MaxClockBackwardWait)
-	assert.Equal(t, service.DefaultMaxClockBackwardWait, s.MaxClockBackwardWait)
 	assert.Equal(t, intf.MaxPeak, s.Type)
 	assert.Equal(t, dir, s.DataDir)
 	assert.Same(t, clk, s.Clock.(*fakeClock))
@@ -103,7 +102,7 @@ func TestSettingsMachineProvider(t *testing.T) {
 	id, err := svc.GenId(bg)
 	require.NoError(t, err)
 	assert.Equal(t, int64(42), fieldsOf(id).Machine)
-	made, err := svc.MakeId(bg, intf.TimeSeq(1, 1))
+	made, err := svc.MakeId(bg, intf.MakeIdRequest{Time: 1, Seq: 1})
 	require.NoError(t, err)
 	assert.Equal(t, int64(42), fieldsOf(made).Machine, "MakeId's default machine is the resolved one")
 
@@ -152,7 +151,8 @@ func TestSettingsEveryValidCombination(t *testing.T) {
 }
 
 // The epoch is checked against the service's own Clock, not the wall
-// clock: one rule (CheckEpoch), 1..the clock's now.
+// clock: one rule (Settings.WithDefaults, which New applies), 1..the
+// clock's now.
 func TestEpochCheckedAgainstTheInjectedClock(t *testing.T) {
 	later := time.Date(2090, 1, 1, 0, 0, 0, 0, time.UTC) // far past the wall clock
 	svc, err := service.New(bg, service.Settings{EpochMillis: time.Date(2080, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli(),
@@ -162,10 +162,14 @@ func TestEpochCheckedAgainstTheInjectedClock(t *testing.T) {
 
 	clk := newFakeClock(testStart)
 	now := testStart.UnixMilli()
-	require.NoError(t, service.CheckEpoch(now, clk), "now itself is valid")
-	require.NoError(t, service.CheckEpoch(1, clk))
-	for _, bad := range []int64{0, -1, now + 1} {
-		err := service.CheckEpoch(bad, clk)
+	checkEpoch := func(ms int64) error {
+		_, err := service.Settings{EpochMillis: ms, NoDataDir: true, Clock: clk}.WithDefaults()
+		return err
+	}
+	require.NoError(t, checkEpoch(now), "now itself is valid")
+	require.NoError(t, checkEpoch(1))
+	for _, bad := range []int64{-1, now + 1} { // 0 means the default
+		err := checkEpoch(bad)
 		var fe *intf.FieldError
 		require.ErrorAs(t, err, &fe, "%d", bad)
 		assert.Equal(t, intf.FieldError{Field: "epoch", Value: bad, Min: 1, Max: now}, *fe)

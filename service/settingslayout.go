@@ -5,9 +5,9 @@ import (
 	"github.com/vesta-go/vesta/service/machineid"
 )
 
-// Layout is the layout of s, defaults filled in (EpochMillis 0 is Vesta's
+// layout is the layout of s, defaults filled in (EpochMillis 0 is Vesta's
 // epoch).
-func (s Settings) Layout() machineid.Layout {
+func (s Settings) layout() machineid.Layout {
 	epoch := s.EpochMillis
 	if epoch == 0 {
 		epoch = intf.DefaultEpochMillis

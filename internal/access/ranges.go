@@ -6,6 +6,15 @@ import (
 	"github.com/vesta-go/vesta/intf"
 )
 
+// Stepper tells a tag's own step without allocating anything: the size of
+// a range of size 0 (intf.SegmentRanger), which a quota needs before it
+// asks the store for less. The embedded generator and the RPC server's
+// segment service implement it.
+type Stepper interface {
+	// Step is the tag's row step (0 when not known); errors as NextIds.
+	Step(ctx context.Context, tag string) (int64, error)
+}
+
 // RangeGrant is the quota's part of a segment range handed out whole: the
 // size to ask the store and the grant its IDs are charged to. Both doors
 // use it, so a range counts the same over REST and RPC.
@@ -26,7 +35,7 @@ type RangeGrant struct {
 //     TakeWait takes a batch;
 //   - size 0, a range of the tag's step: what the bucket holds now, at most
 //     the burst and the tag's step (seg's, when it is an
-//     intf.SegmentStepper), at least one ID; with less than one in the
+//     a Stepper), at least one ID; with less than one in the
 //     bucket it waits or refuses as TakeWait does.
 //
 // So under any concurrency the IDs handed out stay within rate × time +
@@ -40,7 +49,7 @@ func (g *Guard) TakeRange(ctx context.Context, c Caller, remote string, seg intf
 	want, upTo := min(size, burst), false
 	if size == 0 {
 		want, upTo = burst, true
-		if st, ok := seg.(intf.SegmentStepper); ok {
+		if st, ok := seg.(Stepper); ok {
 			step, err := st.Step(ctx, tag)
 			if err != nil {
 				return RangeGrant{}, err

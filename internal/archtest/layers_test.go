@@ -196,7 +196,7 @@ func TestTCPServerLinksNoGoPlugin(t *testing.T) {
 		t.Skip("runs go list")
 	}
 	pkgs := listPackages(t)
-	for _, p := range []string{"server-rpc/internal/rpcapp", "internal/server/segopen", "internal/rpcserver"} {
+	for _, p := range []string{"server-rpc/internal/rpcapp", "internal/server/runtime", "internal/server/segopen", "internal/rpcserver"} {
 		info, ok := pkgs[module+"/"+p]
 		require.True(t, ok, p)
 		for _, d := range info.Deps {

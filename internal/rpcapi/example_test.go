@@ -35,7 +35,7 @@ func ExampleReceiver() {
 	ctx := context.Background()
 	// REFERENCE's worked example: the server's machine (78) fills the
 	// omitted field.
-	id, err := conn.MakeId(ctx, intf.TimeSeq(371861805, 498081).WithGenMethod(2).WithType(0).WithVersion(0))
+	id, err := conn.MakeId(ctx, intf.MakeIdRequest{Time: 371861805, Seq: 498081}.WithGenMethod(2).WithType(0).WithVersion(0))
 	fmt.Println(id, err)
 	fields, _ := conn.ExpId(ctx, id)
 	fmt.Println(fields)

@@ -64,7 +64,7 @@ func TestReceiverChecksEveryMethod(t *testing.T) {
 		"GenId":     func(c *Conn) error { _, err := c.GenId(ctx); return err },
 		"GenIds":    func(c *Conn) error { _, err := c.GenIds(ctx, 3); return err },
 		"ExpId":     func(c *Conn) error { _, err := c.ExpId(ctx, 1); return err },
-		"MakeId":    func(c *Conn) error { _, err := c.MakeId(ctx, intf.TimeSeq(1, 1)); return err },
+		"MakeId":    func(c *Conn) error { _, err := c.MakeId(ctx, intf.MakeIdRequest{Time: 1, Seq: 1}); return err },
 		"TransTime": func(c *Conn) error { _, err := c.TransTime(ctx, 1, intf.MaxPeak); return err },
 		"Segment":   func(c *Conn) error { _, err := c.NextIds(ctx, "order", 2); return err },
 	}

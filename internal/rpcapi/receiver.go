@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/internal/access"
+	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/ctxtime"
 )
@@ -23,7 +24,7 @@ type Receiver struct {
 	svc      intf.IdService
 	seg      intf.SegmentService // nil: segment mode off
 	maxBatch int
-	maxRange int64 // the largest SegmentRange size; 0: intf.DefaultMaxRange
+	maxRange int64 // the largest SegmentRange size; 0: serverdefaults.SegmentMaxRange
 	// bound caps every call's time on the server; 0: only the caller's
 	// Timeout, if it sent one.
 	bound time.Duration
@@ -54,7 +55,7 @@ func WithSegments(seg intf.SegmentService) ReceiverOption {
 }
 
 // WithMaxRange caps the size of SegmentRange (the configuration's
-// segmentMaxRange); n < 1 means intf.DefaultMaxRange.
+// segmentMaxRange); n < 1 means serverdefaults.SegmentMaxRange.
 func WithMaxRange(n int64) ReceiverOption {
 	return func(r *Receiver) { r.maxRange = n }
 }
@@ -400,7 +401,7 @@ func (r *Receiver) admitRange(args SegmentRangeArgs) (access.RangeGrant, intf.Se
 func (r *Receiver) checkRangeSize(size int64) error {
 	limit := r.maxRange
 	if limit < 1 {
-		limit = intf.DefaultMaxRange
+		limit = serverdefaults.SegmentMaxRange
 	}
 	return intf.CheckRange("size", size, 0, limit)
 }

@@ -40,7 +40,7 @@ func (s *fuzzSegments) NextIds(ctx context.Context, tag string, n int) ([]int64,
 	if err := intf.CheckTag(tag); err != nil {
 		return nil, err
 	}
-	if err := intf.CheckSegmentCount(n); err != nil {
+	if err := intf.CheckRange("count", int64(n), 1, intf.MaxBatch); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -378,7 +378,7 @@ func recordedCalls(tb testing.TB) [][]byte {
 		{"GenId", rpcapi.GenIdArgs{Timeout: time.Second}},
 		{"GenIds", rpcapi.GenIdsArgs{Count: 3}},
 		{"ExpId", rpcapi.ExpIdArgs{Id: 2705126582500361294}},
-		{"MakeId", rpcapi.NewMakeIdArgs(intf.TimeSeq(371861805, 498081).WithMachine(78))},
+		{"MakeId", rpcapi.NewMakeIdArgs(intf.MakeIdRequest{Time: 371861805, Seq: 498081}.WithMachine(78))},
 		{"TransTime", rpcapi.TransTimeArgs{Time: 371861805}},
 		{"SegmentNextIds", rpcapi.SegmentArgs{Tag: "order", Count: 2}},
 		{"NoSuchMethod", rpcapi.GenIdArgs{}},

@@ -179,9 +179,9 @@ func TestSegmentNextIds(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1, 2, 3}, ids)
 	assert.True(t, <-seg.deadline, "the caller's deadline reaches the segment service")
-	id, err := intf.NextSegmentId(ctx, c, "order")
+	ids, err = c.NextIds(ctx, "order", 1)
 	require.NoError(t, err)
-	assert.Equal(t, int64(4), id)
+	assert.Equal(t, []int64{4}, ids)
 	<-seg.deadline
 
 	_, err = c.NextIds(ctx, "coupon", 1)
@@ -263,7 +263,7 @@ func TestUnknownSetBitsAreRefused(t *testing.T) {
 	assert.Equal(t, "set", fe.Field)
 	assert.Equal(t, int64(0x21), fe.Value)
 	assert.Contains(t, err.Error(), "unknown bits 0x20")
-	assert.NoError(t, NewMakeIdArgs(intf.TimeSeq(1, 1).WithMachine(1).WithGenMethod(1).WithType(0).WithVersion(0)).Check())
+	assert.NoError(t, NewMakeIdArgs(intf.MakeIdRequest{Time: 1, Seq: 1}.WithMachine(1).WithGenMethod(1).WithType(0).WithVersion(0)).Check())
 }
 
 // stuck is an IdService and a SegmentService whose ID calls block until

@@ -163,7 +163,7 @@ func (a MakeIdArgs) Check() error {
 
 // Request converts the wire form back to a request.
 func (a MakeIdArgs) Request() intf.MakeIdRequest {
-	r := intf.TimeSeq(a.Time, a.Seq)
+	r := intf.MakeIdRequest{Time: a.Time, Seq: a.Seq}
 	for _, f := range a.optional(&r) {
 		if a.Set&f.bit != 0 {
 			v := *f.wire

@@ -36,6 +36,10 @@ const (
 	// SIGINT/SIGTERM (shutdownTimeout): three call timeouts, and with the
 	// service's close well inside Kubernetes' default 30 s grace period.
 	ShutdownTimeout = 15 * time.Second
+	// SegmentMaxRange caps one range handed out whole (segmentMaxRange;
+	// intf.MaxRange is the most it may be set to); the Go client holds
+	// ranges of up to this size by default (client.WithSegmentRanges).
+	SegmentMaxRange = 10_000_000
 )
 
 // The RPC server's connection limits (rpcserver.Options; the

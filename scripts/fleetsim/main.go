@@ -104,7 +104,7 @@ func run(n int, steady time.Duration, fill bool) error {
 		if errs[i] != nil {
 			return fmt.Errorf("node %d: %w", i, errs[i])
 		}
-		ids[svcs[i].Machine()] = true
+		ids[svcs[i].Stats().Machine] = true
 		st := leases[i].Stats()
 		claims += st.Claims
 		txns += st.ClaimTxns

@@ -44,7 +44,6 @@ type Generator struct {
 var (
 	_ intf.SegmentService = (*Generator)(nil)
 	_ intf.SegmentRanger  = (*Generator)(nil)
-	_ intf.SegmentStepper = (*Generator)(nil)
 )
 
 // New validates s, reads the tag list (the database must be reachable) and
@@ -72,7 +71,7 @@ func New(ctx context.Context, s Settings) (*Generator, error) {
 // per range it crosses. When the buffers run dry partway, the batch fails whole (the IDs
 // it had taken are skipped, never reissued).
 func (g *Generator) NextIds(ctx context.Context, tag string, n int) ([]int64, error) {
-	if err := intf.CheckSegmentCount(n); err != nil {
+	if err := intf.CheckRange("count", int64(n), 1, intf.MaxBatch); err != nil {
 		return nil, err
 	}
 	ids := make([]int64, n)
@@ -231,7 +230,7 @@ func (g *Generator) NextRange(ctx context.Context, tag string, size int64) (intf
 	return intf.SegmentRange{Start: maxId - applied, End: maxId}, nil
 }
 
-// Step is the tag's own step, its row's step as last listed (intf.SegmentStepper):
+// Step is the tag's own step, its row's step as last listed (a quota of the servers asks it before a range of size 0):
 // what NextRange of size 0 would take, read without a database call.
 func (g *Generator) Step(ctx context.Context, tag string) (int64, error) {
 	if g.isClosed.Load() {

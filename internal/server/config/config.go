@@ -1,7 +1,6 @@
 package config
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,9 +15,9 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/ctxtime"
 	"github.com/vesta-go/vesta/service/machineid"
 )
 
@@ -178,7 +177,7 @@ func (l *Loader) Load() (Config, error) {
 	if has[GroupServer] {
 		c.Listen = r.listen(l.d.Listen, l.d.portProperties())
 		c.MaxBatch = int(r.int(KeyMaxBatch, "", DefaultMaxBatch, 1, intf.MaxBatch))
-		c.SegmentMaxRange = r.int(KeySegmentMaxRange, "", intf.DefaultMaxRange, 1, intf.MaxRange)
+		c.SegmentMaxRange = r.int(KeySegmentMaxRange, "", serverdefaults.SegmentMaxRange, 1, intf.MaxRange)
 		c.CallTimeout = r.duration(KeyCallTimeout, DefaultCallTimeout, time.Millisecond, 10*time.Minute)
 		c.MaxConnsPerIP = int(r.int(KeyMaxConnsPerIP, "", DefaultMaxConnsPerIP, 1, 1_000_000))
 		c.MaxConns = int(r.int(KeyMaxConns, "", 0, 0, 1_000_000))
@@ -206,7 +205,7 @@ func (l *Loader) Load() (Config, error) {
 		s.NoDataDir = r.bool(KeyNoDataDir, "", false)
 	}
 	if has[GroupService] {
-		s.MaxClockBackwardWait = r.duration(KeyMaxClockBackwardWait, service.DefaultMaxClockBackwardWait, time.Millisecond, 24*time.Hour)
+		s.MaxClockBackwardWait = r.duration(KeyMaxClockBackwardWait, serviceDefaults.MaxClockBackwardWait, time.Millisecond, 24*time.Hour)
 		s.ResetDataDir = r.bool(KeyResetDataDir, "", false)
 		s.MaxBorrow = r.duration(KeyMaxBorrow, 0, 0, service.MaxMaxBorrow)
 	}
@@ -334,7 +333,7 @@ func (r *reader) idType() intf.IdType {
 func (r *reader) populator() string {
 	valid := service.Populators()
 	if r.isSet(KeyPopulator) || r.failEmptyEnv(KeyPopulator, "one of "+strings.Join(valid, ", ")) {
-		return r.oneOf(KeyPopulator, service.DefaultPopulator, valid...)
+		return r.oneOf(KeyPopulator, serviceDefaults.Populator, valid...)
 	}
 	switch { // atomic wins over sync, as in Vesta
 	case r.bool(VestaAtomic, "", false):
@@ -342,11 +341,11 @@ func (r *reader) populator() string {
 	case r.bool(VestaSyncLock, "", false):
 		return service.PopulatorSync
 	}
-	return service.DefaultPopulator
+	return serviceDefaults.Populator
 }
 
-// epoch reads epoch and checks it with service.CheckEpoch, the rule
-// service.New applies with its Clock, against the system clock: the clock
+// epoch reads epoch and checks it with the rule service.New applies with
+// its Clock (Settings.WithDefaults), against the system clock: the clock
 // of the service of a loaded Config (its Clock is nil). A Clock set later
 // is checked again by New.
 func (r *reader) epoch() int64 {
@@ -354,26 +353,13 @@ func (r *reader) epoch() int64 {
 	if !ok {
 		return intf.DefaultEpochMillis
 	}
+	// 0 is a Settings field's "default", but no epoch a key may name.
 	var fe *intf.FieldError
-	if err := service.CheckEpoch(ms, wallClock{}); errors.As(err, &fe) {
-		r.fail(name, ms, fmt.Sprintf("an integer %d..%d (Unix milliseconds, not after now)", fe.Min, fe.Max))
+	if _, err := (service.Settings{EpochMillis: ms, NoDataDir: true}).WithDefaults(); ms == 0 || errors.As(err, &fe) && fe.Field == "epoch" {
+		r.fail(name, ms, fmt.Sprintf("an integer 1..%d (Unix milliseconds, not after now)", time.Now().UnixMilli()))
 		return intf.DefaultEpochMillis
 	}
 	return ms
-}
-
-// wallClock is the system clock as epoch checks it: time.Now.
-type wallClock struct{}
-
-func (wallClock) NowNanos() int64 { return time.Now().UnixNano() }
-
-func (c wallClock) WaitUntil(ctx context.Context, t int64) error {
-	for d := time.Duration(t - c.NowNanos()); d > 0; d = time.Duration(t - c.NowNanos()) {
-		if err := ctxtime.Sleep(ctx, d); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // machine fills the machine id or provider into s and returns the

@@ -46,7 +46,7 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, intf.MaxPeak, c.Service.Type)
 	assert.Equal(t, service.PopulatorLock, c.Service.Populator)
 	assert.Equal(t, intf.DefaultEpochMillis, c.Service.EpochMillis)
-	assert.Equal(t, service.DefaultMaxClockBackwardWait, c.Service.MaxClockBackwardWait)
+	assert.Equal(t, 5*time.Second, c.Service.MaxClockBackwardWait)
 	assert.Equal(t, DefaultMaxBatch, c.MaxBatch)
 	assert.Equal(t, ProviderProperty, c.MachineProvider)
 	assert.Equal(t, "default", c.MachineSource.String())
@@ -265,14 +265,15 @@ func TestBareBooleanFlag(t *testing.T) {
 	assert.False(t, c.Service.NoDataDir)
 }
 
-// epoch follows service.CheckEpoch: 1..now, now by the system clock the
+// epoch follows service.New's rule (Settings.WithDefaults): 1..now, now by the system clock the
 // programs' service runs with.
 func TestEpochFollowsTheServiceRule(t *testing.T) {
 	recent := time.Now().Add(-time.Minute).UnixMilli()
 	c, err := load(t, "--epoch", fmt.Sprint(recent))
 	require.NoError(t, err)
 	assert.Equal(t, recent, c.Service.EpochMillis)
-	assert.NoError(t, service.CheckEpoch(c.Service.EpochMillis, wallClock{}))
+	_, err = service.Settings{EpochMillis: c.Service.EpochMillis, NoDataDir: true}.WithDefaults()
+	assert.NoError(t, err)
 
 	for _, bad := range []int64{0, time.Now().Add(time.Hour).UnixMilli()} {
 		_, err = load(t, "--epoch", fmt.Sprint(bad))
@@ -303,4 +304,11 @@ func TestJSONLogDurations(t *testing.T) {
 	b.Reset()
 	c.NewLogger(&b).Info("m", "timeout", 15*time.Second)
 	assert.Contains(t, b.String(), " timeout=15s\n", "the text format, as before")
+}
+
+// The service keys' defaults are service.New's, read once at start.
+func TestServiceDefaultsResolve(t *testing.T) {
+	require.NoError(t, serviceDefaultsErr)
+	assert.Equal(t, service.PopulatorLock, serviceDefaults.Populator)
+	assert.Equal(t, 5*time.Second, serviceDefaults.MaxClockBackwardWait)
 }

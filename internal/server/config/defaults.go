@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/internal/serverdefaults"
+	"github.com/vesta-go/vesta/service"
 )
 
 // Defaults of the keys only the loader reads; the other keys' defaults are
@@ -27,6 +28,11 @@ const (
 	// flight on SIGINT/SIGTERM.
 	DefaultShutdownTimeout = serverdefaults.ShutdownTimeout
 )
+
+// serviceDefaults are the defaults service.New applies to zero Settings
+// fields, which the service keys take (TestServiceDefaultsResolve checks
+// that this never fails).
+var serviceDefaults, serviceDefaultsErr = service.Settings{NoDataDir: true}.WithDefaults()
 
 // Defaults are the per-program defaults of the keys whose default varies
 // by program: listen (GroupServer) and genMethod (GroupService).

@@ -3,8 +3,8 @@ package config
 import (
 	"strings"
 
+	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
 )
 
 // Key names, as written in a config file.
@@ -135,12 +135,12 @@ func Keys() []Key {
 			Usage: "ID type: max-peak (0) or min-granularity (1)"},
 		{Name: KeyVersion, Flag: "id-version", Env: "VESTA_VERSION", Group: GroupService, Default: num(0), // Settings' zero value
 			Usage: "version field 0..1"},
-		{Name: KeyPopulator, Flag: "populator", Env: "VESTA_POPULATOR", Group: GroupService, Default: service.DefaultPopulator,
+		{Name: KeyPopulator, Flag: "populator", Env: "VESTA_POPULATOR", Group: GroupService, Default: serviceDefaults.Populator,
 			Usage: "time/sequence strategy: lock, sync, atomic or packed"},
 		{Name: KeyEpoch, Flag: "epoch", Env: "VESTA_EPOCH", Group: GroupService, Default: num(intf.DefaultEpochMillis),
 			Usage: "time origin in Unix milliseconds, not after now; never change it for a running fleet"},
 		{Name: KeyMaxClockBackwardWait, Flag: "max-clock-backward-wait", Env: "VESTA_MAX_CLOCK_BACKWARD_WAIT", Group: GroupService,
-			Default: dur(service.DefaultMaxClockBackwardWait),
+			Default: dur(serviceDefaults.MaxClockBackwardWait),
 			Usage:   "longest wait at start for the clock to pass the high-water mark; more refuses to start"},
 		{Name: KeyMaxBorrow, Flag: "max-borrow", Env: "VESTA_MAX_BORROW", Group: GroupService, Default: dur(0), // Settings' zero value: off
 			Usage: "how far a burst may run ahead of the clock when a time unit is used up (0 waits for the clock)"},
@@ -156,7 +156,7 @@ func Keys() []Key {
 			Usage: "listen address host:port"},
 		{Name: KeyMaxBatch, Flag: "max-batch", Env: "VESTA_MAX_BATCH", Group: GroupServer, Default: num(DefaultMaxBatch),
 			Usage: "largest batch one request may ask for, 1..100000"},
-		{Name: KeySegmentMaxRange, Flag: "segment-max-range", Env: "VESTA_SEGMENT_MAX_RANGE", Group: GroupServer, Default: num(intf.DefaultMaxRange),
+		{Name: KeySegmentMaxRange, Flag: "segment-max-range", Env: "VESTA_SEGMENT_MAX_RANGE", Group: GroupServer, Default: num(serverdefaults.SegmentMaxRange),
 			Usage: "largest segment range a client may take whole (GET /segment/{tag}/range, RPC SegmentRange), 1..2147483647"},
 		{Name: KeyCallTimeout, Flag: "call-timeout", Env: "VESTA_CALL_TIMEOUT", Group: GroupServer, Default: dur(DefaultCallTimeout),
 			Usage: "the longest an ID or segment call may wait on the server (1ms..10m); then it fails with a timeout error"},

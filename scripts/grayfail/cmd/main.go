@@ -8,7 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/vesta-go/vesta/client"
 	"github.com/vesta-go/vesta/scripts/grayfail"
 )
 
@@ -54,7 +53,7 @@ func run() error {
 	fmt.Printf("buffered client (pool 1, 2000/1000), server SIGSTOPped mid-refill: Close %v (target <= 1s: %s)\n",
 		bc.Round(time.Microsecond), verdict(bc <= time.Second))
 
-	for _, ct := range []time.Duration{500 * time.Millisecond, client.DefaultCallTimeout} {
+	for _, ct := range []time.Duration{500 * time.Millisecond, 2 * time.Second} {
 		f, err := e.Failover(16, ct, 4*ct+time.Second)
 		if err != nil {
 			return fmt.Errorf("failover: %w", err)

@@ -24,8 +24,9 @@ func New(cfg config.Config, opts ...restserver.Option) *restserver.Server {
 // Run serves cfg's REST server until ctx ends: with its TLS and guard
 // (app.OpenSecurity), their files reloaded on change and on SIGHUP, and a
 // warning when the listener is open to other hosts without TLS or
-// tokens. Its life is internal/server/lifecycle: HTTP at once, the ID
-// service in the background, drained within shutdownTimeout, then closed.
+// tokens. Its life is the runtime's run (internal/server/runtime): HTTP
+// at once, the ID service in the background, drained within
+// shutdownTimeout, then closed.
 // opts come after the configured ones.
 func Run(ctx context.Context, cfg config.Config, opts ...restserver.Option) error {
 	sec, err := app.OpenSecurity(cfg)
@@ -41,7 +42,7 @@ func Run(ctx context.Context, cfg config.Config, opts ...restserver.Option) erro
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	sec.Watch(watchCtx)
-	return srv.Serve(ctx, ln) // internal/server/lifecycle's run
+	return srv.Serve(ctx, ln) // the runtime's run
 }
 
 // SecurityOptions are the restserver options of sec: TLS and the guard,
@@ -57,16 +58,8 @@ func SecurityOptions(sec *app.Security) []restserver.Option {
 	return opts
 }
 
-// Start is the StartFunc of cfg: app.StartService.
-func Start(cfg config.Config) restserver.StartFunc {
-	return func(ctx context.Context) (restserver.Service, error) {
-		svc, err := app.StartService(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return svc, nil
-	}
-}
+// Start is the StartFunc of cfg: app.StartService (app.RuntimeOptions).
+func Start(cfg config.Config) restserver.StartFunc { return app.RuntimeOptions(cfg).Start }
 
 // Options are the restserver options of cfg: segment mode as configured,
 // the batch cap, the call timeout, the per-address connection cap, the
@@ -87,15 +80,10 @@ func Options(cfg config.Config) []restserver.Option {
 	}
 }
 
-// OpenSegments is the OpenSegmentsFunc of cfg: app.OpenSegments, whose
-// errors for a store that cannot be reached match intf.ErrUnavailable, so
-// that restserver retries them in the background.
+// OpenSegments is the OpenSegmentsFunc of cfg: app.OpenSegments
+// (app.RuntimeOptions), whose errors for a store that cannot be reached
+// match intf.ErrUnavailable, so that the runtime retries them in the
+// background.
 func OpenSegments(cfg config.Config) restserver.OpenSegmentsFunc {
-	return func(ctx context.Context) (restserver.Segments, error) {
-		g, err := app.OpenSegments(ctx, cfg)
-		if err != nil || g == nil { // a nil *Generator must stay a nil Segments
-			return nil, err
-		}
-		return g, nil
-	}
+	return app.RuntimeOptions(cfg).OpenSegments
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/vesta-go/vesta/internal/server/coremetrics"
+	"github.com/vesta-go/vesta/internal/server/runtime"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment/segstore"
 )
@@ -55,20 +55,14 @@ func badParam(param, format string, args ...any) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Param: param, Msg: "parameter " + param + ": " + fmt.Sprintf(format, args...)}
 }
 
-// Errors a handler reports before the service is there, or after it closed.
-// ErrSegmentsOff is the error of /segment while segment mode is off.
-var ErrSegmentsOff = errors.New("segment mode is off")
+// ErrSegmentsOff is the error of /segment while segment mode is off
+// (runtime.ErrSegmentsOff). The runtime's other states (starting,
+// stopping, a segment store retried) match intf.ErrUnavailable or
+// intf.ErrClosed, which classify answers 503 in the runtime's words.
+var ErrSegmentsOff = runtime.ErrSegmentsOff
 
-var (
-	errStarting = &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrUnavailable,
-		Msg: coremetrics.ReasonStarting}
-	errStopping = &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrClosed,
-		Msg: coremetrics.ReasonStopping}
-	errSegmentsStarting = &apiError{Status: http.StatusServiceUnavailable, Err: intf.ErrUnavailable,
-		Msg: "segment mode is starting (opening the segment store): retry shortly"}
-	errSegmentsOff = &apiError{Status: http.StatusNotFound, Err: ErrSegmentsOff,
-		Msg: "segment mode is off (segmentStore: off)"}
-)
+var errSegmentsOff = &apiError{Status: http.StatusNotFound, Err: ErrSegmentsOff,
+	Msg: "segment mode is off (segmentStore: off)"}
 
 // errCallTimeout is the cause of a request context that reached the
 // server's callTimeout; callTimeoutError is its answer.

@@ -23,7 +23,7 @@ import (
 func checkIds(t *testing.T, ids []int64) {
 	t.Helper()
 	for i, id := range ids {
-		l := intf.LayoutOfId(intf.Id(id))
+		_, l := intf.Decode(intf.Id(id))
 		require.EqualValues(t, 78, l.Machine.Get(uint64(id)), "machine of %d", id)
 		require.EqualValues(t, intf.GenMethodREST, l.GenMethod.Get(uint64(id)), "genMethod of %d", id)
 		if i > 0 {

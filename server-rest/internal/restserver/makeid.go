@@ -41,7 +41,7 @@ func (s *Server) makeId(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req := intf.TimeSeq(tf, seq)
+	req := intf.MakeIdRequest{Time: tf, Seq: seq}
 	if typeGiven {
 		req = req.WithType(int64(typ))
 	}

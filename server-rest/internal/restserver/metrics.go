@@ -8,7 +8,6 @@ import (
 
 	"github.com/vesta-go/vesta/internal/access/tlsserve"
 	"github.com/vesta-go/vesta/internal/server/coremetrics"
-	"github.com/vesta-go/vesta/service"
 )
 
 // unmatchedRoute labels requests that matched no endpoint (404), so that
@@ -55,24 +54,8 @@ func newMetrics(s *Server) *metrics {
 		Name: "vesta_http_conns_evicted_total", Help: "Idle connections closed to make room for a newcomer at maxConns.",
 	})
 	m.reg.MustRegister(issued, requests, latency, m.connsRefused, m.connsEvicted)
-	err := coremetrics.Register(m.reg, coremetrics.Source{
-		Type: s.idType,
-		Stats: func() (service.Stats, bool) {
-			if r := s.svc.Load(); r != nil {
-				return r.Stats(), true
-			}
-			return service.Stats{}, false
-		},
-		Ready: func() bool {
-			status, _ := s.readiness()
-			return status == coremetrics.StatusReady
-		},
-		Segments: func() coremetrics.Segments {
-			if seg, ok := s.segs.Open(); ok {
-				return seg
-			}
-			return nil
-		},
+	err := coremetrics.Register(m.reg, s.rt.Metrics(coremetrics.Source{
+		Type:  s.idType,
 		Certs: s.certs,
 		TLS: func() (tlsserve.Stats, bool) {
 			if l := s.tlsLn.Load(); l != nil {
@@ -81,7 +64,7 @@ func newMetrics(s *Server) *metrics {
 			return tlsserve.Stats{}, false
 		},
 		Guard: s.guard,
-	})
+	}))
 	if err != nil { // New validated the type: cannot happen
 		panic(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/vesta-go/vesta/internal/server/lifecycle"
+	"github.com/vesta-go/vesta/internal/server/runtime"
 )
 
 // Run listens on addr and serves until ctx is cancelled (SIGINT/SIGTERM in
@@ -22,13 +22,10 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 // background. When ctx is cancelled, or the service cannot be constructed,
 // it shuts down: /readyz turns 503, the listener closes, in-flight requests
 // finish (for up to the shutdown timeout), then the ID service is closed.
-// A cancelled ctx is a clean exit: Serve returns nil. It is server-rest's
-// own run (internal/server/lifecycle) over Serving, Start and Close, for a program
-// that embeds the server.
+// A cancelled ctx is a clean exit: Serve returns nil. It is the runtime's
+// run (internal/server/runtime) with its HTTP serving as the door, for server-rest
+// and for a program that embeds the server.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	h := s.Serving(ln)
-	return lifecycle.Server{
-		Name: "rest", Logger: s.log, ShutdownTimeout: s.shutdownTimeout,
-		Serve: h.Serve, Start: s.Start, Ready: h.Ready, Drain: h.Drain, Close: s.Close,
-	}.Run(ctx)
+	h := s.serving(ln)
+	return s.rt.Run(ctx, runtime.Door{Name: "rest", Serve: h.Serve, Ready: h.Ready, Drain: h.Drain})
 }

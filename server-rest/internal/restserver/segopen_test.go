@@ -2,7 +2,6 @@ package restserver_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -21,7 +20,9 @@ import (
 // A segment store unreachable at start costs /segment, not the Vesta IDs:
 // the server starts and is ready, /segment answers 503 (the reason in the
 // log, not in the answer: it names the database's address), and once the
-// store can be reached it serves without a restart.
+// store can be reached it serves without a restart. The retries, their
+// end at Close and what is not retried are the runtime's
+// (internal/server/runtime's tests).
 func TestSegmentStoreUnreachableAtStart(t *testing.T) {
 	var down atomic.Bool
 	var attempts atomic.Int32
@@ -59,40 +60,4 @@ func TestSegmentStoreUnreachableAtStart(t *testing.T) {
 	assert.Equal(t, "2", get(t, base+"/segment/order").body)
 	cancel()
 	require.NoError(t, <-done)
-}
-
-// Close ends the retries: Serve returns while the store is still down (run
-// with -race, a retry left running after Close would be reported).
-func TestCloseStopsSegmentRetries(t *testing.T) {
-	var attempts atomic.Int32
-	open := func(ctx context.Context, cfg config.Config) (restserver.Segments, error) {
-		attempts.Add(1)
-		return nil, fmt.Errorf("no answer: %w", intf.ErrUnavailable)
-	}
-	cfg := testConfig(t)
-	srv := newServer(cfg, nil, withSegments(cfg, open), restserver.WithSegmentRetry(time.Millisecond, time.Millisecond))
-	ctx, cancel := context.WithCancel(context.Background())
-	_, done := serve(t, ctx, srv)
-	<-srv.Ready()
-	require.Eventually(t, func() bool { return attempts.Load() >= 2 }, 10*time.Second, time.Millisecond)
-	cancel()
-	require.NoError(t, <-done, "Serve returns: Close waited for the retries to end")
-}
-
-// Only unreachability is retried: any other error stops the start, as
-// before (TestSegmentOpenFailureStopsServe); and an unreachable store at
-// start while the start is cancelled is no retry either.
-func TestSegmentPermanentErrorIsNotRetried(t *testing.T) {
-	var attempts atomic.Int32
-	boom := errors.New("password authentication failed")
-	open := func(context.Context, config.Config) (restserver.Segments, error) {
-		attempts.Add(1)
-		return nil, boom
-	}
-	cfg := testConfig(t)
-	srv := newServer(cfg, nil, withSegments(cfg, open), restserver.WithSegmentRetry(time.Millisecond, time.Millisecond))
-	err := srv.Start(context.Background())
-	require.ErrorIs(t, err, boom)
-	require.NoError(t, srv.Close())
-	assert.Equal(t, int32(1), attempts.Load())
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,51 +14,28 @@ import (
 
 	"github.com/vesta-go/vesta/internal/access"
 	"github.com/vesta-go/vesta/internal/access/tlsserve"
-	"github.com/vesta-go/vesta/internal/server/segopen"
+	"github.com/vesta-go/vesta/internal/server/runtime"
 	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/segment/segbuf"
 )
 
-// Service is what the server needs of the ID service; *service.Service
-// implements it.
-type Service interface {
-	intf.IdService
-	// Stats is read when /metrics is scraped; Stats and Settings when
-	// /status is read.
-	Stats() service.Stats
-	Settings() service.Settings
-	// Close stores the time high-water mark; called once serving is over.
-	Close() error
-}
+// Service is what the server needs of the ID service (runtime.Service);
+// *service.Service implements it.
+type Service = runtime.Service
 
-// StartFunc constructs the ID service. It may block (service.New waits for
-// the clock to pass the high-water mark) and must return when ctx ends.
-type StartFunc func(ctx context.Context) (Service, error)
+// StartFunc constructs the ID service (runtime.StartFunc). It may block
+// (service.New waits for the clock to pass the high-water mark) and must
+// return when ctx ends.
+type StartFunc = runtime.StartFunc
 
-// Segments is what the server needs of segment mode; *segment.Generator
-// implements it.
-type Segments interface {
-	intf.SegmentService
-	// NextId is NextIds for one ID, without allocating.
-	NextId(ctx context.Context, tag string) (int64, error)
-	// NextRange hands out a range of the tag whole (/segment/{tag}/range);
-	// Step caps a quota's range of the tag's step.
-	intf.SegmentRanger
-	intf.SegmentStepper
-	// NextNumber serves the period tags (/number/{tag}).
-	intf.SegmentNumberer
-	// Tags and Status are read by GET /segment and when /metrics is scraped.
-	Tags() []string
-	Status(tag string) (segbuf.Status, error)
-	// Close releases the store; called once serving is over.
-	Close() error
-}
+// Segments is what the server needs of segment mode (runtime.Segments);
+// *segment.Generator implements it.
+type Segments = runtime.Segments
 
-// OpenSegmentsFunc opens segment mode. A nil Segments with a nil error
-// means segment mode is off: /segment then answers 404.
-type OpenSegmentsFunc func(ctx context.Context) (Segments, error)
+// OpenSegmentsFunc opens segment mode (runtime.OpenSegmentsFunc). A nil
+// Segments with a nil error means segment mode is off: /segment then
+// answers 404.
+type OpenSegmentsFunc = runtime.OpenSegmentsFunc
 
 // The defaults of the options: the servers' defaults
 // (internal/serverdefaults), which server-rest's configuration applies
@@ -85,10 +61,10 @@ const (
 // The back-off of reopening a segment store that could not be reached at
 // start: the first retry after DefaultSegmentRetryMin, each next one
 // after twice the wait before, at most DefaultSegmentRetryMax (package
-// internal/server/segopen, which server-rpc uses too).
+// internal/server/runtime, which server-rpc runs too).
 const (
-	DefaultSegmentRetryMin = segopen.DefaultRetryMin
-	DefaultSegmentRetryMax = segopen.DefaultRetryMax
+	DefaultSegmentRetryMin = runtime.DefaultSegmentRetryMin
+	DefaultSegmentRetryMax = runtime.DefaultSegmentRetryMax
 )
 
 // Option changes a Server built by New.
@@ -96,11 +72,13 @@ type Option func(*Server)
 
 // WithSegments serves segment mode, opened by f when the server starts.
 // Without it /segment answers 404.
-func WithSegments(f OpenSegmentsFunc) Option { return func(s *Server) { s.openSegmentsFn = f } }
+func WithSegments(f OpenSegmentsFunc) Option { return func(s *Server) { s.rto.OpenSegments = f } }
 
 // WithShutdownTimeout sets how long Serve waits for in-flight requests
 // (default DefaultShutdownTimeout); d <= 0 means the default.
-func WithShutdownTimeout(d time.Duration) Option { return func(s *Server) { s.shutdownTimeout = d } }
+func WithShutdownTimeout(d time.Duration) Option {
+	return func(s *Server) { s.rto.ShutdownTimeout = d }
+}
 
 // WithCallTimeout bounds the service call of each /genid and
 // /segment/{tag} request (default DefaultCallTimeout): a call still
@@ -123,7 +101,7 @@ func WithMaxConns(n int) Option { return func(s *Server) { s.maxConns = n } }
 // could not be reached at start: first after min, doubling up to max
 // (defaults DefaultSegmentRetryMin, DefaultSegmentRetryMax).
 func WithSegmentRetry(min, max time.Duration) Option {
-	return func(s *Server) { s.retryMin, s.retryMax = min, max }
+	return func(s *Server) { s.rto.SegmentRetryMin, s.rto.SegmentRetryMax = min, max }
 }
 
 // WithMaxBatch caps ?count of /genid and /segment/{tag} (the configuration's
@@ -132,7 +110,7 @@ func WithSegmentRetry(min, max time.Duration) Option {
 func WithMaxBatch(n int) Option { return func(s *Server) { s.maxBatch = n } }
 
 // WithMaxRange caps ?size of /segment/{tag}/range (the configuration's
-// segmentMaxRange); outside 1..intf.MaxRange it means intf.DefaultMaxRange.
+// segmentMaxRange); outside 1..intf.MaxRange it means serverdefaults.SegmentMaxRange.
 func WithMaxRange(n int64) Option { return func(s *Server) { s.maxRange = n } }
 
 // WithType names the service's ID type, for the ranges /makeid's errors
@@ -150,15 +128,12 @@ func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 // may still wait for the clock.
 type Server struct {
 	log             *slog.Logger
-	startFn         StartFunc
-	openSegmentsFn  OpenSegmentsFunc
-	shutdownTimeout time.Duration
+	rto             runtime.Options // the options of rt, set by New's options
+	rt              *runtime.Runtime
 	callTimeout     time.Duration
 	errCallTimeout  *apiError // the answer of a call that reached callTimeout
 	maxConnsPerIP   int
 	maxConns        int
-	retryMin        time.Duration
-	retryMax        time.Duration
 	maxBatch        int
 	maxRange        int64
 	idType          intf.IdType
@@ -174,38 +149,22 @@ type Server struct {
 	certs           *tlsserve.Certs // nil: plain HTTP (WithTLS)
 
 	tlsLn atomic.Pointer[tlsserve.Listener] // set by Serve with TLS, for the metrics
-
-	svc      atomic.Pointer[serviceRef] // nil until Start succeeds
-	segs     *segopen.Mode[Segments]    // segment mode: open, off or being retried
-	draining atomic.Bool                // set when shutdown begins
-	ready    chan struct{}              // closed when Start succeeds
-
-	mu      sync.Mutex // orders Start's hand-over against Close
-	started bool
-	closed  bool
 }
-
-// serviceRef boxes the interface for atomic.Pointer.
-type serviceRef struct{ Service }
 
 // New builds a server that serves the ID service start constructs. It
 // does no I/O: Start (or Serve, Run) calls start.
 func New(start StartFunc, opts ...Option) *Server {
 	s := &Server{
-		startFn:         start,
-		shutdownTimeout: DefaultShutdownTimeout,
-		callTimeout:     DefaultCallTimeout,
-		maxConnsPerIP:   DefaultMaxConnsPerIP,
-		maxConns:        DefaultMaxConns,
-		retryMin:        DefaultSegmentRetryMin,
-		retryMax:        DefaultSegmentRetryMax,
-		ready:           make(chan struct{}),
+		rto:           runtime.Options{Start: withServiceError(start), ShutdownTimeout: DefaultShutdownTimeout},
+		callTimeout:   DefaultCallTimeout,
+		maxConnsPerIP: DefaultMaxConnsPerIP,
+		maxConns:      DefaultMaxConns,
 	}
 	for _, o := range opts {
 		o(s)
 	}
-	if s.shutdownTimeout <= 0 {
-		s.shutdownTimeout = DefaultShutdownTimeout
+	if s.rto.ShutdownTimeout <= 0 {
+		s.rto.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	if s.maxConnsPerIP < 1 {
 		s.maxConnsPerIP = DefaultMaxConnsPerIP
@@ -217,13 +176,8 @@ func New(start StartFunc, opts ...Option) *Server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	open := segopen.OpenFunc[Segments](s.openSegmentsFn)
-	if open == nil {
-		open = func(context.Context) (Segments, error) { return nil, nil } // off
-	}
-	open = s.withCallerErrors(open)
-	s.segs = segopen.New(open, segopen.Options{RetryMin: s.retryMin, RetryMax: s.retryMax,
-		Logger: s.log, Answer: "/segment: 503"})
+	s.rto.Logger, s.rto.SegmentAnswer = s.log, "/segment: 503"
+	s.rt = runtime.New(s.rto)
 	switch {
 	case s.maxBatch < 1:
 		s.maxBatch = DefaultMaxBatch
@@ -235,7 +189,7 @@ func New(start StartFunc, opts ...Option) *Server {
 	}
 	s.countWant = "an integer 1.." + strconv.Itoa(s.maxBatch) + " (maxBatch)"
 	if s.maxRange < 1 || s.maxRange > intf.MaxRange {
-		s.maxRange = intf.DefaultMaxRange
+		s.maxRange = serverdefaults.SegmentMaxRange
 	}
 	s.metrics = newMetrics(s)
 	s.ops, s.opsErr = s.newOps()
@@ -248,98 +202,53 @@ func New(start StartFunc, opts ...Option) *Server {
 // debug level).
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Ready is closed once the ID service is constructed and segment mode is
-// open (or off).
-func (s *Server) Ready() <-chan struct{} { return s.ready }
+// Ready is closed once the ID service is constructed (segment mode being
+// open, off, or retried in the background).
+func (s *Server) Ready() <-chan struct{} { return s.rt.Started() }
 
 // Start opens segment mode, then constructs the ID service, making each
-// one's endpoints available as soon as it is there. It blocks while the
-// service waits for the clock; cancel ctx to give up. Either failing fails
-// Start, but for a segment store that cannot be reached (an
-// OpenSegmentsFunc error matching intf.ErrUnavailable): Start then goes on
-// to the ID service, and segment mode is retried in the background until
-// it opens or Close (/segment answers 503 meanwhile). Close releases what
-// Start opened. Serve calls it; call it yourself only when serving Handler
-// another way.
-func (s *Server) Start(ctx context.Context) error {
-	s.mu.Lock()
-	if s.started || s.closed {
-		s.mu.Unlock()
-		return errors.New("restserver: Start called twice or after Close")
-	}
-	s.started = true
-	s.mu.Unlock()
+// one's endpoints available as soon as it is there (runtime.Runtime.Start).
+// It blocks while the service waits for the clock; cancel ctx to give up.
+// Either failing fails Start, but for a segment store that cannot be
+// reached (an OpenSegmentsFunc error matching intf.ErrUnavailable): Start
+// then goes on to the ID service, and segment mode is retried in the
+// background until it opens or Close (/segment answers 503 meanwhile).
+// Close releases what Start opened. Serve calls it; call it yourself only
+// when serving Handler another way.
+func (s *Server) Start(ctx context.Context) error { return s.rt.Start(ctx) }
 
-	if err := s.segs.Start(ctx); err != nil {
-		return err
+// withServiceError names the ID service in the error of start.
+func withServiceError(start StartFunc) StartFunc {
+	if start == nil {
+		return nil
 	}
-	if s.startFn == nil {
-		return errors.New("restserver: New was given no StartFunc")
+	return func(ctx context.Context) (Service, error) {
+		svc, err := start(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("id service: %w", err)
+		}
+		return svc, nil
 	}
-	svc, err := s.startFn(ctx)
-	if err != nil {
-		return fmt.Errorf("id service: %w", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed { // Close won the race: the service must not outlive it
-		return errors.Join(intf.ErrClosed, svc.Close())
-	}
-	s.svc.Store(&serviceRef{svc})
-	close(s.ready)
-	return nil
 }
 
-// service returns the ID service, or a 503 error while it is starting.
-func (s *Server) service() (Service, error) {
-	if r := s.svc.Load(); r != nil {
-		return r.Service, nil
-	}
-	if s.draining.Load() {
-		return nil, errStopping
-	}
-	return nil, errStarting
-}
+// service returns the ID service, or a 503 error while it is starting or
+// the server stopping (runtime.ErrStarting, runtime.ErrStopping: classify
+// answers them).
+func (s *Server) service() (Service, error) { return s.rt.Service() }
 
-// segments returns segment mode, or the error to answer while it is off,
-// opening or gone (segopen.Mode.Get).
+// segments returns segment mode, or the error to answer while it is off
+// (404), opening, being retried or stopping (503).
 func (s *Server) segments() (Segments, error) {
-	seg, err := s.segs.Get()
-	var down *segopen.DownError
-	switch {
-	case err == nil:
-		return seg, nil
-	case s.draining.Load():
-		return nil, errStopping
-	case errors.Is(err, segopen.ErrOff):
+	seg, err := s.rt.Segments()
+	if errors.Is(err, runtime.ErrSegmentsOff) {
 		return nil, errSegmentsOff
-	case errors.As(err, &down):
-		ce := s.segs.CallerError(err)
-		return nil, &apiError{Status: http.StatusServiceUnavailable, Err: ce, Msg: ce.Error()}
 	}
-	return nil, errSegmentsStarting
+	return seg, err
 }
 
 // Close marks the server as stopping (/readyz answers 503), stops
 // retrying segment mode, closes the ID service, which stores the exact
-// time high-water mark, and closes segment mode. Serve calls it after the
-// last in-flight request has finished. Later calls return nil.
-func (s *Server) Close() error {
-	s.draining.Store(true)
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
-	s.closed = true // from here nothing is published (Start, the retries)
-	s.mu.Unlock()
-	var err error
-	if r := s.svc.Load(); r != nil {
-		if cerr := r.Close(); cerr != nil {
-			err = fmt.Errorf("closing the id service: %w", cerr)
-		}
-	}
-	// Ends the retries (nothing is published once it began), then closes
-	// segment mode.
-	return errors.Join(err, s.segs.Close())
-}
+// time high-water mark, and closes segment mode (runtime.Runtime.Close).
+// Serve calls it after the last in-flight request has finished. Later
+// calls return nil.
+func (s *Server) Close() error { return s.rt.Close() }

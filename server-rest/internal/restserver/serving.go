@@ -21,31 +21,29 @@ const (
 	maxHeaderBytes    = 16 << 10
 )
 
-// Serving is the HTTP side of one run of the server on one listener:
-// Serve's parts, for a program that runs the server's life itself
-// (server-rest runs them, with Start and Close, under internal/app's
-// lifecycle).
-type Serving struct {
+// serving is the HTTP side of one run of the server on one listener:
+// the door Serve runs over the runtime (runtime.Door).
+type serving struct {
 	s    *Server
 	hs   *http.Server
 	ln   net.Listener
 	addr string
 }
 
-// Serving prepares serving HTTP on ln, with the server's TLS and
+// serving prepares serving HTTP on ln, with the server's TLS and
 // connection caps. It does no I/O: Serve does.
-func (s *Server) Serving(ln net.Listener) *Serving {
+func (s *Server) serving(ln net.Listener) *serving {
 	hs := s.httpServer()
 	addr := ln.Addr().String()
 	ln, limiter := s.newLimitListener(s.tlsListener(ln))
 	hs.ConnState = limiter.ConnState
-	return &Serving{s: s, hs: hs, ln: ln, addr: addr}
+	return &serving{s: s, hs: hs, ln: ln, addr: addr}
 }
 
 // Serve serves HTTP until Drain, and returns nil then; any other end is
 // its error. /healthz and /readyz answer at once; the ID endpoints answer
 // 503 until Start has constructed the ID service.
-func (h *Serving) Serve() error {
+func (h *serving) Serve() error {
 	h.s.log.Debug("rest: accepting connections; the ID endpoints answer 503 until the id service is ready", "addr", h.addr)
 	if err := h.hs.Serve(h.ln); !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("http server: %w", err)
@@ -56,17 +54,16 @@ func (h *Serving) Serve() error {
 // Ready logs "vesta: listening", once the ID service is ready, after its
 // own "id service ready", so that the line an operator waits for means the
 // IDs are served.
-func (h *Serving) Ready() {
+func (h *serving) Ready() {
 	s := h.s
 	s.log.Info("vesta: listening", "server", "rest", "addr", h.addr, "tls", s.certs != nil, "maxConns", s.maxConns,
 		"maxConnsPerIP", s.maxConnsPerIP, "callTimeout", s.callTimeout)
 }
 
-// Drain marks the server as stopping (/readyz answers 503), closes the
-// listener and waits for the requests in flight until ctx ends; then it
-// closes the connections left and returns why.
-func (h *Serving) Drain(ctx context.Context) error {
-	h.s.draining.Store(true)
+// Drain, once the runtime says stopping (/readyz answers 503), closes
+// the listener and waits for the requests in flight until ctx ends; then
+// it closes the connections left and returns why.
+func (h *serving) Drain(ctx context.Context) error {
 	if err := h.hs.Shutdown(ctx); err != nil {
 		return errors.Join(fmt.Errorf("http shutdown: %w", err), h.hs.Close())
 	}

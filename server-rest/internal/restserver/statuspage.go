@@ -18,35 +18,20 @@ func WithMachineSource(provider, source string) Option {
 	return func(s *Server) { s.machineProvider, s.machineSource = provider, source }
 }
 
-// newOps builds the operations surface (internal/server/ops) over the server's
-// state: readiness, the registry, and the status page over the service
-// and segment mode as published and the /genid counter.
+// newOps builds the operations surface (internal/server/ops) over the
+// runtime's readiness, the registry, and the status page over the
+// runtime's service and segment mode and the /genid counter.
 func (s *Server) newOps() (http.Handler, error) {
 	return ops.New(ops.Options{
-		Readiness: s.health,
+		Readiness: s.rt.Health,
 		Metrics:   s.metrics.prom,
 		Guard:     s.guard,
-		Page: statuspage.Options{
-			Service: func() statuspage.Service {
-				if r := s.svc.Load(); r != nil {
-					return r.Service
-				}
-				return nil
-			},
-			Segments: func() (statuspage.Segments, string) {
-				if seg, ok := s.segs.Open(); ok {
-					return seg, statuspage.SegmentsOpen
-				}
-				if s.segs.Off() {
-					return nil, statuspage.SegmentsOff
-				}
-				return nil, statuspage.SegmentsOpening
-			},
+		Page: s.rt.Page(statuspage.Options{
 			Issued: s.metrics.issuedTotal,
 			Server: "rest", Build: buildinfo.String(), Type: s.idType,
 			MachineProvider: s.machineProvider, MachineSource: s.machineSource,
 			Logger: s.log,
-		},
+		}),
 	})
 }
 

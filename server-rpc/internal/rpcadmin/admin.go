@@ -19,21 +19,18 @@ import (
 	"github.com/vesta-go/vesta/internal/rpcserver"
 	"github.com/vesta-go/vesta/internal/server/coremetrics"
 	"github.com/vesta-go/vesta/internal/server/ops"
+	"github.com/vesta-go/vesta/internal/server/runtime"
 	"github.com/vesta-go/vesta/internal/serverdefaults"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
 )
 
 // Options configure an Admin.
 type Options struct {
 	// Type is the service's ID type (the metrics' labels).
 	Type intf.IdType
-	// Segments returns segment mode, nil while it is off or not open; nil
-	// means never.
-	Segments func() coremetrics.Segments
-	// SegmentsOff says segment mode is off by configuration (the status
-	// page tells off from still opening); nil means off.
-	SegmentsOff func() bool
+	// Runtime is the server's runtime, whose readiness, ID service and
+	// segment mode the endpoints report (required).
+	Runtime *runtime.Runtime
 	// MachineProvider and MachineSource say where the machine id comes
 	// from, for the status page (config.Config's).
 	MachineProvider, MachineSource string
@@ -50,14 +47,11 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// StatsReader is what the admin reads of the ID service; *service.Service
-// implements it.
-type StatsReader interface{ Stats() service.Stats }
-
-// Admin serves the admin endpoints of one server-rpc. Build it with New
-// before the service starts (it answers /readyz "starting" meanwhile),
-// hand it the service (SetService) and the RPC server (SetServer) as they
-// come, and pass it to the receiver (rpcapi.WithObserver).
+// Admin serves the admin endpoints of one server-rpc over its runtime.
+// Build it with New before the runtime starts (it answers /readyz as the
+// runtime's readiness says: "starting" meanwhile), hand it the RPC server
+// (SetServer) once it is there, and pass it to the receiver
+// (rpcapi.WithObserver).
 type Admin struct {
 	opts    Options
 	log     *slog.Logger
@@ -65,18 +59,17 @@ type Admin struct {
 	handler http.Handler // the operations surface (internal/server/ops)
 	calls   *callMetrics
 
-	refused  prometheus.Counter // connections over MaxConnsPerIP
-	svc      atomic.Pointer[statsRef]
-	srv      atomic.Pointer[rpcserver.Server]
-	stopping atomic.Bool
+	refused prometheus.Counter // connections over MaxConnsPerIP
+	srv     atomic.Pointer[rpcserver.Server]
 }
-
-type statsRef struct{ StatsReader }
 
 // New builds the admin endpoints; it does no I/O.
 func New(opts Options) (*Admin, error) {
 	if !opts.Type.Valid() {
 		return nil, fmt.Errorf("rpcadmin: %w", &intf.FieldError{Field: "Type", Value: int64(opts.Type), Min: 0, Max: 1})
+	}
+	if opts.Runtime == nil {
+		return nil, errors.New("rpcadmin: Options.Runtime is required")
 	}
 	a := &Admin{opts: opts, log: opts.Logger, reg: prometheus.NewRegistry()}
 	if a.log == nil {
@@ -94,20 +87,17 @@ func New(opts Options) (*Admin, error) {
 	if err := a.reg.Register(a.refused); err != nil {
 		return nil, fmt.Errorf("rpcadmin: %w", err)
 	}
-	err := coremetrics.Register(a.reg, coremetrics.Source{
-		Type:     opts.Type,
-		Stats:    a.stats,
-		Ready:    func() bool { return a.readiness().Status == coremetrics.StatusReady },
-		Segments: opts.Segments,
-		Certs:    opts.Certs,
-		TLS:      a.tlsStats,
-		Guard:    opts.Guard,
-	})
+	err := coremetrics.Register(a.reg, opts.Runtime.Metrics(coremetrics.Source{
+		Type:  opts.Type,
+		Certs: opts.Certs,
+		TLS:   a.tlsStats,
+		Guard: opts.Guard,
+	}))
 	if err != nil {
 		return nil, err
 	}
 	h, err := ops.New(ops.Options{
-		Readiness: a.readiness,
+		Readiness: opts.Runtime.Health,
 		Metrics:   promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}),
 		Page:      a.pageOptions(),
 		Guard:     opts.Guard,
@@ -119,27 +109,14 @@ func New(opts Options) (*Admin, error) {
 	return a, nil
 }
 
-// SetService hands over the ID service once it has started.
-func (a *Admin) SetService(s StatsReader) { a.svc.Store(&statsRef{s}) }
-
 // SetServer hands over the RPC server, whose connections are counted.
 func (a *Admin) SetServer(s *rpcserver.Server) { a.srv.Store(s) }
-
-// Stopping turns /readyz to 503 "stopping": shutdown has begun.
-func (a *Admin) Stopping() { a.stopping.Store(true) }
 
 // Registry is the registry /metrics serves, for more collectors.
 func (a *Admin) Registry() *prometheus.Registry { return a.reg }
 
 // Handler serves every endpoint.
 func (a *Admin) Handler() http.Handler { return a.handler }
-
-func (a *Admin) stats() (service.Stats, bool) {
-	if r := a.svc.Load(); r != nil {
-		return r.Stats(), true
-	}
-	return service.Stats{}, false
-}
 
 // tlsStats are the RPC port's handshake counters (as server-rest's are
 // its port's), not the admin listener's.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,14 +17,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/rpcapi"
+	"github.com/vesta-go/vesta/internal/server/runtime"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 )
 
-// fakeStats is a StatsReader whose lease can be lost.
-type fakeStats struct{ held atomic.Bool }
+// unstarted is a runtime never started: /readyz says starting.
+func unstarted() *runtime.Runtime { return runtime.New(runtime.Options{}) }
 
-func (f *fakeStats) Stats() service.Stats { return service.Stats{LeaseHeld: f.held.Load(), Machine: 5} }
+// startable is a runtime whose ID service is a real one without a data
+// dir, closed at the test's end.
+func startable(t *testing.T) *runtime.Runtime {
+	quiet := slog.New(slog.DiscardHandler)
+	rt := runtime.New(runtime.Options{Logger: quiet, Start: func(ctx context.Context) (runtime.Service, error) {
+		return service.New(ctx, service.Settings{Machine: 5, NoDataDir: true, Logger: quiet})
+	}})
+	t.Cleanup(func() { require.NoError(t, rt.Close()) })
+	return rt
+}
 
 func fetch(t *testing.T, h http.Handler, path string) (int, string) {
 	t.Helper()
@@ -33,10 +44,12 @@ func fetch(t *testing.T, h http.Handler, path string) (int, string) {
 	return rec.Code, string(body)
 }
 
-// /readyz goes starting → ready → fenced → ready → stopping, as
-// server-rest's does; /healthz is 200 throughout.
+// /readyz and vesta_ready are the runtime's readiness (its states are
+// tested in internal/server/runtime): starting → ready → stopping;
+// /healthz is 200 throughout.
 func TestReadiness(t *testing.T) {
-	a, err := New(Options{Type: intf.MaxPeak})
+	rt := startable(t)
+	a, err := New(Options{Type: intf.MaxPeak, Runtime: rt})
 	require.NoError(t, err)
 	h := a.Handler()
 	step := func(wantCode int, wantStatus string) {
@@ -54,27 +67,23 @@ func TestReadiness(t *testing.T) {
 		assert.Contains(t, m, want)
 	}
 	step(http.StatusServiceUnavailable, "starting")
-	svc := &fakeStats{}
-	svc.held.Store(true)
-	a.SetService(svc)
+	require.NoError(t, rt.Start(context.Background()))
 	step(http.StatusOK, "ready")
-	svc.held.Store(false)
-	step(http.StatusServiceUnavailable, "fenced")
-	svc.held.Store(true)
-	step(http.StatusOK, "ready")
-	a.Stopping()
+	rt.Drain()
 	step(http.StatusServiceUnavailable, "stopping")
 }
 
 func TestNewRefusesABadType(t *testing.T) {
-	_, err := New(Options{Type: 7})
+	_, err := New(Options{Type: 7, Runtime: unstarted()})
 	assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+	_, err = New(Options{Type: intf.MaxPeak})
+	assert.ErrorContains(t, err, "Runtime is required")
 }
 
 // Calls are counted by method and code; only GenId and GenIds count as
 // Vesta IDs issued.
 func TestObserveCall(t *testing.T) {
-	a, err := New(Options{Type: intf.MinGranularity})
+	a, err := New(Options{Type: intf.MinGranularity, Runtime: unstarted()})
 	require.NoError(t, err)
 	a.ObserveCall(rpcapi.MethodGenIds, 10, nil, time.Millisecond)
 	a.ObserveCall(rpcapi.MethodGenId, 0, &rpcapi.Error{Code: rpcapi.CodeNotPersisted}, time.Millisecond)
@@ -96,7 +105,7 @@ func TestObserveCall(t *testing.T) {
 
 // Serve ends cleanly when its context does.
 func TestServeStops(t *testing.T) {
-	a, err := New(Options{Type: intf.MaxPeak})
+	a, err := New(Options{Type: intf.MaxPeak, Runtime: unstarted()})
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(nil)
 	ln := srv.Listener // a loopback listener on a free port
@@ -114,7 +123,7 @@ func TestServeStops(t *testing.T) {
 
 // The cost of counting one call, on the call's goroutine.
 func BenchmarkObserveCall(b *testing.B) {
-	a, err := New(Options{Type: intf.MaxPeak})
+	a, err := New(Options{Type: intf.MaxPeak, Runtime: unstarted()})
 	require.NoError(b, err)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -143,7 +152,7 @@ func BenchmarkReceiverGenId(b *testing.B) {
 	svc, err := service.New(context.Background(), service.Settings{Machine: 1, NoDataDir: true, Clock: clock})
 	require.NoError(b, err)
 	defer svc.Close()
-	a, err := New(Options{Type: intf.MaxPeak})
+	a, err := New(Options{Type: intf.MaxPeak, Runtime: unstarted()})
 	require.NoError(b, err)
 	for name, opts := range map[string][]rpcapi.ReceiverOption{
 		"unobserved": nil,
@@ -165,7 +174,7 @@ func BenchmarkReceiverGenId(b *testing.B) {
 // One address holds at most MaxConnsPerIP admin connections: the next is
 // closed at accept and counted in /metrics.
 func TestServeCapsConnectionsPerIP(t *testing.T) {
-	a, err := New(Options{Type: intf.MaxPeak, MaxConnsPerIP: 2})
+	a, err := New(Options{Type: intf.MaxPeak, MaxConnsPerIP: 2, Runtime: unstarted()})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

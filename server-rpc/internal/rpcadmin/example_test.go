@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/vesta-go/vesta/internal/server/runtime"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/server-rpc/internal/rpcadmin"
 	"github.com/vesta-go/vesta/service"
@@ -26,13 +27,19 @@ func get(url string) {
 	fmt.Println(resp.StatusCode, strings.TrimSpace(string(body)))
 }
 
-// New builds the admin endpoints before the ID service starts: /readyz
-// says "starting" until SetService hands the service over, and
-// "stopping" once Stopping is called at shutdown; /healthz is 200
+// New builds the admin endpoints over the server's runtime before it
+// starts: /readyz says "starting" until the runtime has started its ID
+// service, and "stopping" once the drain begins; /healthz is 200
 // throughout. Serve runs until its context ends.
 func ExampleNew() {
 	quiet := slog.New(slog.DiscardHandler)
-	admin, err := rpcadmin.New(rpcadmin.Options{Type: intf.MaxPeak, Logger: quiet})
+	rt := runtime.New(runtime.Options{Logger: quiet, Start: func(ctx context.Context) (runtime.Service, error) {
+		return service.New(ctx, service.Settings{
+			Machine: 5, GenMethod: intf.GenMethodCentral, Type: intf.MaxPeak, NoDataDir: true, Logger: quiet,
+		})
+	}})
+	defer rt.Close()
+	admin, err := rpcadmin.New(rpcadmin.Options{Type: intf.MaxPeak, Runtime: rt, Logger: quiet})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -50,27 +57,22 @@ func ExampleNew() {
 	get(base + "/healthz")
 	get(base + "/readyz")
 
-	svc, err := service.New(context.Background(), service.Settings{
-		Machine: 5, GenMethod: intf.GenMethodCentral, Type: intf.MaxPeak, NoDataDir: true, Logger: quiet,
-	})
-	if err != nil {
+	if err := rt.Start(context.Background()); err != nil {
 		fmt.Println(err)
 		cancel()
 		<-served
 		return
 	}
-	defer svc.Close()
-	admin.SetService(svc)
 	get(base + "/readyz")
 
-	admin.Stopping()
+	rt.Drain()
 	get(base + "/readyz")
 
 	cancel()
 	fmt.Println("serve:", <-served)
 	// Output:
 	// 200 {"status":"ok"}
-	// 503 {"status":"starting","error":"id service is starting (claiming its machine id, or waiting for the clock to pass the time high-water mark): retry shortly"}
+	// 503 {"status":"starting","error":"segment mode is starting (opening the segment store): retry shortly"}
 	// 200 {"status":"ready"}
 	// 503 {"status":"stopping","error":"server is shutting down"}
 	// serve: <nil>

@@ -7,7 +7,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
-	"github.com/vesta-go/vesta/internal/server/coremetrics"
+	"github.com/vesta-go/vesta/internal/server/runtime"
 	"github.com/vesta-go/vesta/server-rpc/internal/rpcadmin"
 )
 
@@ -18,16 +18,15 @@ type AdminListener struct {
 	ln net.Listener
 }
 
-// OpenAdmin listens on cfg's adminListen and builds its endpoints, with
-// sec's TLS and guard; segments reads segment mode for the metrics and the
-// status page, segmentsOff says it is off by configuration. It
-// returns nil, and no error, when adminListen is not set. It binds at
+// OpenAdmin listens on cfg's adminListen and builds its endpoints over
+// rt (its readiness, service and segment mode), with sec's TLS and guard.
+// It returns nil, and no error, when adminListen is not set. It binds at
 // once, so that a port in use fails the start before the service does.
-func OpenAdmin(ctx context.Context, cfg config.Config, sec *app.Security, segments func() coremetrics.Segments, segmentsOff func() bool) (*AdminListener, error) {
+func OpenAdmin(ctx context.Context, cfg config.Config, sec *app.Security, rt *runtime.Runtime) (*AdminListener, error) {
 	if cfg.AdminListen == "" {
 		return nil, nil
 	}
-	a, err := rpcadmin.New(rpcadmin.Options{Type: cfg.Service.Type, Segments: segments, SegmentsOff: segmentsOff,
+	a, err := rpcadmin.New(rpcadmin.Options{Type: cfg.Service.Type, Runtime: rt,
 		MachineProvider: cfg.MachineProvider, MachineSource: cfg.MachineSource.String(),
 		Guard: sec.Guard, Certs: sec.Certs, Logger: sec.Logger(), MaxConnsPerIP: cfg.MaxConnsPerIP})
 	if err != nil {

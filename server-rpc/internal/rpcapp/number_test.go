@@ -13,7 +13,6 @@ import (
 	"github.com/vesta-go/vesta/internal/rpcapi"
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
-	"github.com/vesta-go/vesta/internal/server/segopen"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/stores"
 	"github.com/vesta-go/vesta/service/segment"
@@ -35,11 +34,8 @@ func TestSegmentsServeNumbers(t *testing.T) {
 	require.NoError(t, ps.CreatePeriodTag(ctx, segstore.PeriodTag{Tag: "inv", Group: segstore.GroupYear, Format: "INV{yyyy}-{seq:4}", Step: 10}))
 	require.NoError(t, st.Close())
 
-	s, err := openSegments(ctx, func(ctx context.Context) (*segment.Generator, error) { return app.OpenSegments(ctx, cfg) },
-		segopen.Options{Logger: log})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, s.Close()) })
-	r := rpcapi.NewReceiver(nil, 10, ReceiverOptions(cfg, s)...)
+	rt := segmentRuntime(t, log, func(ctx context.Context) (*segment.Generator, error) { return app.OpenSegments(ctx, cfg) }, time.Second)
+	r := rpcapi.NewReceiver(nil, 10, ReceiverOptions(cfg, rt)...)
 	var reply rpcapi.SegmentNumberReply
 	require.NoError(t, r.SegmentNextNumber(rpcapi.SegmentNumberArgs{Tag: "inv"}, &reply))
 	require.Nil(t, reply.Err)

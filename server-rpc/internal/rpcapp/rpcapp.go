@@ -1,10 +1,9 @@
 // Package rpcapp builds server-rpc's TCP server of a configuration: the
-// ID service and segment mode from internal/server/app (segment mode through
-// internal/server/segopen, retried in the background when its store cannot be
-// reached at start, as server-rest's), the net/rpc receiver (rpcapi)
-// served by rpcserver with the configured limits, TLS and guard, and the
-// admin listener (adminListen), run by internal/server/lifecycle as
-// server-rest is. server-rpc runs it; the plugin mode's composition, which
+// runtime (internal/server/runtime: the ID service and segment mode from
+// internal/server/app, readiness, drain and close, as server-rest's), the
+// net/rpc receiver (rpcapi) over it served by rpcserver with the
+// configured limits, TLS and guard, and the admin listener (adminListen)
+// reporting it. server-rpc runs it; the plugin mode's composition, which
 // links go-plugin, is in the subpackage pluginapp, so that this one links
 // none. (internal/restapp is server-rest's counterpart.)
 package rpcapp
@@ -12,19 +11,17 @@ package rpcapp
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 
 	"github.com/vesta-go/vesta/internal/rpcserver"
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
-	"github.com/vesta-go/vesta/internal/server/coremetrics"
-	"github.com/vesta-go/vesta/internal/server/lifecycle"
+	"github.com/vesta-go/vesta/internal/server/runtime"
 )
 
 // Run serves cfg's RPC server on TCP until ctx is cancelled
 // (SIGINT/SIGTERM), then shuts down gracefully, for at most cfg's
 // shutdownTimeout, and closes the service, which stores the high-water
-// mark, and segment mode (lifecycle.Server). The admin listener answers from
+// mark, and segment mode (runtime.Runtime.Run). The admin listener answers from
 // the start (/readyz: starting) and stops last, so that /readyz says
 // stopping while calls drain.
 func Run(ctx context.Context, cfg config.Config) (err error) {
@@ -32,10 +29,9 @@ func Run(ctx context.Context, cfg config.Config) (err error) {
 	if err != nil {
 		return err
 	}
-	r := &tcpRun{cfg: cfg, opts: ServerOptions(cfg), sec: sec, adminDone: make(chan error, 1),
+	r := &tcpRun{cfg: cfg, rt: NewRuntime(cfg), opts: ServerOptions(cfg), sec: sec, adminDone: make(chan error, 1),
 		up: make(chan struct{}), stop: make(chan struct{})}
-	r.admin, err = OpenAdmin(ctx, cfg, sec, func() coremetrics.Segments { return r.segRef.Load().metrics() },
-		func() bool { return r.segRef.Load().Off() })
+	r.admin, err = OpenAdmin(ctx, cfg, sec, r.rt)
 	if err != nil {
 		return err
 	}
@@ -50,14 +46,8 @@ func Run(ctx context.Context, cfg config.Config) (err error) {
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	r.watchCtx = watchCtx
-	return lifecycle.Server{
-		Name: "rpc", Logger: cfg.Service.Logger, ShutdownTimeout: cfg.ShutdownTimeout,
-		Serve: r.serve, Start: r.start, Ready: r.ready, Drain: r.drain, DrainAttrs: r.conns, Close: r.close,
-	}.Run(ctx)
+	return r.rt.Run(ctx, runtime.Door{Name: "rpc", Serve: r.serve, Start: r.start, Ready: r.ready, Drain: r.drain, DrainAttrs: r.conns})
 }
-
-// segRef is segment mode for the admin's scrapes, set by start.
-type segRef = atomic.Pointer[Segments]
 
 // ServerOptions are the rpcserver options of cfg: its limits (the rpc
 // group and maxConnsPerIP) and logger; Run adds the TLS.

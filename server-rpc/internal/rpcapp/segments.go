@@ -7,128 +7,77 @@ import (
 	"github.com/vesta-go/vesta/internal/rpcapi"
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
-	"github.com/vesta-go/vesta/internal/server/coremetrics"
-	"github.com/vesta-go/vesta/internal/server/segopen"
+	"github.com/vesta-go/vesta/internal/server/runtime"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/segment"
 )
 
-// Segments is the segment mode of one run (internal/server/segopen, as
-// server-rest's): off, open, or — when its store could not be reached at
-// start — being opened in the background, while SegmentNextIds answers
-// intf.ErrUnavailable (code 6, on which clients try the next server). It
-// is the intf.SegmentService the receiver serves.
-type Segments struct {
-	mode *segopen.Mode[*segment.Generator]
+// NewRuntime is the runtime of cfg (app.RuntimeOptions): the ID service,
+// and segment mode — off, open, or, when its store could not be reached
+// at start, opened in the background while SegmentNextIds answers
+// intf.ErrUnavailable (code 6, on which clients try the next server).
+func NewRuntime(cfg config.Config) *runtime.Runtime {
+	o := app.RuntimeOptions(cfg)
+	o.SegmentAnswer = "SegmentNextIds: code 6"
+	return runtime.New(o)
 }
 
-var (
-	_ intf.SegmentNumberer = (*Segments)(nil)
-	_ intf.SegmentRanger   = (*Segments)(nil)
-	_ intf.SegmentStepper  = (*Segments)(nil) // a quota caps a range of the tag's step by it
-)
+// segmentDoor is the runtime's segment mode as the receiver serves it:
+// each call asks the runtime for it, and off is rpcapi.ErrSegmentOff.
+type segmentDoor struct{ rt *runtime.Runtime }
 
-// OpenSegments opens segment mode as configured (app.OpenSegments). Off
-// is not an error: SegmentNextIds then answers rpcapi.ErrSegmentOff. A
-// store that cannot be reached is not one either: it is retried in the
-// background (only errors matching intf.ErrUnavailable are; any other is
-// returned, to stop the start).
-func OpenSegments(ctx context.Context, cfg config.Config) (*Segments, error) {
-	return openSegments(ctx, func(ctx context.Context) (*segment.Generator, error) { return app.OpenSegments(ctx, cfg) },
-		segopen.Options{Logger: cfg.Service.Logger})
+// get is segment mode, or the error of a segment call while it is not
+// open (runtime.Runtime.Segments): off, the store being retried (only
+// unavailable on the wire, without the retry's error: the client then
+// tries the next server), not open yet, or stopping.
+func (d segmentDoor) get() (runtime.Segments, error) {
+	seg, err := d.rt.Segments()
+	if errors.Is(err, runtime.ErrSegmentsOff) {
+		return nil, rpcapi.ErrSegmentOff
+	}
+	return seg, err
 }
 
-// openSegments starts the segment mode open opens, with o's back-off and
-// logger.
-func openSegments(ctx context.Context, open segopen.OpenFunc[*segment.Generator], o segopen.Options) (*Segments, error) {
-	o.Answer = "SegmentNextIds: code 6"
-	s := &Segments{mode: segopen.New(open, o)}
-	return s, s.mode.Start(ctx)
-}
-
-// NextIds serves the Generator, or says why there is none.
-func (s *Segments) NextIds(ctx context.Context, tag string, n int) ([]int64, error) {
-	g, err := s.get()
+func (d segmentDoor) NextIds(ctx context.Context, tag string, n int) ([]int64, error) {
+	seg, err := d.get()
 	if err != nil {
 		return nil, err
 	}
-	ids, err := g.NextIds(ctx, tag, n)
-	return ids, s.mode.CallerError(err)
+	return seg.NextIds(ctx, tag, n)
 }
 
-// NextRange hands out a range of the Generator (SegmentRange), or says
-// why there is none.
-func (s *Segments) NextRange(ctx context.Context, tag string, size int64) (intf.SegmentRange, error) {
-	g, err := s.get()
+// NextRange serves SegmentRange.
+func (d segmentDoor) NextRange(ctx context.Context, tag string, size int64) (intf.SegmentRange, error) {
+	seg, err := d.get()
 	if err != nil {
 		return intf.SegmentRange{}, err
 	}
-	r, err := g.NextRange(ctx, tag, size)
-	return r, s.mode.CallerError(err)
+	return seg.NextRange(ctx, tag, size)
 }
 
-// Step is the tag's own step in the Generator, or says why there is none.
-func (s *Segments) Step(ctx context.Context, tag string) (int64, error) {
-	g, err := s.get()
+// Step caps a quota's range of the tag by its step.
+func (d segmentDoor) Step(ctx context.Context, tag string) (int64, error) {
+	seg, err := d.get()
 	if err != nil {
 		return 0, err
 	}
-	step, err := g.Step(ctx, tag)
-	return step, s.mode.CallerError(err)
+	return seg.Step(ctx, tag)
 }
 
-// NextNumber serves a period tag's number of the Generator
-// (SegmentNextNumber), or says why there is none.
-func (s *Segments) NextNumber(ctx context.Context, tag string) (intf.SegmentNumber, error) {
-	g, err := s.get()
+// NextNumber serves SegmentNextNumber.
+func (d segmentDoor) NextNumber(ctx context.Context, tag string) (intf.SegmentNumber, error) {
+	seg, err := d.get()
 	if err != nil {
 		return intf.SegmentNumber{}, err
 	}
-	n, err := g.NextNumber(ctx, tag)
-	return n, s.mode.CallerError(err)
-}
-
-// get is the Generator, or the error of a segment call while segment mode
-// is not open (segopen.Mode.Get): off, the store being retried (only
-// unavailable on the wire, without the retry's error: the client then
-// tries the next server), or not open yet.
-func (s *Segments) get() (*segment.Generator, error) {
-	g, err := s.mode.Get()
-	if errors.Is(err, segopen.ErrOff) {
-		return nil, rpcapi.ErrSegmentOff
-	}
-	return g, s.mode.CallerError(err)
-}
-
-// Off tells whether segment mode is off.
-func (s *Segments) Off() bool { return s != nil && s.mode.Off() }
-
-// metrics is segment mode for the admin listener's metrics: nil while it
-// is off or not open.
-func (s *Segments) metrics() coremetrics.Segments {
-	if s == nil {
-		return nil
-	}
-	if g, ok := s.mode.Open(); ok {
-		return g
-	}
-	return nil
+	return seg.NextNumber(ctx, tag)
 }
 
 // ReceiverOptions are the receiver's options of cfg: the call timeout,
-// the range cap, and segment mode unless it is off.
-func ReceiverOptions(cfg config.Config, s *Segments) []rpcapi.ReceiverOption {
+// the range cap, and rt's segment mode unless it is off.
+func ReceiverOptions(cfg config.Config, rt *runtime.Runtime) []rpcapi.ReceiverOption {
 	opts := []rpcapi.ReceiverOption{rpcapi.WithCallTimeout(cfg.CallTimeout), rpcapi.WithMaxRange(cfg.SegmentMaxRange)}
-	if s != nil && !s.Off() {
-		opts = append(opts, rpcapi.WithSegments(s))
+	if _, err := rt.Segments(); !errors.Is(err, runtime.ErrSegmentsOff) {
+		opts = append(opts, rpcapi.WithSegments(segmentDoor{rt}))
 	}
 	return opts
-}
-
-// Close stops the retries and closes the Generator, if there is one.
-func (s *Segments) Close() error {
-	if s == nil {
-		return nil
-	}
-	return s.mode.Close()
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/vesta-go/vesta/internal/rpcapi"
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
-	"github.com/vesta-go/vesta/internal/server/segopen"
+	"github.com/vesta-go/vesta/internal/server/runtime"
 	"github.com/vesta-go/vesta/internal/syncbuf"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
@@ -23,6 +23,29 @@ import (
 	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/segstore"
 )
+
+// segmentRuntime is a started runtime serving the segment mode open
+// opens, as NewRuntime's (its ID service a real one without a data dir),
+// closed at the test's end.
+func segmentRuntime(t *testing.T, log *slog.Logger, open func(context.Context) (*segment.Generator, error), retry time.Duration) *runtime.Runtime {
+	t.Helper()
+	rt := runtime.New(runtime.Options{Logger: log, SegmentAnswer: "SegmentNextIds: code 6",
+		SegmentRetryMin: retry, SegmentRetryMax: 4 * retry,
+		OpenSegments: func(ctx context.Context) (runtime.Segments, error) {
+			g, err := open(ctx)
+			if err != nil || g == nil {
+				return nil, err
+			}
+			return g, nil
+		},
+		Start: func(ctx context.Context) (runtime.Service, error) {
+			return service.New(ctx, service.Settings{Machine: 1, NoDataDir: true, Logger: log})
+		},
+	})
+	require.NoError(t, rt.Start(context.Background()))
+	t.Cleanup(func() { require.NoError(t, rt.Close()) })
+	return rt
+}
 
 // A store unreachable at start: SegmentNextIds answers code 6 while the
 // store is retried (the reason in the log: it names the database's
@@ -37,17 +60,15 @@ func TestSegmentsOpenInTheBackground(t *testing.T) {
 	var down atomic.Bool
 	var attempts atomic.Int32
 	down.Store(true)
-	s, err := openSegments(context.Background(), func(ctx context.Context) (*segment.Generator, error) {
+	rt := segmentRuntime(t, log, func(ctx context.Context) (*segment.Generator, error) {
 		attempts.Add(1)
 		if down.Load() {
 			return nil, fmt.Errorf("dial tcp 127.0.0.1:1: connection refused: %w", intf.ErrUnavailable)
 		}
 		return app.OpenSegments(ctx, cfg)
-	}, segopen.Options{Logger: log, RetryMin: time.Millisecond, RetryMax: 4 * time.Millisecond})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	}, time.Millisecond)
 
-	r := rpcapi.NewReceiver(nil, 10, ReceiverOptions(cfg, s)...)
+	r := rpcapi.NewReceiver(nil, 10, ReceiverOptions(cfg, rt)...)
 	var reply rpcapi.SegmentReply
 	require.NoError(t, r.SegmentNextIds(rpcapi.SegmentArgs{Tag: "order", Count: 2}, &reply))
 	require.NotNil(t, reply.Err)
@@ -64,28 +85,20 @@ func TestSegmentsOpenInTheBackground(t *testing.T) {
 	}, 10*time.Second, time.Millisecond)
 }
 
-// Only unreachability is retried: another error fails the start at once.
-func TestSegmentsPermanentErrorFailsStart(t *testing.T) {
-	boom := errors.New("password authentication failed")
-	var attempts atomic.Int32
-	s, err := openSegments(context.Background(),
-		func(context.Context) (*segment.Generator, error) { attempts.Add(1); return nil, boom },
-		segopen.Options{RetryMin: time.Millisecond, RetryMax: time.Millisecond})
-	require.ErrorIs(t, err, boom)
-	require.NoError(t, s.Close())
-	assert.Equal(t, int32(1), attempts.Load())
-}
-
-// close ends the retries of a store that never opens.
-func TestSegmentsCloseStopsRetries(t *testing.T) {
-	var attempts atomic.Int32
-	s, err := openSegments(context.Background(), func(context.Context) (*segment.Generator, error) {
-		attempts.Add(1)
-		return nil, intf.ErrUnavailable
-	}, segopen.Options{Logger: slog.New(slog.DiscardHandler), RetryMin: time.Millisecond, RetryMax: time.Millisecond})
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return attempts.Load() >= 2 }, 10*time.Second, time.Millisecond)
-	require.NoError(t, s.Close()) // returns: it waited for the retries to end
+// Segment mode off is code 11 (rpcapi.ErrSegmentOff), as before the
+// runtime.
+func TestSegmentsOff(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	rt := segmentRuntime(t, log, func(context.Context) (*segment.Generator, error) { return nil, nil }, time.Millisecond)
+	r := rpcapi.NewReceiver(nil, 10, ReceiverOptions(config.Config{}, rt)...)
+	var reply rpcapi.SegmentReply
+	require.NoError(t, r.SegmentNextIds(rpcapi.SegmentArgs{Tag: "order", Count: 2}, &reply))
+	require.NotNil(t, reply.Err)
+	assert.Equal(t, rpcapi.CodeSegmentOff, reply.Err.Code)
+	// The door's own mapping, for a receiver built before the runtime
+	// knew segment mode was off.
+	_, err := segmentDoor{rt}.NextIds(context.Background(), "order", 1)
+	assert.ErrorIs(t, err, rpcapi.ErrSegmentOff)
 }
 
 // downStore is a segment store whose database went away after it opened:
@@ -112,12 +125,10 @@ func TestSegmentStoreFailureIsNotTheCallers(t *testing.T) {
 	var logBuf syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logBuf, nil))
 	cfg := config.Config{Service: service.Settings{Logger: log}, SegmentMaxRange: 1000}
-	s, err := openSegments(context.Background(), func(ctx context.Context) (*segment.Generator, error) {
+	rt := segmentRuntime(t, log, func(ctx context.Context) (*segment.Generator, error) {
 		return segment.New(ctx, segment.Settings{Store: downStore{}, Logger: log, WaitTimeout: time.Millisecond})
-	}, segopen.Options{Logger: log})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, s.Close()) })
-	r := rpcapi.NewReceiver(nil, 10, ReceiverOptions(cfg, s)...)
+	}, time.Second)
+	r := rpcapi.NewReceiver(nil, 10, ReceiverOptions(cfg, rt)...)
 
 	var ids rpcapi.SegmentReply
 	require.NoError(t, r.SegmentNextIds(rpcapi.SegmentArgs{Tag: "order", Count: 2}, &ids))

@@ -11,23 +11,21 @@ import (
 	"github.com/vesta-go/vesta/internal/rpcserver"
 	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
-	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/internal/server/runtime"
 )
 
-// tcpRun is what the TCP server passes to lifecycle.Server: its start,
-// serving, drain and close. start sets the fields below up; the lifecycle
-// reads them only once start has returned, serve once up is closed.
+// tcpRun is the TCP server's door over the runtime (runtime.Door): its
+// start, serving and drain. start sets srv and ln up; the run reads them
+// only once start has returned, serve once up is closed.
 type tcpRun struct {
 	cfg       config.Config
+	rt        *runtime.Runtime
 	opts      rpcserver.Options
 	sec       *app.Security
 	admin     *AdminListener  // nil without adminListen
 	adminDone chan error      // the admin listener's end
-	segRef    segRef          // read by the admin's scrapes
 	watchCtx  context.Context // the security files' reloads
 
-	seg *Segments
-	svc *service.Service
 	srv *rpcserver.Server
 	ln  net.Listener
 
@@ -36,27 +34,22 @@ type tcpRun struct {
 	stopOnce sync.Once
 }
 
-// start opens segment mode, starts the ID service and listens on cfg's
-// listen address: the RPC port opens only once the IDs can be served.
+// start, once the runtime has started, builds the receiver over its
+// service and segment mode and listens on cfg's listen address: the RPC
+// port opens only once the IDs can be served.
 func (r *tcpRun) start(ctx context.Context) error {
-	seg, err := OpenSegments(ctx, r.cfg)
-	r.seg = seg
-	r.segRef.Store(seg)
+	svc, err := r.rt.Service()
 	if err != nil {
-		return err
-	}
-	if r.svc, err = app.StartService(ctx, r.cfg); err != nil {
 		return err
 	}
 	var observe = rpcapi.WithObserver(nil)
 	if r.admin != nil {
-		r.admin.SetService(r.svc)
 		observe = rpcapi.WithObserver(r.admin)
 	}
 	opts := r.opts
 	opts.TLS = r.sec.Certs
-	srv, err := rpcserver.New(rpcapi.NewReceiver(r.svc, r.cfg.MaxBatch,
-		append(ReceiverOptions(r.cfg, seg), rpcapi.WithGuard(r.sec.Guard), observe)...), opts)
+	srv, err := rpcserver.New(rpcapi.NewReceiver(svc, r.cfg.MaxBatch,
+		append(ReceiverOptions(r.cfg, r.rt), rpcapi.WithGuard(r.sec.Guard), observe)...), opts)
 	if err != nil {
 		return err
 	}
@@ -113,13 +106,11 @@ func (r *tcpRun) conns() []any {
 	return []any{"conns", r.srv.Stats().Open}
 }
 
-// drain says stopping on /readyz, stops accepting and reading calls,
-// waits for the calls read until ctx ends, and logs the server's totals.
+// drain, once the runtime says stopping on /readyz, stops accepting and
+// reading calls, waits for the calls read until ctx ends, and logs the
+// server's totals.
 func (r *tcpRun) drain(ctx context.Context) error {
 	r.stopOnce.Do(func() { close(r.stop) })
-	if r.admin != nil {
-		r.admin.Stopping()
-	}
 	if r.srv == nil {
 		return nil
 	}
@@ -142,16 +133,4 @@ func (r *tcpRun) logTotals() {
 	if r.sec.Guard != nil {
 		log.Info("vesta rpc: refused calls", "byReason", r.sec.Guard.Stats().Refusals)
 	}
-}
-
-// close closes the ID service, which stores the high-water mark, then
-// segment mode.
-func (r *tcpRun) close() error {
-	var err error
-	if r.svc != nil {
-		if cerr := r.svc.Close(); cerr != nil {
-			err = fmt.Errorf("closing the id service: %w", cerr)
-		}
-	}
-	return errors.Join(err, r.seg.Close())
 }

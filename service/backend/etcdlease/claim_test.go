@@ -42,7 +42,7 @@ func TestThreeNodesGetDistinctIds(t *testing.T) {
 		require.NotNil(t, n.svc)
 		id, err := n.svc.GenId(bg)
 		require.NoError(t, err)
-		m := n.svc.Machine()
+		m := n.svc.Stats().Machine
 		assert.Equal(t, m, machineOf(id), "IDs carry the machine id held")
 		owner, _, ok := get(t, c, n.lease.Keys().Machine(m))
 		assert.True(t, ok)

@@ -66,7 +66,7 @@ func TestManyNodesClaimAtOnceInFewTxns(t *testing.T) {
 		require.NotNil(t, svc, "node %d started", i)
 		id, err := svc.GenId(bg)
 		require.NoError(t, err)
-		m := svc.Machine()
+		m := svc.Stats().Machine
 		assert.Equal(t, m, machineOf(id))
 		if j, dup := held[m]; dup {
 			t.Errorf("nodes %d and %d both hold machine %d", j, i, m)

@@ -24,7 +24,7 @@ func TestNewWithClient(t *testing.T) {
 	require.NoError(t, err)
 	_, err = svc.GenId(bg)
 	require.NoError(t, err)
-	owner, _, held := get(t, cli, keys.Machine(svc.Machine()))
+	owner, _, held := get(t, cli, keys.Machine(svc.Stats().Machine))
 	require.True(t, held)
 	assert.Equal(t, "given-client", owner)
 

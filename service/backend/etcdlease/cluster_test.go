@@ -38,7 +38,7 @@ func TestThreeMemberClusterWithAHungMember(t *testing.T) {
 	n := startNode(t, "member-hung", func(o *etcdlease.Options) {
 		o.Endpoints, o.TTL, o.MachineRange = endpoints, 6*time.Second, &etcdlease.Range{First: 700, Last: 701}
 	})
-	m := n.svc.Machine()
+	m := n.svc.Stats().Machine
 	fenced := 0
 	for _, px := range proxies {
 		px.Freeze()
@@ -61,5 +61,5 @@ func TestThreeMemberClusterWithAHungMember(t *testing.T) {
 		_, err := n.svc.GenId(bg)
 		return n.svc.Stats().Fences == 1 && err == nil
 	})
-	assert.Equal(t, m, n.svc.Machine(), "its own id, not the other of its range")
+	assert.Equal(t, m, n.svc.Stats().Machine, "its own id, not the other of its range")
 }

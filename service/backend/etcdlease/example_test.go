@@ -31,7 +31,7 @@ func ExampleNew() {
 	}
 	defer svc.Close() // stores the exact mark, then frees the id
 	id, err := svc.GenId(ctx)
-	fmt.Println(svc.Machine(), id, err)
+	fmt.Println(svc.Stats().Machine, id, err)
 }
 
 // NewWithClient leases through a client the program already has (as etcd's

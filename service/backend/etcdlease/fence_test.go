@@ -39,7 +39,7 @@ func TestRevokedHolderIsFencedAndTakenOver(t *testing.T) {
 	keys := aLease.Keys()
 	gated := newGatedLease(aLease)
 	a := startService(t, settings(t, gated, "a"))
-	require.Equal(t, int64(0), a.Machine())
+	require.Equal(t, int64(0), a.Stats().Machine)
 
 	revoked := time.Now()
 	_, err := c.Revoke(bg, leaseOf(t, c, keys, 0))
@@ -60,14 +60,14 @@ func TestRevokedHolderIsFencedAndTakenOver(t *testing.T) {
 	markA := markOf(t, c, keys, 0)
 	assert.LessOrEqual(t, timeUnit(lastA), unitOfMs(intf.MaxPeak, markA), "a issued nothing above its mark")
 	b := startNode(t, "b")
-	require.Equal(t, int64(0), b.svc.Machine(), "b takes the revoked id")
+	require.Equal(t, int64(0), b.svc.Stats().Machine, "b takes the revoked id")
 	idB := firstID(t, b.svc)
 	assert.Greater(t, timeUnit(idB), unitOfMs(intf.MaxPeak, markA), "b issues above a's mark")
 
 	// a claims again: 0 is b's now, so it gets 1.
 	close(gated.gate)
 	eventually(t, 2*testTTL, "a issues again", func() bool { _, err := a.GenId(bg); return err == nil })
-	assert.Equal(t, int64(1), a.Machine())
+	assert.Equal(t, int64(1), a.Stats().Machine)
 	assert.True(t, a.Stats().LeaseHeld)
 }
 
@@ -85,7 +85,7 @@ func TestCutHolderIsFencedBeforeItsLeaseExpires(t *testing.T) {
 	sa := settings(t, aLease, "a")
 	sa.Type = intf.MinGranularity // millisecond units: a precise fence
 	a := startService(t, sa)
-	require.Equal(t, int64(0), a.Machine())
+	require.Equal(t, int64(0), a.Stats().Machine)
 	first, err := a.GenId(bg)
 	require.NoError(t, err)
 
@@ -107,7 +107,7 @@ func TestCutHolderIsFencedBeforeItsLeaseExpires(t *testing.T) {
 	sb.Type = intf.MinGranularity
 	b := startService(t, sb)
 	takeover := time.Since(cut)
-	require.Equal(t, int64(0), b.Machine(), "b takes the expired id")
+	require.Equal(t, int64(0), b.Stats().Machine, "b takes the expired id")
 	idB := firstID(t, b)
 	assert.Greater(t, timeUnit(idB), unitOfMs(intf.MinGranularity, markA), "b issues above a's mark")
 	assert.Greater(t, timeUnit(idB), timeUnit(lastA))
@@ -117,7 +117,7 @@ func TestCutHolderIsFencedBeforeItsLeaseExpires(t *testing.T) {
 	// Once etcd is back, a learns its lease is gone and claims id 1.
 	p.Restore()
 	eventually(t, 3*ttl, "a issues again", func() bool { _, err := a.GenId(bg); return err == nil })
-	assert.Equal(t, int64(1), a.Machine())
+	assert.Equal(t, int64(1), a.Stats().Machine)
 }
 
 func TestBriefOutageDoesNotInterrupt(t *testing.T) {

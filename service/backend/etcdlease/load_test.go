@@ -98,7 +98,7 @@ func TestNoDuplicatesAcrossNodesUnderLoad(t *testing.T) {
 	require.NoError(t, err)
 	<-gated.lost
 	d := startNode(t, "d")
-	require.Equal(t, int64(0), d.svc.Machine())
+	require.Equal(t, int64(0), d.svc.Stats().Machine)
 	gens = append(gens, generate("d", d.svc, 2))
 	close(gated.gate)
 	eventually(t, 2*testTTL, "a issues again", func() bool { return a.Stats().LeaseHeld })
@@ -129,7 +129,7 @@ func TestNoDuplicatesAcrossNodesUnderLoad(t *testing.T) {
 	require.NotEmpty(t, a0)
 	require.NotEmpty(t, d0)
 	assert.Less(t, slices.Max(a0), slices.Min(d0), "d issued machine 0's IDs only in time units after a's")
-	assert.Equal(t, int64(3), a.Machine(), "a claimed the next free id")
+	assert.Equal(t, int64(3), a.Stats().Machine, "a claimed the next free id")
 	t.Logf("%d IDs from 4 nodes, no duplicate", total)
 }
 

@@ -15,7 +15,7 @@ import (
 
 func TestStoreMarkByFormerHolderFails(t *testing.T) {
 	a := startNode(t, "a")
-	require.Equal(t, int64(0), a.svc.Machine())
+	require.Equal(t, int64(0), a.svc.Stats().Machine)
 	c := etcdClient(t)
 	keys := a.lease.Keys()
 
@@ -71,7 +71,7 @@ func TestCloseReleasesIdAndStoresExactMark(t *testing.T) {
 	assert.ErrorIs(t, err, intf.ErrClosed)
 
 	b := startNode(t, "b")
-	assert.Equal(t, int64(0), b.svc.Machine(), "the id is free at once")
+	assert.Equal(t, int64(0), b.svc.Stats().Machine, "the id is free at once")
 	id, err := b.svc.GenId(bg)
 	require.NoError(t, err)
 	assert.Greater(t, timeUnit(id), timeUnit(last))
@@ -88,7 +88,7 @@ func TestStoreMarkKeepsThePreviousHoldersMark(t *testing.T) {
 	_, err := c.Put(bg, keys.Mark(0), strconv.FormatInt(prev, 10))
 	require.NoError(t, err)
 	a := startNode(t, "a") // claims 0 and waits past prev
-	require.Equal(t, int64(0), a.svc.Machine())
+	require.Equal(t, int64(0), a.svc.Stats().Machine)
 
 	require.NoError(t, a.lease.StoreMark(bg, 0, prev-60_000))
 	// (The service's own writer may have stored a later mark since: ≥.)

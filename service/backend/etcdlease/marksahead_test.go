@@ -41,7 +41,7 @@ func TestStartSkipsIdsWhoseMarkIsFarAhead(t *testing.T) {
 	keys := etcdlease.Keys{Prefix: prefixOf(t)}
 	marksAhead(t, c, keys, 0, 1, 2)
 	a := startNode(t, "a")
-	assert.Equal(t, int64(3), a.svc.Machine())
+	assert.Equal(t, int64(3), a.svc.Stats().Machine)
 	assert.Equal(t, uint64(3), a.lease.Stats().MarkRefusals)
 	assert.Equal(t, uint64(3), a.svc.Stats().Lease.MarkRefusals, "the service's Stats (and /metrics) show it")
 	assert.Equal(t, int64(1), heldIds(t, c, keys), "the refused ids were given back")
@@ -90,7 +90,7 @@ func TestReclaimPastManyIdsFarAhead(t *testing.T) {
 	keys := lease.Keys()
 	gated := newGatedLease(lease)
 	a := startService(t, settings(t, gated, "a"))
-	require.Equal(t, int64(0), a.Machine())
+	require.Equal(t, int64(0), a.Stats().Machine)
 
 	n := int64(etcdlease.MaxMarkRefusals + 4)
 	blocked := make([]int64, n)
@@ -108,7 +108,7 @@ func TestReclaimPastManyIdsFarAhead(t *testing.T) {
 	close(gated.gate)
 
 	eventually(t, 10*time.Second, "a holds an id again", func() bool { return a.Stats().LeaseHeld })
-	assert.Equal(t, n+1, a.Machine(), "every id from 1 to %d is far ahead", n)
+	assert.Equal(t, n+1, a.Stats().Machine, "every id from 1 to %d is far ahead", n)
 	assert.Equal(t, uint64(n), lease.Stats().MarkRefusals, "each refused once")
 	_, err = a.GenId(bg)
 	assert.NoError(t, err)

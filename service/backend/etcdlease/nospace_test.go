@@ -82,7 +82,7 @@ func TestNoSpaceKeepsIssuingWithinTheMarkAndRecovers(t *testing.T) {
 	// time for the refusal to be the mark's, not a fence.
 	n := startNode(t, "full", withEndpoint(endpoint), func(o *etcdlease.Options) { o.TTL = 3 * time.Second; o.Logger = log })
 	keys := n.lease.Keys()
-	m := n.svc.Machine()
+	m := n.svc.Stats().Machine
 	seen := map[intf.Id]bool{}
 	for range 100 {
 		id, err := n.svc.GenId(bg)
@@ -158,6 +158,6 @@ func TestNoSpaceKeepsIssuingWithinTheMarkAndRecovers(t *testing.T) {
 		assert.Greater(t, id, last)
 		seen[id] = true
 	}
-	assert.Equal(t, m, n.svc.Machine(), "the same machine id throughout")
+	assert.Equal(t, m, n.svc.Stats().Machine, "the same machine id throughout")
 	assert.Zero(t, n.svc.Stats().Fences, "never fenced")
 }

@@ -53,7 +53,7 @@ type registered struct {
 func TestOverlappingRangeOfAnotherPrefixIsRefused(t *testing.T) {
 	c := rangesClient(t)
 	a := startNode(t, "a", withRange(t, "a", 600, 609))
-	require.Equal(t, int64(600), a.svc.Machine(), "a claims inside its range")
+	require.Equal(t, int64(600), a.svc.Stats().Machine, "a claims inside its range")
 	prefixA := a.lease.Options().Prefix
 
 	// b, under another prefix, overlaps a's range: refused at start.
@@ -89,7 +89,7 @@ func TestOverlappingRangeOfAnotherPrefixIsRefused(t *testing.T) {
 	// A range disjoint from a's starts; it overlaps b's, which would
 	// refuse it had b's entry outlived b's refusal.
 	d := startNode(t, "d", withRange(t, "d", 610, 620))
-	assert.Equal(t, int64(610), d.svc.Machine())
+	assert.Equal(t, int64(610), d.svc.Stats().Machine)
 	ranges = registeredRanges(t, c)
 	assert.Equal(t, []registered{{"610-620", leaseOf(t, c, d.lease.Keys(), 610)}}, ranges[d.lease.Options().Prefix])
 	assert.Len(t, ranges[prefixA], 1, "a is still registered")
@@ -176,14 +176,14 @@ func TestClaimsStayInsideTheRange(t *testing.T) {
 	// 0.
 	squat(660, 661, 663, 664)
 	n := startNode(t, "random", inRange(660, 664), etcdlease.ClaimLowestFirst(false))
-	assert.Equal(t, int64(662), n.svc.Machine())
+	assert.Equal(t, int64(662), n.svc.Stats().Machine)
 	low := startNode(t, "lowest", inRange(670, 679))
-	assert.Equal(t, int64(670), low.svc.Machine())
+	assert.Equal(t, int64(670), low.svc.Stats().Machine)
 	for _, node := range []*node{n, low} {
 		for range 20 {
 			id, err := node.svc.GenId(bg)
 			require.NoError(t, err)
-			assert.Equal(t, node.svc.Machine(), machineOf(id))
+			assert.Equal(t, node.svc.Stats().Machine, machineOf(id))
 		}
 	}
 }
@@ -209,7 +209,7 @@ func TestNodeWithoutRangeIsRegisteredAndChecked(t *testing.T) {
 
 	p1, p2 := startNode(t, "p1", plain("p1")), startNode(t, "p2", plain("p2"))
 	prefix1 := p1.lease.Options().Prefix
-	assert.Equal(t, []registered{{"0-1023", leaseOf(t, c, p1.lease.Keys(), p1.svc.Machine())}}, registeredRanges(t, c)[prefix1],
+	assert.Equal(t, []registered{{"0-1023", leaseOf(t, c, p1.lease.Keys(), p1.svc.Stats().Machine)}}, registeredRanges(t, c)[prefix1],
 		"a node without a range registers every id")
 	assert.Len(t, registeredRanges(t, c)[p2.lease.Options().Prefix], 1, "two fleets without ranges are apart")
 
@@ -223,7 +223,7 @@ func TestNodeWithoutRangeIsRegisteredAndChecked(t *testing.T) {
 	require.NoError(t, p1.svc.Close())
 	require.NoError(t, p2.svc.Close())
 	r := startNode(t, "r", withRange(t, "r", 690, 699))
-	require.Equal(t, int64(690), r.svc.Machine(), "with the fleets without ranges gone")
+	require.Equal(t, int64(690), r.svc.Stats().Machine, "with the fleets without ranges gone")
 
 	overlap = refused(newLease(t, "p3", plain("p3")))
 	assert.True(t, overlap.NoRange)

@@ -24,7 +24,7 @@ func TestReclaimSkipsAnIdWhoseMarkIsFarAhead(t *testing.T) {
 	keys := lease.Keys()
 	gated := newGatedLease(lease)
 	a := startService(t, settings(t, gated, "a"))
-	require.Equal(t, int64(0), a.Machine())
+	require.Equal(t, int64(0), a.Stats().Machine)
 
 	_, err := c.Put(bg, keys.Mark(1), strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10))
 	require.NoError(t, err)
@@ -39,7 +39,7 @@ func TestReclaimSkipsAnIdWhoseMarkIsFarAhead(t *testing.T) {
 	close(gated.gate)
 
 	eventually(t, 10*time.Second, "a holds an id again", func() bool { return a.Stats().LeaseHeld })
-	assert.Equal(t, int64(2), a.Machine(), "id 0 is taken and id 1's mark is an hour ahead")
+	assert.Equal(t, int64(2), a.Stats().Machine, "id 0 is taken and id 1's mark is an hour ahead")
 	_, err = a.GenId(bg)
 	assert.NoError(t, err)
 	_, _, held := get(t, c, keys.Machine(1))
@@ -75,5 +75,5 @@ func TestAStaleClockReportRefusesNobody(t *testing.T) {
 	svc, err := service.New(bg, settings(t, lease, "a"))
 	require.NoError(t, err)
 	t.Cleanup(func() { svc.Close() })
-	assert.Equal(t, int64(1), svc.Machine())
+	assert.Equal(t, int64(1), svc.Stats().Machine)
 }

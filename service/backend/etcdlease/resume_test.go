@@ -225,7 +225,7 @@ func TestRestartAfterTheSavedValidityDoesNotResume(t *testing.T) {
 		return ttl.TTL == -1
 	})
 	other := startNode(t, "other", func(o *etcdlease.Options) { o.MachineRange = &etcdlease.Range{First: 640, Last: 640} }, onRangesEtcd)
-	require.Equal(t, int64(640), other.svc.Machine())
+	require.Equal(t, int64(640), other.svc.Stats().Machine)
 	lastUnit := int64(0)
 	for _, id := range before {
 		lastUnit = max(lastUnit, timeUnit(id))

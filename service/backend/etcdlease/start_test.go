@@ -81,7 +81,7 @@ func TestClockSkewRefusesToStart(t *testing.T) {
 	s := settings(t, lease, "close")
 	s.Clock = offsetClock{Off: bound / 2}
 	svc := startService(t, s)
-	assert.Equal(t, int64(2), svc.Machine())
+	assert.Equal(t, int64(2), svc.Stats().Machine)
 	resp, err := c.Get(bg, keys.Machines(), clientv3.WithPrefix(), clientv3.WithCountOnly())
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), resp.Count, "the refused nodes claimed no id")

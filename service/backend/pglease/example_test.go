@@ -29,7 +29,7 @@ func ExampleNew() {
 		log.Fatal(err) // e.g. PostgreSQL unreachable, every id of the range taken, clock skew
 	}
 	defer svc.Close() // stores the exact mark, then releases the id (expires_at = -infinity)
-	fmt.Println("machine", svc.Machine())
+	fmt.Println("machine", svc.Stats().Machine)
 }
 
 // Options are checked before anything connects; an error names the

@@ -170,7 +170,9 @@ func (f *fakeHolder) Now() int64 { return time.Now().UnixNano() }
 
 func (f *fakeHolder) Lead() time.Duration { return 3 * time.Second }
 
-func (f *fakeHolder) Layout() machineid.Layout { return service.Settings{}.Layout() }
+func (f *fakeHolder) Layout() machineid.Layout {
+	return machineid.Layout{EpochMillis: intf.DefaultEpochMillis}
+}
 
 // Hold stores a mark up to the validity, as the service does.
 func (f *fakeHolder) Hold(ctx context.Context, machine, validUntil, _ int64) error {

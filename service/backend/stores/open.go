@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/backend/internal/outage"
 	"github.com/vesta-go/vesta/service/backend/pgstore"
 	"github.com/vesta-go/vesta/service/backend/sqlitestore"
+	"github.com/vesta-go/vesta/service/internal/datadir"
 	"github.com/vesta-go/vesta/service/internal/segdefault"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
@@ -37,8 +37,9 @@ type Config struct {
 	// whose primary replicates asynchronously (pgstore.Options): a
 	// failover can then repeat IDs. Postgres only.
 	AllowAsyncFailover bool
-	// DataDir holds the SQLite file when DSN is empty; "" means
-	// service.DefaultDataDir().
+	// DataDir holds the SQLite file when DSN is empty; "" means the
+	// service's default ($XDG_STATE_HOME/vesta-go, else
+	// ~/.local/state/vesta-go).
 	DataDir string
 	// Tags are created at start when missing (existing rows are left as
 	// they are); segspec.ParseTags reads a list of them.
@@ -66,7 +67,7 @@ func (c Config) SQLitePath() (string, error) {
 	}
 	dir := c.DataDir
 	if dir == "" {
-		d, err := service.DefaultDataDir()
+		d, err := datadir.Default()
 		if err != nil {
 			return "", err
 		}

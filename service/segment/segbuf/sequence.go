@@ -8,7 +8,7 @@ import "context"
 // load, an atomic add and a bounds check while the range lasts. It is the
 // tag's Buffer itself, shared by every handle of the tag; safe for
 // concurrent use. service/segment's Generator and the client hand it out
-// (segment.Generator.Sequence and client.Client.Sequence return it).
+// (what segment.Generator.Sequence and client.Client.Sequence return).
 type Sequence Buffer
 
 // Next returns the tag's next ID. Past the range it holds it waits for

@@ -1,6 +1,6 @@
 // Package pluginapp builds server-rpc's plugin mode (--plugin) of a
-// configuration: the ID service and segment mode, as internal/rpcapp
-// builds them for TCP, served to the go-plugin host that started the
+// configuration: the runtime (the ID service and segment mode), as
+// internal/rpcapp builds it for TCP, served to the go-plugin host that started the
 // process through the glue of server-rpc/internal/pluginwire. It is apart from
 // rpcapp because it links go-plugin, which the TCP server does not need.
 package pluginapp
@@ -13,8 +13,9 @@ import (
 	"syscall"
 
 	"github.com/vesta-go/vesta/internal/server/config"
-	"github.com/vesta-go/vesta/internal/server/lifecycle"
+	"github.com/vesta-go/vesta/internal/server/runtime"
 	"github.com/vesta-go/vesta/server-rpc/internal/pluginwire"
+	"github.com/vesta-go/vesta/server-rpc/internal/rpcapp"
 )
 
 // ErrNotAPluginHost is Run's error when no go-plugin host started the
@@ -24,7 +25,8 @@ var ErrNotAPluginHost = errors.New("--plugin: this process was not started by a 
 
 // Run serves the IdService (and segment mode) as a go-plugin plugin
 // until the host stops it (or goes away), then closes the service and
-// segment mode: internal/server/lifecycle, as the TCP server's. Logs go to
+// segment mode: the runtime's run (internal/server/runtime), as the TCP
+// server's. Logs go to
 // stderr as hclog-style JSON, which the host reads. SIGINT is left to the
 // host, as go-plugin expects; SIGTERM ends the run as the host's stop
 // does, and the process exits.
@@ -41,7 +43,6 @@ func Run(cfg config.Config) error {
 	warnIgnored(log, cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	r := &run{cfg: cfg, up: make(chan struct{}), stop: make(chan struct{})}
-	return lifecycle.Server{Name: "plugin", Logger: log, ShutdownTimeout: cfg.ShutdownTimeout,
-		Serve: r.serve, Start: r.start, Drain: r.drain, Close: r.close}.Run(ctx)
+	r := &run{cfg: cfg, rt: rpcapp.NewRuntime(cfg), stop: make(chan struct{})}
+	return r.rt.Run(ctx, runtime.Door{Name: "plugin", Serve: r.serve, Drain: r.drain})
 }

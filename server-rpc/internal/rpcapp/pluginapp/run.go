@@ -2,8 +2,6 @@ package pluginapp
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"sync"
 
@@ -11,37 +9,20 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/vesta-go/vesta/internal/rpcapi"
-	"github.com/vesta-go/vesta/internal/server/app"
 	"github.com/vesta-go/vesta/internal/server/config"
+	"github.com/vesta-go/vesta/internal/server/runtime"
 	"github.com/vesta-go/vesta/server-rpc/internal/pluginwire"
 	"github.com/vesta-go/vesta/server-rpc/internal/rpcapp"
-	"github.com/vesta-go/vesta/service"
 )
 
-// run is what plugin mode passes to lifecycle.Server. start sets seg and
-// svc; serve reads them once up is closed, the lifecycle's drain and
-// close once start has returned.
+// run is plugin mode's door over the runtime (runtime.Door): it serves
+// the runtime's service and segment mode to the host once started.
 type run struct {
 	cfg config.Config
-	seg *rpcapp.Segments
-	svc *service.Service
+	rt  *runtime.Runtime
 
-	up       chan struct{} // closed once the service is started
 	stop     chan struct{} // closed when the run ends
 	stopOnce sync.Once
-}
-
-// start opens segment mode and starts the ID service.
-func (r *run) start(ctx context.Context) error {
-	var err error
-	if r.seg, err = rpcapp.OpenSegments(ctx, r.cfg); err != nil {
-		return err
-	}
-	if r.svc, err = app.StartService(ctx, r.cfg); err != nil {
-		return err
-	}
-	close(r.up)
-	return nil
 }
 
 // serve serves the service to the host once started. It returns nil when
@@ -50,16 +31,20 @@ func (r *run) start(ctx context.Context) error {
 // the process exits after the service is closed.
 func (r *run) serve() error {
 	select {
-	case <-r.up:
+	case <-r.rt.Started():
 	case <-r.stop:
 		return nil
+	}
+	svc, err := r.rt.Service()
+	if err != nil {
+		return err
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		plugin.Serve(&plugin.ServeConfig{
 			HandshakeConfig: pluginwire.Handshake,
-			Plugins:         pluginwire.PluginSet(rpcapi.NewReceiver(r.svc, r.cfg.MaxBatch, rpcapp.ReceiverOptions(r.cfg, r.seg)...)),
+			Plugins:         pluginwire.PluginSet(rpcapi.NewReceiver(svc, r.cfg.MaxBatch, rpcapp.ReceiverOptions(r.cfg, r.rt)...)),
 			Logger: hclog.New(&hclog.LoggerOptions{
 				Name: "server-rpc", Output: os.Stderr, JSONFormat: true,
 				Level: hclog.LevelFromString(r.cfg.LogLevel.String()),
@@ -78,16 +63,4 @@ func (r *run) serve() error {
 func (r *run) drain(context.Context) error {
 	r.stopOnce.Do(func() { close(r.stop) })
 	return nil
-}
-
-// close closes the ID service, which stores the high-water mark, then
-// segment mode.
-func (r *run) close() error {
-	var err error
-	if r.svc != nil {
-		if cerr := r.svc.Close(); cerr != nil {
-			err = fmt.Errorf("closing the id service: %w", cerr)
-		}
-	}
-	return errors.Join(err, r.seg.Close())
 }

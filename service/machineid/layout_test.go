@@ -1,4 +1,4 @@
-package service_test
+package machineid_test
 
 import (
 	"errors"
@@ -8,14 +8,13 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/machineid"
 )
 
 // A node joins a fleet of its epoch, type and version, whatever its
 // genMethod; the error of one that does not names only what differs.
 func TestLayoutJoins(t *testing.T) {
-	fleet := service.Settings{}.Layout()
+	fleet := machineid.Layout{EpochMillis: intf.DefaultEpochMillis}
 	assert.Equal(t, intf.DefaultEpochMillis, fleet.EpochMillis)
 	for _, tc := range []struct {
 		edit  func(*machineid.Layout)
@@ -39,9 +38,9 @@ func TestLayoutJoins(t *testing.T) {
 }
 
 func ExampleLayout_Joins() {
-	fleet := service.Settings{}.Layout()
-	rest := service.Settings{GenMethod: 2}.Layout()
-	later := service.Settings{EpochMillis: intf.DefaultEpochMillis + 8000}.Layout()
+	fleet := machineid.Layout{EpochMillis: intf.DefaultEpochMillis}
+	rest := machineid.Layout{EpochMillis: intf.DefaultEpochMillis, GenMethod: 2}
+	later := machineid.Layout{EpochMillis: intf.DefaultEpochMillis + 8000}
 	fmt.Println(fleet.Joins(rest), fleet.Joins(later))
 	// Output: true false
 }

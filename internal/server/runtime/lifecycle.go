@@ -1,9 +1,4 @@
-// Package lifecycle is the one life of a server run — serve, start the
-// service, ready, drain within the shutdown timeout on SIGINT/SIGTERM,
-// close the service once, log — shared by server-rest, server-rpc, plugin
-// mode and restserver.Serve (for programs that embed the REST server).
-// Standard library only, so that a door may use it.
-package lifecycle
+package runtime
 
 import (
 	"cmp"
@@ -16,13 +11,13 @@ import (
 	"github.com/vesta-go/vesta/internal/serverdefaults"
 )
 
-// Server is the life of one server run, written once for server-rest,
-// server-rpc and its plugin mode: serve, start the service, say it is
-// ready, wait for the end (ctx: SIGINT/SIGTERM as Main's), drain the calls
+// lifecycle is the life of one server run, written once for server-rest,
+// server-rpc and its plugin mode (Runtime.Run fills it in): serve, start
+// the service, say it is ready, wait for the end (ctx: SIGINT/SIGTERM as Main's), drain the calls
 // in flight within ShutdownTimeout, close the service (storing its mark,
-// releasing its machine-id lease) and log. Each server passes in what is
-// its own; Run returns an error for Main to turn into an exit code.
-type Server struct {
+// releasing its machine-id lease) and log. run returns an error for Main
+// to turn into an exit code.
+type lifecycle struct {
 	// Name names the server in the log lines: server=rest, rpc, plugin.
 	Name string
 	// Logger defaults to slog.Default().
@@ -48,24 +43,24 @@ type Server struct {
 	Drain func(ctx context.Context) error
 	// DrainAttrs, if set, are more attributes of the "shutting down" line.
 	DrainAttrs func() []any
-	// Close closes the service and segment mode; Run calls it exactly
+	// Close closes the service and segment mode; run calls it exactly
 	// once, however the run ends.
 	Close func() error
 }
 
-// ErrShutdownIncomplete is Run's error when the calls in flight did not
+// ErrShutdownIncomplete is Runtime.Run's error when the calls in flight did not
 // finish within the shutdown timeout and were cut short.
 var ErrShutdownIncomplete = errors.New("shutdown incomplete")
 
-// Run runs the server until ctx ends, Start fails or Serve returns, then
+// run runs the server until ctx ends, Start fails or Serve returns, then
 // drains and closes it. An end of ctx, even while Start waits, is a clean
-// stop: Run returns nil and logs "vesta: stopped". Otherwise it returns
+// stop: run returns nil and logs "vesta: stopped". Otherwise it returns
 // what failed — Start, Serve, a drain cut short by ShutdownTimeout
 // (ErrShutdownIncomplete) or Close — and Main logs it and exits 1.
-func (l Server) Run(ctx context.Context) error {
+func (l lifecycle) run(ctx context.Context) error {
 	if l.Start == nil || l.Close == nil || (l.Serve != nil && l.Drain == nil) {
-		// Without Drain nothing would make Serve return: Run would hang.
-		return errors.New("lifecycle: Start and Close are required, and Drain with Serve")
+		// Without Drain nothing would make Serve return: run would hang.
+		return errors.New("runtime: Start and Close are required, and Drain with Serve")
 	}
 	log := cmp.Or(l.Logger, slog.Default())
 	timeout := l.ShutdownTimeout
@@ -126,7 +121,7 @@ func (l Server) Run(ctx context.Context) error {
 
 // drain runs Drain within timeout; an error is ErrShutdownIncomplete,
 // warned of.
-func (l Server) drain(ctx context.Context, timeout time.Duration, log *slog.Logger) error {
+func (l lifecycle) drain(ctx context.Context, timeout time.Duration, log *slog.Logger) error {
 	if l.Drain == nil {
 		return nil
 	}

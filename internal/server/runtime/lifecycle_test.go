@@ -1,4 +1,4 @@
-package lifecycle
+package runtime
 
 import (
 	"bytes"
@@ -34,8 +34,8 @@ func newFake() *fakeServer {
 	return f
 }
 
-func (f *fakeServer) lifecycle(timeout time.Duration) Server {
-	return Server{
+func (f *fakeServer) life(timeout time.Duration) lifecycle {
+	return lifecycle{
 		Name: "test", Logger: slog.New(slog.NewTextHandler(&f.log, nil)), ShutdownTimeout: timeout,
 		Serve: func() error {
 			select {
@@ -65,10 +65,10 @@ func (f *fakeServer) lifecycle(timeout time.Duration) Server {
 	}
 }
 
-// run starts l.Run(ctx) and returns its result's channel.
-func run(ctx context.Context, l Server) <-chan error {
+// run starts l.run(ctx) and returns its result's channel.
+func run(ctx context.Context, l lifecycle) <-chan error {
 	done := make(chan error, 1)
-	go func() { done <- l.Run(ctx) }()
+	go func() { done <- l.run(ctx) }()
 	return done
 }
 
@@ -76,7 +76,7 @@ func TestLifecycleReadyOnlyAfterStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake()
 		ctx, cancel := context.WithCancel(t.Context())
-		done := run(ctx, f.lifecycle(time.Second))
+		done := run(ctx, f.life(time.Second))
 		synctest.Wait()
 		assert.Zero(t, f.ready.Load(), "not ready while Start blocks")
 		close(f.release)
@@ -102,7 +102,7 @@ func TestLifecycleDrainsWithinTimeout(t *testing.T) {
 		}
 		close(f.release)
 		ctx, cancel := context.WithCancel(t.Context())
-		done := run(ctx, f.lifecycle(7*time.Second))
+		done := run(ctx, f.life(7*time.Second))
 		synctest.Wait()
 		cancel()
 		require.NoError(t, <-done)
@@ -118,7 +118,7 @@ func TestLifecycleTimeoutExceededIsAnError(t *testing.T) {
 		f.drain = func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() } // a call never ends
 		close(f.release)
 		ctx, cancel := context.WithCancel(t.Context())
-		done := run(ctx, f.lifecycle(0)) // the default timeout, on the fake clock
+		done := run(ctx, f.life(0)) // the default timeout, on the fake clock
 		synctest.Wait()
 		cancel()
 		err := <-done
@@ -147,7 +147,7 @@ func TestLifecycleClosesOnceHoweverItEnds(t *testing.T) {
 				f := newFake()
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
-				done := run(ctx, f.lifecycle(time.Second))
+				done := run(ctx, f.life(time.Second))
 				synctest.Wait()
 				c.end(f, cancel)
 				err := <-done
@@ -167,12 +167,12 @@ func TestLifecycleClosesOnceHoweverItEnds(t *testing.T) {
 // refused before anything starts.
 func TestRunRefusesAnIncompleteServer(t *testing.T) {
 	start := func(context.Context) error { return nil }
-	for _, s := range []Server{
+	for _, s := range []lifecycle{
 		{Close: func() error { return nil }},
 		{Start: start},
 		{Start: start, Close: func() error { return nil }, Serve: func() error { return nil }},
 	} {
-		if err := s.Run(context.Background()); err == nil {
+		if err := s.run(context.Background()); err == nil {
 			t.Errorf("%+v ran", s)
 		}
 	}

@@ -1,4 +1,4 @@
-package restserver
+package runtime
 
 import (
 	"context"
@@ -12,42 +12,42 @@ import (
 // "segment store unavailable", its detail in the log.
 type callerSegments struct {
 	Segments
-	s *Server
+	r *Runtime
 }
 
 // withCallerErrors wraps what open opens in callerSegments, once per
 // opening rather than once per call.
-func (s *Server) withCallerErrors(open segopen.OpenFunc[Segments]) segopen.OpenFunc[Segments] {
+func (r *Runtime) withCallerErrors(open segopen.OpenFunc[Segments]) segopen.OpenFunc[Segments] {
 	return func(ctx context.Context) (Segments, error) {
 		seg, err := open(ctx)
 		if err != nil || seg == nil {
 			return seg, err
 		}
-		return &callerSegments{Segments: seg, s: s}, nil
+		return &callerSegments{Segments: seg, r: r}, nil
 	}
 }
 
 func (c *callerSegments) NextIds(ctx context.Context, tag string, n int) ([]int64, error) {
 	ids, err := c.Segments.NextIds(ctx, tag, n)
-	return ids, c.s.segs.CallerError(err)
+	return ids, c.r.segs.CallerError(err)
 }
 
 func (c *callerSegments) NextId(ctx context.Context, tag string) (int64, error) {
 	id, err := c.Segments.NextId(ctx, tag)
-	return id, c.s.segs.CallerError(err)
+	return id, c.r.segs.CallerError(err)
 }
 
 func (c *callerSegments) NextRange(ctx context.Context, tag string, size int64) (intf.SegmentRange, error) {
-	r, err := c.Segments.NextRange(ctx, tag, size)
-	return r, c.s.segs.CallerError(err)
+	rg, err := c.Segments.NextRange(ctx, tag, size)
+	return rg, c.r.segs.CallerError(err)
 }
 
 func (c *callerSegments) NextNumber(ctx context.Context, tag string) (intf.SegmentNumber, error) {
 	n, err := c.Segments.NextNumber(ctx, tag)
-	return n, c.s.segs.CallerError(err)
+	return n, c.r.segs.CallerError(err)
 }
 
 func (c *callerSegments) Step(ctx context.Context, tag string) (int64, error) {
 	step, err := c.Segments.Step(ctx, tag)
-	return step, c.s.segs.CallerError(err)
+	return step, c.r.segs.CallerError(err)
 }
