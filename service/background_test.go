@@ -74,7 +74,7 @@ func TestIssuingStopsAtTheStoredMark(t *testing.T) {
 }
 
 // resyncClock is a fake clock whose Resync reports the wall clock behind by
-// a set amount, as SystemClock does after the wall clock steps back.
+// a set amount, as the system clock does after the wall clock steps back.
 type resyncClock struct {
 	*fakeClock
 	behind  atomic.Int64 // a time.Duration

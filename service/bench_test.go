@@ -10,6 +10,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/internal/sysclock"
 )
 
 // Benchmarks of the core, per populator × type. scripts/bench.sh runs them
@@ -64,7 +65,7 @@ func BenchmarkSustained(b *testing.B) {
 }
 
 func sustained(b *testing.B, pop string, typ intf.IdType, g int) {
-	clk := service.NewSystemClock()
+	clk := sysclock.New()
 	svc := benchSvc(b, pop, typ, clk)
 	l, _ := typ.Layout()
 	unit := int64(l.Unit)
@@ -178,10 +179,10 @@ func BenchmarkGenIds1000(b *testing.B) {
 	}
 }
 
-// BenchmarkSystemClockNowNanos is the cost of one read of the real clock,
+// BenchmarkSystemClockNowNanos is the cost of one read of the system clock,
 // which every GenId pays at least once outside BenchmarkCPU.
 func BenchmarkSystemClockNowNanos(b *testing.B) {
-	c := service.NewSystemClock()
+	c := sysclock.New()
 	var sink int64
 	for range b.N {
 		sink += c.NowNanos()

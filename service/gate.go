@@ -16,7 +16,7 @@ import (
 // rest. So a saturated service has one thread asleep on the clock per unit
 // instead of one waiting per caller, the callers that waited get their IDs
 // without a race against fresh callers, and a waiter's deadline or the
-// service's Close ends its wait at once. With a ticker (SystemClock) the
+// service's Close ends its wait at once. With a ticker (the system clock) the
 // sleeper of a unit that had waiters stays for the next one, keeping the
 // present unit for the populator's fast path (see sleep).
 //

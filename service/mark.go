@@ -171,7 +171,7 @@ func (s *Service) persistFileMark(wallNanos int64) error {
 	return nil
 }
 
-// resyncer is a clock that can follow the wall clock forward (SystemClock).
+// resyncer is a clock that can follow the wall clock forward (the system clock).
 type resyncer interface {
 	Resync() (wallBehind time.Duration)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/internal/sysclock"
 )
 
 // A populator hands out (time unit, sequence) pairs, each at most once.
@@ -63,7 +64,7 @@ type units struct {
 	gate    unitGate
 	env     gateEnv // the gate's sleeper's; set by setTry
 	// current is the clock's present unit while a saturated populator's
-	// gate sleeper keeps it (a clock that really sleeps: SystemClock), -1
+	// gate sleeper keeps it (a clock that really sleeps: the system clock), -1
 	// otherwise. A caller takes it instead of reading the clock: the
 	// clock read is most of an ID's cost when the populator is
 	// saturated. It may lag the clock by the sleeper's lateness at a unit
@@ -93,7 +94,7 @@ func (u *units) setTry(try func(now, n int64) (reservation, int64)) {
 	}
 	u.env = gateEnv{clock: u.clock, stop: stop, try: u.tryNow}
 	u.gate.yields = time.Duration(u.unitNanos) > schedulerSlice
-	if _, sleeps := u.clock.(*SystemClock); sleeps {
+	if _, sleeps := u.clock.(*sysclock.Clock); sleeps {
 		// Only a clock whose waits take real time: a test clock that
 		// jumps to the target would be driven ahead by the ticking.
 		u.env.tick = u

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/internal/datadir"
+	"github.com/vesta-go/vesta/service/internal/sysclock"
 	"github.com/vesta-go/vesta/service/machineid"
 )
 
@@ -70,7 +71,7 @@ type Settings struct {
 	// 2/3 of the TTL less its fence margin and one unit), or a burst
 	// borrows units the fence refuses; the servers refuse a longer one.
 	MaxBorrow time.Duration
-	// Clock is the time source; nil means NewSystemClock().
+	// Clock is the time source; nil means the system clock (see Clock).
 	Clock Clock
 	// Logger receives start-up warnings and background events; nil means
 	// slog.Default().
@@ -109,7 +110,7 @@ func (s Settings) WithDefaults() (Settings, error) {
 		s.MaxClockBackwardWait = defaultMaxClockBackwardWait
 	}
 	if s.Clock == nil {
-		s.Clock = NewSystemClock()
+		s.Clock = sysclock.New()
 	}
 	if s.Logger == nil {
 		s.Logger = slog.Default()

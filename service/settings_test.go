@@ -12,6 +12,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/internal/sysclock"
 	"github.com/vesta-go/vesta/service/machineid"
 )
 
@@ -88,9 +89,9 @@ func TestSettingsDefaultsAndLimits(t *testing.T) {
 		require.NoError(t, err, "%+v", ok)
 		require.NoError(t, svc.Close())
 	}
-	// A nil clock is a SystemClock.
+	// A nil clock is the system clock.
 	svc2 := newSvc(t, service.Settings{})
-	assert.IsType(t, &service.SystemClock{}, svc2.Settings().Clock)
+	assert.IsType(t, &sysclock.Clock{}, svc2.Settings().Clock)
 }
 
 func TestSettingsMachineProvider(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/ctxtime"
 )
 
 // Writer writes to t.Log until the test's cleanups are over (a log line
@@ -62,16 +63,32 @@ func MetricReaches(t testing.TB, metric func(name string) string, name, want str
 	Eventually(t, 10*time.Second, name+" = "+want, func() bool { return metric(name) == want })
 }
 
-// OffsetClock is the system clock shifted by Off.
+// OffsetClock is a service.Clock: the wall time when the package was
+// loaded plus Go's monotonic clock since then (so it never runs back),
+// shifted by Off.
 type OffsetClock struct {
-	Base *service.SystemClock
-	Off  time.Duration
+	Off time.Duration
 }
 
-func (c OffsetClock) NowNanos() int64 { return c.Base.NowNanos() + int64(c.Off) }
+// clockStart is the reading OffsetClock counts from.
+var clockStart = time.Now()
+
+var _ service.Clock = OffsetClock{}
+
+func (c OffsetClock) NowNanos() int64 {
+	return clockStart.UnixNano() + int64(time.Since(clockStart)) + int64(c.Off)
+}
 
 func (c OffsetClock) WaitUntil(ctx context.Context, t int64) error {
-	return c.Base.WaitUntil(ctx, t-int64(c.Off))
+	for {
+		d := time.Duration(t - c.NowNanos())
+		if d <= 0 {
+			return nil
+		}
+		if err := ctxtime.Sleep(ctx, d); err != nil {
+			return err
+		}
+	}
 }
 
 // MetricValue is the value of an unlabelled metric in a /metrics page, or

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/segment"
 )
 
@@ -16,8 +17,11 @@ import (
 // run against every store (segtest.Mem in service/segment, SQLite and
 // PostgreSQL in generatorsuite): Callers goroutines take numbers of Tag
 // from Gens (the nodes) while a driver moves Clock by Step once a number
-// was issued (or a node waits for time), then the database's clock, past
-// Midnight+After and until NewDay numbers of the new day were issued.
+// was issued (or a node waits on Clock for the period's end), then the
+// database's clock, past Midnight+After and until NewDay numbers of the
+// new day were issued. The Generators' RefreshInterval must end after
+// Midnight+After (the default does), so that a node waiting on Clock
+// means a period's end.
 type DayBoundary struct {
 	Gens     []*segment.Generator
 	Tag      string // a day tag formatted ORD{yyyyMMdd}{seq:6}
@@ -30,14 +34,11 @@ type DayBoundary struct {
 	// SetDB moves the database's clock to the nodes' time after each
 	// step (nil: the store reads Clock itself).
 	SetDB func(time.Time)
-	// Sleeping counts the nodes waiting for the driver to move Clock
-	// (nil: none waits on it).
-	Sleeping *atomic.Int64
 }
 
 // issued is one number and the database's time before its call.
 type issued struct {
-	n   segment.Number
+	n   intf.SegmentNumber
 	pre time.Time
 }
 
@@ -84,7 +85,7 @@ func (b DayBoundary) Run(t testing.TB) map[int64]bool {
 	// The driver: the nodes' time first, then the database's clock, so
 	// that the database is never ahead of the nodes' time.
 	for last := int64(0); !failed.Load() && (b.Clock.Now().Before(b.Midnight.Add(b.After)) || newDay.Load() < b.NewDay); {
-		for count.Load() == last && !failed.Load() && (b.Sleeping == nil || b.Sleeping.Load() == 0) {
+		for count.Load() == last && !failed.Load() && b.Clock.Waiting(b.Midnight.Add(b.After)) == 0 {
 			runtime.Gosched()
 		}
 		last = count.Load()

@@ -1,4 +1,5 @@
-// Package segtest holds test helpers for segment mode: a fake clock with
-// manual tickers, and a Store wrapper that counts allocations and fails on
-// demand.
+// Package segtest holds test helpers for segment mode: a fake
+// service.Clock whose waits end only when the test moves it, a Store
+// wrapper that counts allocations and fails on demand, an in-memory store,
+// and the day-boundary test every store runs.
 package segtest

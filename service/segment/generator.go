@@ -62,7 +62,7 @@ func New(ctx context.Context, s Settings) (*Generator, error) {
 		return nil, err
 	}
 	g.wg.Add(1)
-	go g.refreshLoop(s.Clock.NewTicker(s.RefreshInterval))
+	go g.refreshLoop()
 	return g, nil
 }
 

@@ -36,13 +36,16 @@ func (g *Generator) goBackground(f func()) bool {
 	return true
 }
 
+// now is the Clock's time, for the durations the Generator measures.
+func (g *Generator) now() time.Time { return time.Unix(0, g.s.Clock.NowNanos()) }
+
 // newPolicy is what the buffers of g share.
 func (g *Generator) newPolicy() *segbuf.Policy {
 	return &segbuf.Policy{
 		MaxStep:       g.s.MaxStep,
 		WaitTimeout:   g.s.WaitTimeout,
 		RetryInterval: g.s.RetryInterval,
-		Now:           g.s.Clock.Now,
+		Now:           g.now,
 		Go:            g.goBackground,
 		Closed:        g.isClosed.Load,
 		Exhausted:     exhaustedError,

@@ -59,7 +59,7 @@ func (g *Generator) afterMiss(ctx context.Context, m *missGate, interval time.Du
 // missReread runs read, or returns the last reread's result when that
 // one started less than interval ago. Run it only inside m.flight.
 func (g *Generator) missReread(m *missGate, interval time.Duration, read func(context.Context) error) error {
-	now := g.s.Clock.Now()
+	now := g.now()
 	if !m.last.IsZero() && now.Sub(m.last) < interval {
 		return m.lastErr
 	}

@@ -11,38 +11,18 @@ import (
 	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
-// Number is one number of a period tag: its text as the tag's format
-// writes it, its period and its sequence in the period.
-type Number = intf.SegmentNumber
-
 var _ intf.SegmentNumberer = (*Generator)(nil)
 
-// How long a range of a period is served. A node asks the store for a
-// range at local time sent and gets the database's time dbNow; at a later
-// local time T the database's time is at most
-//
-//	dbNow + (T - sent) + PeriodClockMargin + (T - sent) * PeriodDriftPPM / 1e6
-//
-// (the margin and the drift cover the clocks' rates, which are never quite
-// equal). The range is served only while that bound is before the
-// period's end: so once the database's clock has passed the end — the
-// only way a range of the next period can exist — no node issues a
-// number of the ended period. Only monotonic time differences of the
-// node are used: its wall clock, right or wrong, plays no part.
+// How long a range of a period is served (NextNumber states both
+// values; a test keeps them in step).
 const (
-	PeriodClockMargin = 100 * time.Millisecond
-	PeriodDriftPPM    = 1000
+	periodClockMargin = 100 * time.Millisecond
+	periodDriftPPM    = 1000
 )
 
 // maxPeriodLoads bounds the ranges one NextNumber takes at a period's
 // end, where a range may come too late to serve anything.
 const maxPeriodLoads = 4
-
-// Sleeper is a Clock that can wait; a fake clock advances itself. A
-// Clock without it waits on a timer.
-type Sleeper interface {
-	Sleep(ctx context.Context, d time.Duration) error
-}
 
 // numberTag is one period tag's allocator: the range it serves.
 type numberTag struct {
@@ -66,8 +46,25 @@ type numberTag struct {
 // NextNumber returns the next number of the period tag tag, formatted:
 // NextNumber(ctx, "order") → {Text: "ORD20261127000123", Period:
 // "20261127", Seq: 123}. Numbers restart at 1 each period, the period
-// read from the database's clock when a range is taken (see
-// PeriodClockMargin for when a range stops being served). Once a
+// read from the database's clock when a range is taken.
+//
+// A node asks the store for a range at its time sent and gets the
+// database's time dbNow; at a later time T of the node the database's
+// time is at most
+//
+//	dbNow + (T - sent) + 100ms + (T - sent) * 1000 / 1e6
+//
+// (a margin of 100ms and a drift of 1000 ppm cover the clocks' rates,
+// which are never quite equal). The range is served only while that bound
+// is before the period's end: so once the database's clock has passed
+// the end — the only way a range of the next period can exist — no node
+// issues a number of the ended period. Only time differences of the
+// node's Settings.Clock are used: its wall time, right or wrong, plays
+// no part. A range that arrives too late to serve anything makes the
+// call wait on the Clock until the database's clock has surely passed
+// the period's end (at most about the margin).
+//
+// Once a
 // period's sequence would pass the format's {seq:N} width, the tag's calls
 // fail with a *intf.PeriodExhaustedError (matching intf.ErrPeriodExhausted
 // and segstore.ErrNumberOverflow) naming the tag, the period and the width, without
@@ -76,49 +73,49 @@ type numberTag struct {
 // first call (the period tags are reread on a miss, at most once per
 // Settings.MissRefreshInterval, and every one read is registered), its
 // format read then: restart the Generator after editing a tag's row.
-func (g *Generator) NextNumber(ctx context.Context, tag string) (Number, error) {
+func (g *Generator) NextNumber(ctx context.Context, tag string) (intf.SegmentNumber, error) {
 	if g.isClosed.Load() {
-		return Number{}, intf.ErrClosed
+		return intf.SegmentNumber{}, intf.ErrClosed
 	}
 	if err := intf.CheckTag(tag); err != nil {
-		return Number{}, err
+		return intf.SegmentNumber{}, err
 	}
 	ps, err := segstore.PeriodStoreOf(g.s.Store)
 	if err != nil {
-		return Number{}, fmt.Errorf("period tag %q: %w: %w", tag, intf.ErrUnknownTag, err)
+		return intf.SegmentNumber{}, fmt.Errorf("period tag %q: %w: %w", tag, intf.ErrUnknownTag, err)
 	}
 	nt, err := g.numberTag(ctx, ps, tag)
 	if err != nil {
-		return Number{}, err
+		return intf.SegmentNumber{}, err
 	}
 	return nt.take(ctx, g, ps)
 }
 
 // take serves the next number, taking a new range when the one held is
 // used up or may belong to a period that has ended.
-func (nt *numberTag) take(ctx context.Context, g *Generator, ps segstore.PeriodStore) (Number, error) {
+func (nt *numberTag) take(ctx context.Context, g *Generator, ps segstore.PeriodStore) (intf.SegmentNumber, error) {
 	nt.mu.Lock()
 	defer nt.mu.Unlock()
 	for loads := 0; ; loads++ {
-		now := g.s.Clock.Now()
+		now := g.now()
 		if nt.has && nt.next > nt.f.MaxSeq() && now.Before(nt.turn) {
-			return Number{}, nt.exhausted(g, now)
+			return intf.SegmentNumber{}, nt.exhausted(g, now)
 		}
 		if nt.has && nt.next < nt.r.End && now.Before(nt.until) {
 			seq := nt.next
 			nt.next++
 			text, err := nt.f.Render(nt.start, seq)
 			if err != nil {
-				return Number{}, fmt.Errorf("period tag %q: period %s: format %q: %w", nt.tag, nt.r.Period, nt.f, err)
+				return intf.SegmentNumber{}, fmt.Errorf("period tag %q: period %s: format %q: %w", nt.tag, nt.r.Period, nt.f, err)
 			}
-			return Number{Text: text, Period: nt.r.Period, Seq: seq}, nil
+			return intf.SegmentNumber{Text: text, Period: nt.r.Period, Seq: seq}, nil
 		}
 		if loads == maxPeriodLoads {
-			return Number{}, fmt.Errorf("period tag %q: period %s is ending: no range could be served before the database's clock passes %s: %w",
+			return intf.SegmentNumber{}, fmt.Errorf("period tag %q: period %s is ending: no range could be served before the database's clock passes %s: %w",
 				nt.tag, nt.r.Period, nt.r.PeriodEnd.Format(time.RFC3339), intf.ErrUnavailable)
 		}
 		if err := nt.load(ctx, g, ps); err != nil {
-			return Number{}, err
+			return intf.SegmentNumber{}, err
 		}
 	}
 }
@@ -128,12 +125,11 @@ func (nt *numberTag) take(ctx context.Context, g *Generator, ps segstore.PeriodS
 // after waiting until the database's clock has surely passed the end, so
 // that the next load takes the next period's range.
 func (nt *numberTag) load(ctx context.Context, g *Generator, ps segstore.PeriodStore) error {
-	clock := g.s.Clock
-	sent := clock.Now()
+	sent := g.now()
 	lctx, cancel := context.WithTimeout(ctx, g.s.LoadTimeout)
 	r, err := ps.AllocPeriod(lctx, nt.tag, 0)
 	cancel()
-	recv := clock.Now()
+	recv := g.now()
 	switch {
 	case errors.Is(err, intf.ErrUnknownTag), errors.Is(err, segstore.ErrMaxIdOverflow), ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return err
@@ -157,8 +153,8 @@ func (nt *numberTag) load(ctx context.Context, g *Generator, ps segstore.PeriodS
 		return fmt.Errorf("period tag %q: %w: %w", nt.tag, intf.ErrUnavailable, err)
 	}
 	left := r.PeriodEnd.Sub(r.DBNow)
-	serve := left - PeriodClockMargin
-	serve -= serve / (1e6/PeriodDriftPPM + 1) // serve*(1+drift) + margin = left
+	serve := left - periodClockMargin
+	serve -= serve / (1e6/periodDriftPPM + 1) // serve*(1+drift) + margin = left
 	// At the clocks' nominal rates the database's clock is past the end
 	// from recv + left on: a used-up period is asked again from then (the
 	// drift's bound below, a thousandth of the period, would refuse the
@@ -171,8 +167,8 @@ func (nt *numberTag) load(ctx context.Context, g *Generator, ps segstore.PeriodS
 	}
 	// The database's clock reads at least dbNow + (T - recv) * (1 - drift)
 	// at local time T: wait until that is past the end.
-	wait := recv.Add(left + left/(1e6/PeriodDriftPPM-1) + time.Millisecond).Sub(clock.Now())
-	return sleep(ctx, clock, wait)
+	past := recv.Add(left + left/(1e6/periodDriftPPM-1) + time.Millisecond)
+	return g.s.Clock.WaitUntil(ctx, past.UnixNano())
 }
 
 // exhausted is the error of a tag whose range held is past its format's
@@ -187,22 +183,4 @@ func (nt *numberTag) exhausted(g *Generator, now time.Time) error {
 			"tag", nt.tag, "period", nt.r.Period, "format", nt.f.String(), "max", nt.f.MaxSeq(), "periodEnd", nt.r.PeriodEnd.Format(time.RFC3339))
 	}
 	return e
-}
-
-// sleep waits d on the clock, or until ctx ends.
-func sleep(ctx context.Context, c Clock, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	if s, ok := c.(Sleeper); ok {
-		return s.Sleep(ctx, d)
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

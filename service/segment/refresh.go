@@ -66,20 +66,29 @@ func (g *Generator) Refresh(ctx context.Context) error {
 	return nil
 }
 
-// refreshLoop calls Refresh on every tick until Close.
-func (g *Generator) refreshLoop(t Ticker) {
+// refreshLoop calls Refresh every RefreshInterval of the Clock until
+// Close, which ends its wait. A refresh late by more than an interval
+// (a clock that jumped) is followed by the next one an interval later,
+// not by the ones missed.
+func (g *Generator) refreshLoop() {
 	defer g.wg.Done()
-	defer t.Stop()
+	interval := int64(g.s.RefreshInterval)
+	next := g.s.Clock.NowNanos() + interval
 	for {
-		select {
-		case <-g.bg.Done():
-			return
-		case <-t.C():
-			ctx, cancel := context.WithTimeout(g.bg, g.s.LoadTimeout)
-			if err := g.Refresh(ctx); err != nil && g.bg.Err() == nil {
-				g.s.Logger.Warn("segment: refreshing the tag list failed; keeping the old one", "err", err)
+		if err := g.s.Clock.WaitUntil(g.bg, next); err != nil {
+			if g.bg.Err() == nil {
+				g.s.Logger.Error("segment: waiting on the clock failed; the tag list is no longer reread periodically", "err", err)
 			}
-			cancel()
+			return
+		}
+		ctx, cancel := context.WithTimeout(g.bg, g.s.LoadTimeout)
+		if err := g.Refresh(ctx); err != nil && g.bg.Err() == nil {
+			g.s.Logger.Warn("segment: refreshing the tag list failed; keeping the old one", "err", err)
+		}
+		cancel()
+		next += interval
+		if now := g.s.Clock.NowNanos(); next <= now {
+			next = now + interval
 		}
 	}
 }

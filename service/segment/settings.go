@@ -6,27 +6,11 @@ import (
 	"time"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service"
+	"github.com/vesta-go/vesta/service/internal/segdefault"
+	"github.com/vesta-go/vesta/service/internal/sysclock"
 	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/segstore"
-)
-
-// Defaults applied by New to zero-valued Settings fields.
-const (
-	// DefaultMaxStep caps the dynamic step, as Leaf does.
-	DefaultMaxStep = 1_000_000
-	// DefaultRefreshInterval is how often the tag list is reread.
-	DefaultRefreshInterval = 60 * time.Second
-	// DefaultLoadTimeout bounds one database call.
-	DefaultLoadTimeout = 5 * time.Second
-	// DefaultWaitTimeout bounds how long a request waits for a range that
-	// is being loaded when both buffers are used up.
-	DefaultWaitTimeout = 500 * time.Millisecond
-	// DefaultRetryInterval is the least time between two failed loads of
-	// one tag.
-	DefaultRetryInterval = time.Second
-	// DefaultMissRefreshInterval is the least time between two rereads of
-	// the tag list caused by requests for a tag the Generator does not know.
-	DefaultMissRefreshInterval = time.Second
 )
 
 // Settings configures a Generator. Only Store is required; New validates
@@ -35,29 +19,35 @@ type Settings struct {
 	// Store holds the leaf_alloc table. The Generator owns it from New on
 	// and closes it in Close.
 	Store segstore.Store
-	// MaxStep caps the dynamic step (1..segspec.MaxDBStep); 0 means
-	// DefaultMaxStep. A row's own step above it is still honoured.
+	// MaxStep caps the dynamic step (1..segspec.MaxDBStep), as Leaf
+	// does; 0 means 1000000. A row's own step above it is still honoured.
 	MaxStep int64
-	// RefreshInterval is how often the tag list is reread (1ms..24h).
+	// RefreshInterval is how often the tag list is reread (1ms..24h); 0
+	// means 60s.
 	RefreshInterval time.Duration
-	// LoadTimeout bounds one database call (1ms..10m).
+	// LoadTimeout bounds one database call (1ms..10m); 0 means 5s.
 	LoadTimeout time.Duration
 	// WaitTimeout bounds how long a request waits for a range being loaded
-	// when both buffers are used up (1ms..1m). A request never waits while
-	// the last load of the tag failed, unless it started the retry.
+	// when both buffers are used up (1ms..1m); 0 means 500ms. A request
+	// never waits while the last load of the tag failed, unless it started
+	// the retry.
 	WaitTimeout time.Duration
 	// RetryInterval is the least time between two failed loads of one tag
-	// (1ms..1h): while the database is down, requests do not hammer it.
+	// (1ms..1h): while the database is down, requests do not hammer it; 0
+	// means 1s.
 	RetryInterval time.Duration
 	// MissRefreshInterval is the least time between two rereads of the tag
 	// list that requests for an unknown tag trigger (1ms..1h), so that a tag
 	// created while the Generator runs is served at its first request; a
-	// flood of unknown tags costs at most one read per interval. A negative
-	// value turns it off: new tags then wait for the periodic refresh.
+	// flood of unknown tags costs at most one read per interval; 0 means
+	// 1s. A negative value turns it off: new tags then wait for the
+	// periodic refresh.
 	MissRefreshInterval time.Duration
-	// Clock drives the dynamic step, the retry interval and the refresh
-	// ticker; nil means SystemClock.
-	Clock Clock
+	// Clock measures the dynamic step, the retry interval, the life of a
+	// period tag's range and the refresh interval; nil means the system
+	// clock (see service.Clock). Only the durations measured on it decide
+	// anything; Status shows its time of the last load.
+	Clock service.Clock
 	// Logger receives load failures, recoveries and tag changes; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -68,15 +58,15 @@ func (s Settings) withDefaults() (Settings, error) {
 		return s, fmt.Errorf("%w: segment settings: segstore.Store is nil", intf.ErrInvalidArgument)
 	}
 	if s.MaxStep == 0 {
-		s.MaxStep = DefaultMaxStep
+		s.MaxStep = segdefault.MaxStep
 	}
-	setDuration(&s.RefreshInterval, DefaultRefreshInterval)
-	setDuration(&s.LoadTimeout, DefaultLoadTimeout)
-	setDuration(&s.WaitTimeout, DefaultWaitTimeout)
-	setDuration(&s.RetryInterval, DefaultRetryInterval)
-	setDuration(&s.MissRefreshInterval, DefaultMissRefreshInterval)
+	setDuration(&s.RefreshInterval, segdefault.RefreshInterval)
+	setDuration(&s.LoadTimeout, segdefault.LoadTimeout)
+	setDuration(&s.WaitTimeout, segdefault.WaitTimeout)
+	setDuration(&s.RetryInterval, segdefault.RetryInterval)
+	setDuration(&s.MissRefreshInterval, segdefault.MissRefreshInterval)
 	if s.Clock == nil {
-		s.Clock = SystemClock{}
+		s.Clock = sysclock.New()
 	}
 	if s.Logger == nil {
 		s.Logger = slog.Default()

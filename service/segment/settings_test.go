@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/internal/sysclock"
 	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
@@ -18,13 +19,13 @@ type nopStore struct{ segstore.Store }
 func TestSettingsDefaults(t *testing.T) {
 	s, err := Settings{Store: nopStore{}}.withDefaults()
 	require.NoError(t, err)
-	assert.Equal(t, int64(DefaultMaxStep), s.MaxStep)
-	assert.Equal(t, DefaultRefreshInterval, s.RefreshInterval)
-	assert.Equal(t, DefaultLoadTimeout, s.LoadTimeout)
-	assert.Equal(t, DefaultWaitTimeout, s.WaitTimeout)
-	assert.Equal(t, DefaultRetryInterval, s.RetryInterval)
-	assert.Equal(t, DefaultMissRefreshInterval, s.MissRefreshInterval)
-	assert.Equal(t, SystemClock{}, s.Clock)
+	assert.Equal(t, int64(1_000_000), s.MaxStep)
+	assert.Equal(t, 60*time.Second, s.RefreshInterval)
+	assert.Equal(t, 5*time.Second, s.LoadTimeout)
+	assert.Equal(t, 500*time.Millisecond, s.WaitTimeout)
+	assert.Equal(t, time.Second, s.RetryInterval)
+	assert.Equal(t, time.Second, s.MissRefreshInterval)
+	assert.IsType(t, &sysclock.Clock{}, s.Clock)
 	assert.NotNil(t, s.Logger)
 
 	s, err = Settings{Store: nopStore{}, MissRefreshInterval: -1}.withDefaults()

@@ -12,14 +12,14 @@ import (
 	"github.com/vesta-go/vesta/internal/buildinfo"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 )
 
 // Segments is what the metrics read of segment mode; *segment.Generator
 // implements it.
 type Segments interface {
 	Tags() []string
-	Status(tag string) (segment.TagStatus, error)
+	Status(tag string) (segbuf.Status, error)
 }
 
 // Source is what the metrics read when scraped, never on a call's path.

@@ -50,7 +50,7 @@ func (sc segmentCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(segmentBufferedDesc, float64(st.Current+st.Spare), tag)
 		step := st.Step
 		if step == 0 {
-			step = st.DBStep
+			step = st.Floor
 		}
 		gauge(segmentStepDesc, float64(step), tag)
 		gauge(segmentFailingDesc, boolFloat(st.LastError != nil), tag)

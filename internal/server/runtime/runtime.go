@@ -26,7 +26,7 @@ import (
 	"github.com/vesta-go/vesta/internal/server/segopen"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 )
 
 // Service is what the doors serve of the ID service; *service.Service
@@ -61,7 +61,7 @@ type Segments interface {
 	// Tags and Status are read by the status page and when /metrics is
 	// scraped.
 	Tags() []string
-	Status(tag string) (segment.TagStatus, error)
+	Status(tag string) (segbuf.Status, error)
 	// Close releases the store; the runtime calls it once serving is
 	// over.
 	Close() error

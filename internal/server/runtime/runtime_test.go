@@ -20,7 +20,7 @@ import (
 	"github.com/vesta-go/vesta/internal/server/statuspage"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 )
 
 // fakeService is an ID service whose lease can be lost; it counts its
@@ -59,10 +59,8 @@ func (s *fakeSegments) NextIds(context.Context, string, int) ([]int64, error) {
 }
 func (s *fakeSegments) Step(context.Context, string) (int64, error) { return 0, s.err }
 func (s *fakeSegments) Tags() []string                              { return []string{"order"} }
-func (s *fakeSegments) Status(tag string) (segment.TagStatus, error) {
-	return segment.TagStatus{Tag: tag}, nil
-}
-func (s *fakeSegments) Close() error { s.closes.Add(1); return nil }
+func (s *fakeSegments) Status(string) (segbuf.Status, error)        { return segbuf.Status{}, nil }
+func (s *fakeSegments) Close() error                                { s.closes.Add(1); return nil }
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 )
 
 // Paths the page is served at (Handler).
@@ -32,7 +32,7 @@ type Service interface {
 // implements it.
 type Segments interface {
 	Tags() []string
-	Status(tag string) (segment.TagStatus, error)
+	Status(tag string) (segbuf.Status, error)
 }
 
 // Segment mode states of Options.Segments.
@@ -176,7 +176,7 @@ func (p *Page) segments() SegmentMode {
 		if err != nil {
 			continue // removed since Tags
 		}
-		out.Tags = append(out.Tags, tagOf(ts))
+		out.Tags = append(out.Tags, tagOf(tag, ts))
 	}
 	return out
 }

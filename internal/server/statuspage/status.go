@@ -7,7 +7,7 @@ import (
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service"
 	"github.com/vesta-go/vesta/service/machineid"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 )
 
 // timeLayout is RFC 3339 in UTC with milliseconds, as the REST API writes
@@ -214,8 +214,8 @@ func machineOf(m *Machine, set service.Settings, st service.Stats) {
 }
 
 // tagOf is the JSON of one tag's status.
-func tagOf(st segment.TagStatus) Tag {
-	t := Tag{Tag: st.Tag, Step: st.Step, DBStep: st.DBStep, Loading: st.Loading,
+func tagOf(tag string, st segbuf.Status) Tag {
+	t := Tag{Tag: tag, Step: st.Step, DBStep: st.Floor, Loading: st.Loading,
 		LastLoadMillis: float64(st.LastLoadTook) / float64(time.Millisecond), DBReachable: st.LastError == nil}
 	if st.CurrentRange.End > st.CurrentRange.Start {
 		b := bufferOf(st.CurrentRange)
@@ -234,6 +234,6 @@ func tagOf(st segment.TagStatus) Tag {
 	return t
 }
 
-func bufferOf(r segment.Range) Buffer {
+func bufferOf(r segbuf.Position) Buffer {
 	return Buffer{Start: r.Start, Position: r.Next, Max: r.End - 1, Step: r.End - r.Start, Left: r.Left()}
 }

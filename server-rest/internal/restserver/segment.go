@@ -25,7 +25,7 @@ func (t segmentIds) batch(ctx context.Context, n int) ([]int64, error) {
 }
 
 // issued counts nothing: segment mode counts its IDs by tag itself
-// (segment.TagStatus.Issued, vesta_segment_ids_issued_total).
+// (segbuf.Status.Issued, vesta_segment_ids_issued_total).
 func (segmentIds) issued(int) {}
 
 // nextSegment serves /segment/{tag}: one segment ID of the tag, or with
@@ -120,7 +120,7 @@ func (s *Server) listSegments(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		t := segmentTag{Tag: st.Tag, Current: st.Current, Spare: st.Spare, Step: st.Step, DBStep: st.DBStep,
+		t := segmentTag{Tag: tag, Current: st.Current, Spare: st.Spare, Step: st.Step, DBStep: st.Floor,
 			Loading: st.Loading, LoadFailing: st.LastError != nil}
 		if !st.LastLoad.IsZero() {
 			t.LastLoad = st.LastLoad.UTC().Format(timeLayout)

@@ -56,7 +56,7 @@ func TestClockSkewRefusesToStart(t *testing.T) {
 			name := fmt.Sprintf("skewed%d", off.Milliseconds())
 			lease := newLease(t, name, func(o *etcdlease.Options) { o.Prefix = keys.Prefix })
 			s := settings(t, lease, name)
-			s.Clock = offsetClock{Base: service.NewSystemClock(), Off: off}
+			s.Clock = offsetClock{Off: off}
 			_, err := service.New(bg, s)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, intf.ErrClockBehind)
@@ -79,7 +79,7 @@ func TestClockSkewRefusesToStart(t *testing.T) {
 	// A clock within the bound starts.
 	lease := newLease(t, "close")
 	s := settings(t, lease, "close")
-	s.Clock = offsetClock{Base: service.NewSystemClock(), Off: bound / 2}
+	s.Clock = offsetClock{Off: bound / 2}
 	svc := startService(t, s)
 	assert.Equal(t, int64(2), svc.Stats().Machine)
 	resp, err := c.Get(bg, keys.Machines(), clientv3.WithPrefix(), clientv3.WithCountOnly())

@@ -139,7 +139,7 @@ func TestClockSkewRefusesToClaim(t *testing.T) {
 	dsn := newDSN(t)
 	for _, off := range []time.Duration{3 * time.Second, -3 * time.Second} {
 		l := newLease(t, dsn, "skewed")
-		_, err := service.New(bg, service.Settings{Lease: l, NoDataDir: true, Logger: testLog(t), Clock: offsetClock{Base: service.NewSystemClock(), Off: off}})
+		_, err := service.New(bg, service.Settings{Lease: l, NoDataDir: true, Logger: testLog(t), Clock: offsetClock{Off: off}})
 		require.Error(t, err)
 		assert.ErrorIs(t, err, intf.ErrClockBehind)
 		var skew *pglease.ClockSkewError

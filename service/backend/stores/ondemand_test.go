@@ -54,7 +54,7 @@ func TestOnDemandCreatesNoFileAndOpensAtFirstUse(t *testing.T) {
 	assert.Equal(t, int64(1), id)
 	st, err := g.Status("order")
 	require.NoError(t, err)
-	assert.Equal(t, int64(500), st.DBStep)
+	assert.Equal(t, int64(500), st.Floor)
 }
 
 // A file that exists is opened at start, as without OnDemand: a server

@@ -13,6 +13,7 @@ import (
 	"github.com/vesta-go/vesta/service/backend/pgstore"
 	"github.com/vesta-go/vesta/service/backend/sqlitestore"
 	"github.com/vesta-go/vesta/service/internal/datadir"
+	"github.com/vesta-go/vesta/service/internal/segdefault"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segspec"
 	"github.com/vesta-go/vesta/service/segment/segstore"
@@ -131,7 +132,7 @@ func Open(ctx context.Context, c Config) (*segment.Generator, error) {
 func open(ctx context.Context, c Config) (*segment.Generator, error) {
 	timeout := c.Settings.LoadTimeout
 	if timeout <= 0 {
-		timeout = segment.DefaultLoadTimeout
+		timeout = segdefault.LoadTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, openTimeoutLoads*timeout)
 	defer cancel()

@@ -58,7 +58,7 @@ func BenchmarkSegment(b *testing.B) {
 					tag.Step = bc.step
 				}
 				f := newFixture(b, db, func(s *segment.Settings) {
-					s.Clock = segment.SystemClock{}
+					s.Clock = nil // the system clock
 					s.MaxStep = bc.maxStep
 				}, tag)
 				b.Run(bc.name, func(b *testing.B) { runBench(b, f, tag.Tag, bc) })

@@ -10,7 +10,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/intf"
-	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/internal/segdefault"
 	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
@@ -55,7 +55,7 @@ func TestTagNearMaxInt64EndsWithAClearError(t *testing.T) {
 	assert.Equal(t, int64(math.MaxInt64-5), allocs[len(allocs)-1].MaxId)
 
 	// It stays at its end, also once a retry is due and for batches.
-	f.clock.Advance(10 * segment.DefaultRetryInterval)
+	f.clock.Advance(10 * segdefault.RetryInterval)
 	_, err := f.g.NextId(context.Background(), "end")
 	requireEnd(t, err, "end")
 	_, err = f.g.NextIds(context.Background(), "end", 3)

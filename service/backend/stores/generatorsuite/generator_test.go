@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/internal/segdefault"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
@@ -102,10 +104,10 @@ func TestOutage(t *testing.T) {
 		ids := take(t, f.g, "o", 20) // loads the first range and starts the preload
 		st := settle(t, f.g, "o")
 		require.Equal(t, []int64{80, 100}, []int64{st.Current, st.Spare}, "%v", st)
-		assert.Equal(t, segment.Range{Start: 1, Next: 21, End: 101}, st.CurrentRange, "the range the first 20 IDs came from")
+		assert.Equal(t, segbuf.Position{Start: 1, Next: 21, End: 101}, st.CurrentRange, "the range the first 20 IDs came from")
 		assert.Equal(t, int64(80), st.CurrentRange.Left())
 		assert.True(t, st.HasSpare)
-		assert.Equal(t, segment.Range{Start: 101, Next: 101, End: 201}, st.SpareRange, "the range loaded ahead, untouched")
+		assert.Equal(t, segbuf.Position{Start: 101, Next: 101, End: 201}, st.SpareRange, "the range loaded ahead, untouched")
 
 		end := b.outage(t, f.st)
 		for range 6 {
@@ -300,7 +302,7 @@ func TestRefreshAfterMiss(t *testing.T) {
 		assert.Equal(t, reads+1, f.st.TagReads(), "a flood of unknown tags does not reach the database")
 
 		// After it, one of many concurrent misses rereads; all are served.
-		f.clock.Advance(segment.DefaultMissRefreshInterval)
+		f.clock.Advance(segdefault.MissRefreshInterval)
 		var wg sync.WaitGroup
 		got := make([]int64, 8)
 		for i := range got {
@@ -318,7 +320,7 @@ func TestRefreshAfterMiss(t *testing.T) {
 		// With the database down an unknown tag may well exist: the answer
 		// is "unavailable" (retry), not "unknown" (give up), within the
 		// interval too; known tags are served from their buffers.
-		f.clock.Advance(segment.DefaultMissRefreshInterval)
+		f.clock.Advance(segdefault.MissRefreshInterval)
 		f.st.SetDown(true)
 		for range 2 {
 			_, err = f.g.NextId(ctx, "missing")
@@ -328,12 +330,12 @@ func TestRefreshAfterMiss(t *testing.T) {
 		_, err = f.g.NextId(ctx, "new") // its range [40, 50) is loaded
 		assert.NoError(t, err)
 		f.st.SetDown(false)
-		f.clock.Advance(segment.DefaultMissRefreshInterval)
+		f.clock.Advance(segdefault.MissRefreshInterval)
 		_, err = f.g.NextId(ctx, "missing")
 		assert.ErrorIs(t, err, intf.ErrUnknownTag, "once the database answers, unknown is unknown")
 
 		// Malformed tags are refused without a reread.
-		f.clock.Advance(segment.DefaultMissRefreshInterval)
+		f.clock.Advance(segdefault.MissRefreshInterval)
 		before := f.st.TagReads()
 		_, err = f.g.NextId(ctx, "no/slash")
 		assert.ErrorIs(t, err, intf.ErrInvalidArgument)
@@ -420,16 +422,16 @@ func TestStatusBeforeTheFirstLoad(t *testing.T) {
 		f := newFixture(t, b.newDB(t), nil, segstore.TagInfo{Tag: "o", MaxId: 1, Step: 500})
 		st, err := f.g.Status("o")
 		require.NoError(t, err)
-		assert.Equal(t, segment.TagStatus{Tag: "o", DBStep: 500}, st)
+		assert.Equal(t, segbuf.Status{Floor: 500}, st)
 
 		f.db.exec(t, "UPDATE leaf_alloc SET step = 700 WHERE biz_tag = 'o'")
 		require.NoError(t, f.g.Refresh(context.Background()))
 		st, err = f.g.Status("o")
 		require.NoError(t, err)
-		assert.Equal(t, int64(700), st.DBStep)
+		assert.Equal(t, int64(700), st.Floor)
 
 		take(t, f.g, "o", 1)
 		st = settle(t, f.g, "o")
-		assert.Equal(t, []int64{700, 700}, []int64{st.Step, st.DBStep}, "the first range has the row's step")
+		assert.Equal(t, []int64{700, 700}, []int64{st.Step, st.Floor}, "the first range has the row's step")
 	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/service/segment"
+	"github.com/vesta-go/vesta/service/segment/segbuf"
 	"github.com/vesta-go/vesta/service/segment/segstore"
 )
 
@@ -49,7 +50,7 @@ func newFixture(t testing.TB, db database, tune func(*segment.Settings), tags ..
 }
 
 // settle waits until no load of tag is in flight and returns its status.
-func settle(t testing.TB, g *segment.Generator, tag string) segment.TagStatus {
+func settle(t testing.TB, g *segment.Generator, tag string) segbuf.Status {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

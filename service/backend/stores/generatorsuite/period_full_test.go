@@ -88,7 +88,7 @@ func testPeriodExhausted(t *testing.T, db clockedDB) {
 	for seq := int64(1); seq <= 99; seq++ {
 		n, err := g.NextNumber(ctx, "small")
 		require.NoError(t, err)
-		require.Equal(t, segment.Number{Text: fmt.Sprintf("S261128-%02d", seq), Period: "20261128", Seq: seq}, n)
+		require.Equal(t, intf.SegmentNumber{Text: fmt.Sprintf("S261128-%02d", seq), Period: "20261128", Seq: seq}, n)
 	}
 	for range 10 {
 		_, err = g.NextNumber(ctx, "small")

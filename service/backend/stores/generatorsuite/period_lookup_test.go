@@ -13,6 +13,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/segtest"
 	"github.com/vesta-go/vesta/intf"
+	"github.com/vesta-go/vesta/service/internal/segdefault"
 	"github.com/vesta-go/vesta/service/segment"
 	"github.com/vesta-go/vesta/service/segment/segstore"
 )
@@ -80,7 +81,7 @@ func TestTagsFirstAskedTogether(t *testing.T) {
 
 		// At run time, a second after the last reread: the same.
 		later := createPeriod("later")
-		clock.Advance(segment.DefaultMissRefreshInterval)
+		clock.Advance(segdefault.MissRefreshInterval)
 		for i, err := range askTogether(later, number(g)) {
 			assert.NoError(t, err, "period tag %s, made while the Generator runs", later[i])
 		}
@@ -90,7 +91,7 @@ func TestTagsFirstAskedTogether(t *testing.T) {
 		// own requests, naming the row, and no other tag's.
 		db.exec(t, `INSERT INTO vesta_period_tags (biz_tag, period_unit, format, step) VALUES ('broken', 'day', 'B{seq}', 5)`)
 		fine := createPeriod("fine")
-		clock.Advance(segment.DefaultMissRefreshInterval)
+		clock.Advance(segdefault.MissRefreshInterval)
 		errs := askTogether(append([]string{"broken"}, fine...), number(g))
 		assert.ErrorIs(t, errs[0], intf.ErrInvalidArgument)
 		assert.ErrorContains(t, errs[0], `period tag "broken": its row in vesta_period_tags`)
@@ -106,7 +107,7 @@ func TestTagsFirstAskedTogether(t *testing.T) {
 			plain = append(plain, tag)
 		}
 		reads := st.TagReads()
-		clock.Advance(segment.DefaultMissRefreshInterval)
+		clock.Advance(segdefault.MissRefreshInterval)
 		for i, err := range askTogether(plain, func(tag string) error { _, err := g.NextId(ctx, tag); return err }) {
 			assert.NoError(t, err, "plain tag %s, made while the Generator runs", plain[i])
 		}

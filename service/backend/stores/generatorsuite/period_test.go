@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -65,27 +64,6 @@ func postgresClocked(t *testing.T) clockedDB {
 	}
 }
 
-// drivenClock is a node's clock: the test's fake time, which only the
-// test's driver moves; Sleep waits until the driver has moved it far
-// enough (yielding, without sleeping), counted in sleeping.
-type drivenClock struct {
-	*segtest.Clock
-	sleeping *atomic.Int64
-}
-
-func (c drivenClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.sleeping.Add(1)
-	defer c.sleeping.Add(-1)
-	until := c.Now().Add(d)
-	for c.Now().Before(until) {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		runtime.Gosched()
-	}
-	return nil
-}
-
 // Two nodes (two stores: two pools on PostgreSQL) serve a day tag under
 // load while the database's clock, which the test drives, crosses
 // midnight: every text is unique, the new day restarts at 1, and no
@@ -105,8 +83,6 @@ func testPeriodDayBoundary(t *testing.T, db clockedDB) {
 	base.Advance(midnight.Add(-300 * time.Millisecond).Sub(base.Now()))
 	db.set(t, base.Now())
 
-	var sleeping atomic.Int64
-	clock := drivenClock{base, &sleeping}
 	var gens []*segment.Generator
 	for i := range 2 {
 		st := db.open(t)
@@ -120,7 +96,7 @@ func testPeriodDayBoundary(t *testing.T, db clockedDB) {
 			require.NoError(t, err)
 			require.Equal(t, []segstore.PeriodTag{pt}, tags)
 		}
-		g, err := segment.New(ctx, segment.Settings{Store: st, Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		g, err := segment.New(ctx, segment.Settings{Store: st, Clock: base, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = g.Close() })
 		gens = append(gens, g)
@@ -128,11 +104,11 @@ func testPeriodDayBoundary(t *testing.T, db clockedDB) {
 
 	newDay := segtest.DayBoundary{Gens: gens, Tag: "order", Clock: base, Midnight: midnight,
 		Step: 2 * time.Millisecond, After: 300 * time.Millisecond, NewDay: 100, Callers: 6,
-		SetDB: func(now time.Time) { db.set(t, now) }, Sleeping: &sleeping}.Run(t)
+		SetDB: func(now time.Time) { db.set(t, now) }}.Run(t)
 
 	// A restarted node continues above everything issued.
 	require.NoError(t, gens[0].Close())
-	g, err := segment.New(ctx, segment.Settings{Store: db.open(t), Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	g, err := segment.New(ctx, segment.Settings{Store: db.open(t), Clock: base, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	defer g.Close()
 	n, err := g.NextNumber(ctx, "order")

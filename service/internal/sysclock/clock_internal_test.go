@@ -1,4 +1,4 @@
-package service
+package sysclock
 
 import (
 	"testing"
@@ -7,11 +7,11 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// These tests reach into SystemClock to put its offset where no real wall
+// These tests reach into Clock to put its offset where no real wall
 // clock step can be forced in a test.
 
-func TestSystemClockResyncWallBehind(t *testing.T) {
-	c := NewSystemClock()
+func TestResyncWallBehind(t *testing.T) {
+	c := New()
 	c.offset.Add(int64(time.Hour)) // as if the wall clock stepped back an hour
 	before := c.NowNanos()
 	behind := c.Resync()
@@ -20,8 +20,8 @@ func TestSystemClockResyncWallBehind(t *testing.T) {
 	assert.Greater(t, c.NowNanos()-time.Now().UnixNano(), int64(59*time.Minute))
 }
 
-func TestSystemClockResyncWallAhead(t *testing.T) {
-	c := NewSystemClock()
+func TestResyncWallAhead(t *testing.T) {
+	c := New()
 	c.offset.Add(-int64(time.Hour)) // as if the wall clock stepped forward an hour
 	assert.Less(t, c.NowNanos(), time.Now().Add(-59*time.Minute).UnixNano())
 	assert.Zero(t, c.Resync())

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package service
+package sysclock
 
 import (
 	"syscall"
