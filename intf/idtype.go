@@ -31,9 +31,6 @@ func (t IdType) String() string {
 	return "IdType(" + strconv.Itoa(int(t)) + ")"
 }
 
-// Valid reports whether t is one of the two defined types.
-func (t IdType) Valid() bool { return t == MaxPeak || t == MinGranularity }
-
 // ParseIdType accepts "max-peak", "min-granularity" (any case, '_' for '-')
 // and the numbers "0" and "1".
 func ParseIdType(s string) (IdType, error) {
@@ -102,7 +99,7 @@ func newLayout(t IdType, seqBits, timeBits uint, unit time.Duration) Layout {
 // Layout returns the layout of t, or ErrInvalidArgument for a t that is
 // neither MaxPeak nor MinGranularity.
 func (t IdType) Layout() (Layout, error) {
-	if !t.Valid() {
+	if t != MaxPeak && t != MinGranularity {
 		return Layout{}, &FieldError{Field: "type", Value: int64(t), Min: 0, Max: 1}
 	}
 	return layouts[t], nil

@@ -163,10 +163,14 @@ func TestIdTypeString(t *testing.T) {
 	assert.Equal(t, "min-granularity", intf.MinGranularity.String())
 	assert.Equal(t, "IdType(2)", intf.IdType(2).String())
 	assert.Equal(t, "IdType(-1)", intf.IdType(-1).String())
-	assert.True(t, intf.MaxPeak.Valid())
-	assert.True(t, intf.MinGranularity.Valid())
-	assert.False(t, intf.IdType(2).Valid())
-	assert.False(t, intf.IdType(-1).Valid())
+	for _, typ := range []intf.IdType{intf.MaxPeak, intf.MinGranularity} {
+		_, err := typ.Layout()
+		assert.NoError(t, err)
+	}
+	for _, typ := range []intf.IdType{2, -1} {
+		_, err := typ.Layout()
+		assert.ErrorIs(t, err, intf.ErrInvalidArgument)
+	}
 }
 
 func TestParseIdType(t *testing.T) {

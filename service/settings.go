@@ -115,7 +115,7 @@ func (s Settings) WithDefaults() (Settings, error) {
 	if s.Logger == nil {
 		s.Logger = slog.Default()
 	}
-	if !s.Type.Valid() {
+	if _, err := s.Type.Layout(); err != nil {
 		return s, &intf.FieldError{Field: "type", Value: int64(s.Type), Min: 0, Max: 1}
 	}
 	checks := []error{

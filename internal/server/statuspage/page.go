@@ -108,7 +108,7 @@ func New(o Options) (*Page, error) {
 		return nil, errors.Join(ErrOption, errors.New("statuspage: Options.Issued is required"))
 	case o.State == nil:
 		return nil, errors.Join(ErrOption, errors.New("statuspage: Options.State is required"))
-	case !o.Type.Valid():
+	case o.Type != intf.MaxPeak && o.Type != intf.MinGranularity:
 		return nil, &intf.FieldError{Field: "statuspage Options.Type", Value: int64(o.Type), Min: 0, Max: 1}
 	}
 	if o.Now == nil {

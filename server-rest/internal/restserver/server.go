@@ -184,7 +184,7 @@ func New(start StartFunc, opts ...Option) *Server {
 	case s.maxBatch > intf.MaxBatch:
 		s.maxBatch = intf.MaxBatch
 	}
-	if !s.idType.Valid() {
+	if _, err := s.idType.Layout(); err != nil {
 		s.idType = intf.MaxPeak
 	}
 	s.countWant = "an integer 1.." + strconv.Itoa(s.maxBatch) + " (maxBatch)"

@@ -65,7 +65,7 @@ type Admin struct {
 
 // New builds the admin endpoints; it does no I/O.
 func New(opts Options) (*Admin, error) {
-	if !opts.Type.Valid() {
+	if _, err := opts.Type.Layout(); err != nil {
 		return nil, fmt.Errorf("rpcadmin: %w", &intf.FieldError{Field: "Type", Value: int64(opts.Type), Min: 0, Max: 1})
 	}
 	if opts.Runtime == nil {
