@@ -126,7 +126,7 @@ func TestSegmentStoreFailureIsNotTheCallers(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logBuf, nil))
 	cfg := config.Config{Service: service.Settings{Logger: log}, SegmentMaxRange: 1000}
 	rt := segmentRuntime(t, log, func(ctx context.Context) (*segment.Generator, error) {
-		return segment.New(ctx, segment.Settings{Store: downStore{}, Logger: log, WaitTimeout: time.Millisecond})
+		return segment.New(ctx, segment.Settings{Store: downStore{}, Logger: log, WaitTimeout: time.Minute})
 	}, time.Second)
 	r := rpcapi.NewReceiver(nil, 10, ReceiverOptions(cfg, rt)...)
 
