@@ -1,28 +1,19 @@
 package client
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vesta-go/vesta/internal/doccomment"
 )
 
 // The defaults are not exported: each option's comment states its own, and
 // this test keeps the comments true.
 func TestOptionCommentsStateDefaults(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "options.go", nil, parser.ParseComments)
+	docs, err := doccomment.Funcs("options.go")
 	require.NoError(t, err)
-	docs := map[string]string{}
-	for _, d := range f.Decls {
-		if fn, ok := d.(*ast.FuncDecl); ok && fn.Doc != nil {
-			docs[fn.Name.Name] = strings.Join(strings.Fields(fn.Doc.Text()), " ")
-		}
-	}
 	for option, want := range map[string]string{
 		"WithPoolSize":       "(default " + strconv.Itoa(defaultPoolSize) + ")",
 		"WithDialTimeout":    "(default " + defaultDialTimeout.String() + ")",

@@ -105,7 +105,7 @@ func matches(name, p string) bool {
 func ignored(p string) bool {
 	rel := strings.TrimPrefix(p, module+"/")
 	for _, prefix := range []string{"scripts/", "internal/buildinfo", "internal/nettest", "service/backend/pgtest",
-		"internal/syncbuf", "internal/archtest", "internal/apicount", "service/backend/etcdtest", "internal/tlstest", "internal/maintest", "internal/testbin",
+		"internal/syncbuf", "internal/archtest", "internal/apicount", "internal/doccomment", "service/backend/etcdtest", "internal/tlstest", "internal/maintest", "internal/testbin",
 		"internal/leasetest", "internal/stresstest", "internal/benchbase", "internal/segtest",
 		"service/backend/stores/generatorsuite", "service/backend/conformance", "service/backend/internal/"} {
 		if strings.HasPrefix(rel, prefix) {

@@ -2,17 +2,14 @@ package segment
 
 import (
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vesta-go/vesta/internal/doccomment"
 	"github.com/vesta-go/vesta/service/internal/segdefault"
 )
 
@@ -33,22 +30,8 @@ func written(v any) string {
 // fieldDocs are the comments of Settings' fields, by field name.
 func fieldDocs(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "settings.go", nil, parser.ParseComments)
+	docs, err := doccomment.Fields("settings.go", "Settings")
 	require.NoError(t, err)
-	docs := map[string]string{}
-	ast.Inspect(f, func(n ast.Node) bool {
-		ts, ok := n.(*ast.TypeSpec)
-		if !ok || ts.Name.Name != "Settings" {
-			return true
-		}
-		for _, field := range ts.Type.(*ast.StructType).Fields.List {
-			for _, name := range field.Names {
-				docs[name.Name] = strings.Join(strings.Fields(field.Doc.Text()), " ")
-			}
-		}
-		return false
-	})
-	require.NotEmpty(t, docs)
 	return docs
 }
 
@@ -73,14 +56,9 @@ func TestSettingsCommentsStateTheDefaults(t *testing.T) {
 }
 
 func TestNextNumberCommentStatesTheMargins(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "number.go", nil, parser.ParseComments)
+	docs, err := doccomment.Funcs("number.go")
 	require.NoError(t, err)
-	var doc string
-	for _, d := range f.Decls {
-		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "NextNumber" {
-			doc = fn.Doc.Text()
-		}
-	}
+	doc := docs["NextNumber"]
 	require.NotEmpty(t, doc)
 	assert.Contains(t, doc, fmt.Sprintf("a margin of %s and a drift of %d ppm", written(periodClockMargin), periodDriftPPM))
 	assert.Contains(t, doc, fmt.Sprintf("dbNow + (T - sent) + %s + (T - sent) * %d / 1e6", written(periodClockMargin), periodDriftPPM))
