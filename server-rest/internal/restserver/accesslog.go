@@ -14,24 +14,25 @@ import (
 // remote address and body size. No header is logged (an Authorization
 // header holds a secret) and no query string (a client may put anything in
 // it): the path says what was asked. Below debug it costs one level check.
-func (s *Server) withAccessLog(e *echo.Echo) http.Handler { return accessLogged{e, s.log} }
+func (s *Server) withAccessLog(e *echo.Echo) http.Handler { return accessLogged{e, s.log, s.serveHTTP} }
 
-// accessLogged is Echo with the access log; Echo's own methods (Routes)
-// stay reachable.
+// accessLogged is the server's handler (serveHTTP: Echo, or a static
+// route) with the access log; Echo's own methods (Routes) stay reachable.
 type accessLogged struct {
 	*echo.Echo
-	log *slog.Logger
+	log   *slog.Logger
+	serve http.HandlerFunc
 }
 
 func (a accessLogged) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if !a.log.Enabled(ctx, slog.LevelDebug) {
-		a.Echo.ServeHTTP(w, r)
+		a.serve(w, r)
 		return
 	}
 	start := ctxtime.Monotonic()
 	rec := &recorder{ResponseWriter: w}
-	a.Echo.ServeHTTP(rec, r)
+	a.serve(rec, r)
 	a.log.LogAttrs(ctx, slog.LevelDebug, "rest: request",
 		slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()), slog.Int("status", rec.status()),
 		slog.Duration("duration", ctxtime.Monotonic()-start), slog.String("remote", r.RemoteAddr), slog.Int64("bytes", rec.n))

@@ -136,6 +136,7 @@ func TestEndpoints(t *testing.T) {
 		{name: "readyz", path: "/readyz", status: 200, ctype: js, wantJSON: `{"status":"ready"}`},
 		{name: "unknown path", path: "/genId", status: 404, contains: []string{"/genid", "/expid"}},
 		{name: "trailing slash", path: "/genid/", status: 404},
+		{name: "escaped path", path: "/gen%69d", status: 404}, // Echo routes the raw path
 		{name: "POST not allowed", method: http.MethodPost, path: "/genid", status: 405, contains: []string{"GET"}},
 		{name: "DELETE not allowed", method: http.MethodDelete, path: "/makeid?" + workedQuery, status: 405},
 		{name: "body at the limit", path: "/genid", body: strings.Repeat("x", 4096), status: 200, ctype: text},

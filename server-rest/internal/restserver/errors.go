@@ -135,8 +135,8 @@ func periodExhausted(err error) *apiError {
 	return ae
 }
 
-// fromHTTPError words Echo's own errors (routing, body limit, panics
-// caught by Recover) for the client.
+// fromHTTPError words Echo's own errors (routing, the body limit) for the
+// client.
 func fromHTTPError(he *echo.HTTPError) *apiError {
 	ae := &apiError{Status: he.Code, Err: he}
 	switch he.Code {

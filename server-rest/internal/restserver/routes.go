@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/vesta-go/vesta/internal/server/ops"
 )
@@ -69,41 +68,57 @@ func endpointPaths() []string {
 	return paths
 }
 
-// newEcho registers the routes. Each route's handler is wrapped once, here,
-// in instrumentation (outermost: it writes any error itself, so it sees the
-// final status), Recover and the body limit. There is no global middleware:
-// Echo builds middleware closures again for every request (global and
-// route-level alike), which the hot path should not pay for. What matches
-// no route (404, 405) reaches handleUnrouted, which counts it.
+// staticRoutes are the routes without a path parameter, by path: serveHTTP
+// finds them without Echo's router.
+type staticRoutes map[string]*route
+
+// route is one endpoint as served: its handler, behind its guard, and its
+// series.
+type route struct {
+	s    *Server
+	path string // as Echo routes it: c.Path()
+	rm   *routeMetrics
+	h    echo.HandlerFunc
+}
+
+// newEcho registers the routes, each one function (route.serve) that runs
+// the body limit, panic recovery and the handler under instrumentation.
+// There is no middleware: Echo builds middleware closures again for every
+// request (global and route-level alike), which the hot path should not
+// pay for. What matches no route (404, 405) reaches handleUnrouted, which
+// counts it. It also files the routes without a path parameter by path
+// (staticRoutes).
 func (s *Server) newEcho() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleUnrouted
 	e.IPExtractor = echo.ExtractIPDirect()
-	recoverPanics := middleware.RecoverWithConfig(middleware.RecoverConfig{
-		DisableErrorHandler: true, // return the panic to instrument, which answers it
-		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			s.log.Error("rest: panic in handler", "path", c.Request().URL.Path, "err", err, "stack", string(stack))
-			return &apiError{Status: http.StatusInternalServerError, Msg: "internal error", Err: err}
-		},
-	})
+	s.static = staticRoutes{}
 	for _, ep := range endpoints {
-		h, route := ep.h, echoPath(ep.path)
-		handler := s.guardRoute(ep.path, func(c echo.Context) error { return h(s, c) })
-		e.GET(route, s.instrument(s.metrics.routes[route], recoverPanics(limitBody(handler))))
+		h, path := ep.h, echoPath(ep.path)
+		rt := &route{s: s, path: path, rm: s.metrics.routes[path],
+			h: s.guardRoute(ep.path, func(c echo.Context) error { return h(s, c) })}
+		e.GET(path, rt.serve)
+		if !strings.Contains(path, ":") {
+			s.static[path] = rt
+		}
 	}
 	return e
 }
 
-// limitBody refuses a request body declared over bodyLimit, or sent
-// chunked (its length unknown): no endpoint reads a body, so Echo's
-// BodyLimit, which checks only what a handler reads, would let an endless
-// chunked body through.
-func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if n := c.Request().ContentLength; n > bodyLimit || n < 0 {
-			return echo.ErrStatusRequestEntityTooLarge
+// serveHTTP serves a request with Echo, or, for a GET of a path without a
+// path parameter, finds its route by the path alone: what Echo's router
+// would find, for a map lookup.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.RawPath == "" {
+		if rt := s.static[r.URL.Path]; rt != nil {
+			c := s.echo.AcquireContext()
+			c.Reset(r, w)
+			c.SetPath(rt.path)
+			_ = rt.serve(c)
+			s.echo.ReleaseContext(c)
+			return
 		}
-		return next(c)
 	}
+	s.echo.ServeHTTP(w, r)
 }

@@ -143,6 +143,7 @@ type Server struct {
 	ops             http.Handler // the operations surface (statuspage.go)
 	opsErr          error        // building it failed: its endpoints answer 500
 	echo            *echo.Echo
+	static          staticRoutes // serveHTTP
 	handler         http.Handler // echo with the access log
 	metrics         *metrics
 	guard           *access.Guard   // nil: no checks (WithGuard)
