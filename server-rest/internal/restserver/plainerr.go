@@ -23,7 +23,10 @@ const goErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnectio
 // ({"error": ...}); ok is false for any other bytes.
 func plainToJSON(p []byte) (out []byte, ok bool) {
 	const proto = "HTTP/1.1 "
-	if len(p) > 1024 || !bytes.HasPrefix(p, []byte(proto)) {
+	// An error's status begins with 4 or 5: any other response, every
+	// 200 among them, is let through on that byte alone.
+	if len(p) > 1024 || len(p) <= len(proto) || (p[len(proto)] != '4' && p[len(proto)] != '5') ||
+		!bytes.HasPrefix(p, []byte(proto)) {
 		return nil, false
 	}
 	statusLine, body, found := bytes.Cut(p[len(proto):], []byte(goErrorHeaders))
