@@ -14,6 +14,7 @@ import (
 
 	"github.com/vesta-go/vesta/internal/leasetest"
 	"github.com/vesta-go/vesta/internal/stresstest"
+	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/backend/lease"
 )
 
@@ -67,7 +68,7 @@ func TestLoweredMarksThenDeletedClaim(t *testing.T) {
 		issues(t, "a2", issuedA2)
 		time.Sleep(time.Second) // a2 issues a while on the resumed claim
 		c.deleteClaim(t, prefix, 63)
-		fromB, wait := startTaker(t, args, 63, stop)
+		fromB, wait := startTaker(t, c, prefix, args, 63, stop)
 		stopped(t, a2)
 		close(stop)
 		idsA, _ := fromA()
@@ -184,16 +185,33 @@ func reclaimedFirst(t *testing.T, a, b *leasetest.Rest) bool {
 	return true
 }
 
-// startTaker starts node b pinned to machine and loads it until stop,
-// returning its loader's end and how long it took to issue.
-func startTaker(t *testing.T, args []string, machine int64, stop chan struct{}) (func() ([]int64, time.Time), time.Duration) {
-	started := time.Now()
-	b := start(t, append(args, "--no-data-dir=true", "--etcd-node-name", "b")...)
-	require.Equal(t, machine, issuing(t, b, 30*time.Second))
-	wait := time.Since(started)
-	fromB, issuedB := b.Load(stop)
-	issues(t, "b", issuedB)
-	return fromB, wait
+// startTaker starts b, a node without a data dir, to take machine once
+// its claim is deleted, and returns its IDs and how long it took to issue.
+// The old holder claims the id again as soon as it finds its row gone; when
+// it wins that race b finds every id held and exits: the claim is deleted
+// again and b started anew (at most three times).
+func startTaker(t *testing.T, c coordinator, prefix string, args []string, machine int64, stop chan struct{}) (func() ([]int64, time.Time), time.Duration) {
+	for attempt := 1; ; attempt++ {
+		started := time.Now()
+		b := start(t, append(args, "--no-data-dir=true", "--etcd-node-name", "b")...)
+		var id int64
+		leasetest.Eventually(t, 30*time.Second, "b issues or exits", func() bool {
+			var code int
+			code, id = b.GenID()
+			return code == http.StatusOK || b.Exited()
+		})
+		if b.Exited() {
+			require.Less(t, attempt, 3, "b never took the deleted claim:\n%s", b.Logs())
+			require.Contains(t, b.Logs(), "held by live nodes", "b exits only when the old holder claimed the id again first")
+			c.deleteClaim(t, prefix, machine)
+			continue
+		}
+		require.Equal(t, machine, intf.Id(id).Fields().Machine)
+		wait := time.Since(started)
+		fromB, issuedB := b.Load(stop)
+		issues(t, "b", issuedB)
+		return fromB, wait
+	}
 }
 
 // stopped waits until r no longer issues.
