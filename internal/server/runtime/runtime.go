@@ -73,14 +73,6 @@ type Segments interface {
 // other error fails the start. It must return when ctx ends.
 type OpenSegmentsFunc func(ctx context.Context) (Segments, error)
 
-// The back-off of reopening a segment store that could not be reached at
-// start: the first retry after DefaultSegmentRetryMin, each next one after
-// twice the wait before, at most DefaultSegmentRetryMax.
-const (
-	DefaultSegmentRetryMin = segopen.DefaultRetryMin
-	DefaultSegmentRetryMax = segopen.DefaultRetryMax
-)
-
 // Options configure a Runtime; zero fields take the defaults.
 type Options struct {
 	// Start constructs the ID service (required).
@@ -88,8 +80,8 @@ type Options struct {
 	// OpenSegments opens segment mode; nil means it is off.
 	OpenSegments OpenSegmentsFunc
 	// SegmentRetryMin and SegmentRetryMax are the back-off of a segment
-	// store unreachable at start (DefaultSegmentRetryMin,
-	// DefaultSegmentRetryMax).
+	// store unreachable at start: first after min, doubling up to max
+	// (zero: segopen.DefaultRetryMin and DefaultRetryMax, 1s and 30s).
 	SegmentRetryMin, SegmentRetryMax time.Duration
 	// SegmentAnswer is what the door's segment calls answer while the
 	// store is retried, for the warning that says so ("/segment: 503").

@@ -58,15 +58,6 @@ const (
 	DefaultMaxBatch = serverdefaults.MaxBatch
 )
 
-// The back-off of reopening a segment store that could not be reached at
-// start: the first retry after DefaultSegmentRetryMin, each next one
-// after twice the wait before, at most DefaultSegmentRetryMax (package
-// internal/server/runtime, which server-rpc runs too).
-const (
-	DefaultSegmentRetryMin = runtime.DefaultSegmentRetryMin
-	DefaultSegmentRetryMax = runtime.DefaultSegmentRetryMax
-)
-
 // Option changes a Server built by New.
 type Option func(*Server)
 
@@ -99,7 +90,8 @@ func WithMaxConns(n int) Option { return func(s *Server) { s.maxConns = n } }
 
 // WithSegmentRetry sets the back-off of reopening a segment store that
 // could not be reached at start: first after min, doubling up to max
-// (defaults DefaultSegmentRetryMin, DefaultSegmentRetryMax).
+// (defaults 1s and 30s: the runtime's, internal/server/segopen's
+// DefaultRetryMin and DefaultRetryMax).
 func WithSegmentRetry(min, max time.Duration) Option {
 	return func(s *Server) { s.rto.SegmentRetryMin, s.rto.SegmentRetryMax = min, max }
 }
