@@ -491,12 +491,17 @@ func TestBadSecurityFilesStopTheStart(t *testing.T) {
 func TestRateLimitPerAddressThroughTheBinary(t *testing.T) {
 	t.Parallel()
 	p := start(t, "--listen", "127.0.0.1:0", "--machine", "36", "--data-dir", t.TempDir(),
-		"--rate-limit", "1", "--rate-burst", "100") // an ID a second: no race with the clock
+		// One ID in 1,000 s: a loaded machine cannot refill the bucket between
+		// the burst and the next call, so the refusal does not race the clock.
+		"--rate-limit", "0.001", "--rate-burst", "100")
 	base := p.waitReady(t)
 	assert.Equal(t, http.StatusOK, getWith(base+"/genid?count=100"))
 	a := do(t, http.DefaultClient, base+"/genid")
 	assert.Equal(t, http.StatusTooManyRequests, a.code)
-	assert.Equal(t, "1", a.header.Get("Retry-After"))
+	// The ID the bucket lacks takes 1,000 s less what elapsed since the burst.
+	after, err := strconv.Atoi(a.header.Get("Retry-After"))
+	require.NoError(t, err, "Retry-After %q", a.header.Get("Retry-After"))
+	assert.True(t, after > 900 && after <= 1000, "Retry-After %d", after)
 	assert.Contains(t, jsonField(t, a.body, "error"), "this address is over its quota")
 	assert.Equal(t, http.StatusOK, getWith(base+"/expid?id=1"), "decoding takes no IDs")
 	m := do(t, http.DefaultClient, base+"/metrics")
