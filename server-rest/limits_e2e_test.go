@@ -85,3 +85,44 @@ func TestConnLimitsThroughTheBinary(t *testing.T) {
 	held = nil
 	p.stop(t)
 }
+
+// A client that sends part of a request's headers and stops is cut off by
+// the headers' timeout, 5 s: after the accept on a new connection, after
+// the request's first byte on a kept-alive one. The server closes it, not
+// sooner.
+func TestSlowHeadersAreCutThroughTheBinary(t *testing.T) {
+	t.Parallel()
+	p := start(t, "--listen", "127.0.0.1:0", "--machine", "17", "--no-data-dir", "--segment-store", "off")
+	base := p.waitReady(t)
+	addr := strings.TrimPrefix(base, "http://")
+	cutAfter := func(c net.Conn, partial string) time.Duration {
+		t.Helper()
+		_, err := io.WriteString(c, partial)
+		require.NoError(t, err)
+		sent := time.Now()
+		require.NoError(t, c.SetReadDeadline(sent.Add(time.Minute)))
+		_, err = io.Copy(io.Discard, c)
+		require.NoError(t, err, "the server closed the connection (EOF), before the test's minute")
+		return time.Since(sent)
+	}
+
+	fresh, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer fresh.Close()
+	kept, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer kept.Close()
+	_, err = io.WriteString(kept, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	buf := make([]byte, 512)
+	n, err := kept.Read(buf)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(buf[:n]), "HTTP/1.1 200 "), "%s", buf[:n])
+
+	done := make(chan time.Duration, 1)
+	go func() { done <- cutAfter(kept, "GET /genid HTTP/1.1\r\n") }()
+	took := cutAfter(fresh, "GET /genid HTTP/1.1\r\nHost: x\r\n")
+	assert.GreaterOrEqual(t, took, 5*time.Second-50*time.Millisecond, "a new connection")
+	assert.GreaterOrEqual(t, <-done, 5*time.Second-50*time.Millisecond, "a kept-alive connection")
+	p.stop(t)
+}

@@ -1,0 +1,308 @@
+package httptimeout_test
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vesta-go/vesta/internal/httptimeout"
+)
+
+var timeouts = httptimeout.Timeouts{ReadHeader: 5 * time.Second, Read: 10 * time.Second, Write: 30 * time.Second,
+	Idle: 2 * time.Minute}
+
+// pipeListener hands out the server ends of net.Pipe connections, whose
+// deadlines run on synctest's clock.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+func (l *pipeListener) dial() net.Conn {
+	client, server := net.Pipe()
+	l.conns <- server
+	return client
+}
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
+
+// serve runs an http.Server with h on a pipe listener held to timeouts,
+// until the test's end.
+func serve(t *testing.T, h http.Handler) *pipeListener {
+	t.Helper()
+	pl := newPipeListener()
+	hs := &http.Server{Handler: h, ConnState: httptimeout.ConnState}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = hs.Serve(timeouts.Listener(pl))
+	}()
+	t.Cleanup(func() {
+		_ = hs.Close()
+		<-done
+	})
+	return pl
+}
+
+var hello = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello") })
+
+const get = "GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+
+// roundTrip sends one request on c and reads its response's status.
+func roundTrip(t *testing.T, c net.Conn, r *bufio.Reader) int {
+	t.Helper()
+	_, err := io.WriteString(c, get)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(r, nil)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// closedByServer reports whether the server closed c rather than left it
+// waiting (synctest.Wait first, so that the server has done what it
+// would).
+func closedByServer(t *testing.T, c net.Conn) bool {
+	t.Helper()
+	synctest.Wait()
+	if err := c.SetReadDeadline(time.Now()); errors.Is(err, io.ErrClosedPipe) {
+		return true // a pipe says so when its other end is closed
+	}
+	_, err := c.Read(make([]byte, 1))
+	require.NoError(t, c.SetReadDeadline(time.Time{}))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return false
+	}
+	require.ErrorIs(t, err, io.EOF)
+	return true
+}
+
+// A client that sends part of its headers and stops is cut off
+// ReadHeader after its first byte, not before.
+func TestSlowHeadersAreCutAtReadHeader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pl := serve(t, hello)
+		c := pl.dial()
+		defer c.Close()
+		_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n")
+		require.NoError(t, err)
+		time.Sleep(timeouts.ReadHeader - time.Millisecond)
+		assert.False(t, closedByServer(t, c), "open before ReadHeader")
+		time.Sleep(2 * time.Millisecond)
+		assert.True(t, closedByServer(t, c), "closed at ReadHeader")
+	})
+}
+
+// The same on a keep-alive connection that waited longer than ReadHeader
+// for its next request: the header clock starts at the request's first
+// byte, whatever the socket's timer had armed for the wait.
+func TestSlowHeadersAfterALongWaitAreCut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pl := serve(t, hello)
+		c := pl.dial()
+		defer c.Close()
+		r := bufio.NewReader(c)
+		assert.Equal(t, http.StatusOK, roundTrip(t, c, r))
+		time.Sleep(time.Minute)
+		assert.False(t, closedByServer(t, c), "idle below Idle")
+		_, err := io.WriteString(c, "GET / HTTP/1.1\r\n")
+		require.NoError(t, err)
+		time.Sleep(timeouts.ReadHeader - time.Millisecond)
+		assert.False(t, closedByServer(t, c))
+		time.Sleep(2 * time.Millisecond)
+		assert.True(t, closedByServer(t, c), "ReadHeader after the first byte, not Idle after the wait")
+	})
+}
+
+// A connection waiting for its next request is closed after Idle, not
+// before.
+func TestIdleConnectionIsClosedAtIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pl := serve(t, hello)
+		c := pl.dial()
+		defer c.Close()
+		r := bufio.NewReader(c)
+		assert.Equal(t, http.StatusOK, roundTrip(t, c, r))
+		time.Sleep(timeouts.Idle - time.Millisecond)
+		assert.False(t, closedByServer(t, c), "open before Idle")
+		time.Sleep(2 * time.Millisecond)
+		assert.True(t, closedByServer(t, c), "closed at Idle")
+	})
+}
+
+// Requests spaced further apart than ReadHeader and Read, on one
+// connection, for longer than Write: every one is answered (the timers
+// armed for earlier requests fire, and what they woke is resumed).
+func TestKeepAliveOutlivesEveryTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pl := serve(t, hello)
+		c := pl.dial()
+		defer c.Close()
+		r := bufio.NewReader(c)
+		for i := range 12 {
+			assert.Equal(t, http.StatusOK, roundTrip(t, c, r), "request %d", i)
+			time.Sleep(11 * time.Second)
+		}
+	})
+}
+
+// A handler may run longer than ReadHeader (the request is read): its
+// response is sent.
+func TestSlowHandlerIsAnswered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pl := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			time.Sleep(8 * time.Second)
+			_, _ = io.WriteString(w, "late")
+		}))
+		c := pl.dial()
+		defer c.Close()
+		assert.Equal(t, http.StatusOK, roundTrip(t, c, bufio.NewReader(c)))
+	})
+}
+
+// A client that does not read its response holds the handler's write at
+// most Write after the request's first byte.
+func TestUnreadResponseIsCutAtWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			mu       sync.Mutex
+			writeErr error
+			ended    time.Time
+		)
+		start := time.Now()
+		pl := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			chunk := []byte(strings.Repeat("x", 64<<10))
+			var err error
+			for err == nil {
+				_, err = w.Write(chunk)
+			}
+			mu.Lock()
+			writeErr, ended = err, time.Now()
+			mu.Unlock()
+		}))
+		c := pl.dial()
+		defer c.Close()
+		_, err := io.WriteString(c, get)
+		require.NoError(t, err)
+		time.Sleep(timeouts.Write - time.Millisecond)
+		synctest.Wait()
+		mu.Lock()
+		assert.NoError(t, writeErr, "still writing before Write")
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		require.Error(t, writeErr, "the write failed at Write")
+		assert.Equal(t, timeouts.Write, ended.Sub(start).Round(time.Millisecond))
+	})
+}
+
+// A deadline the server's user sets that comes before the phase's holds:
+// here a handler's own write deadline of 1 s.
+func TestEarlierUserDeadlineHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			mu       sync.Mutex
+			writeErr error
+			took     time.Duration
+		)
+		pl := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			start := time.Now()
+			_ = http.NewResponseController(w).SetWriteDeadline(start.Add(time.Second))
+			chunk := []byte(strings.Repeat("x", 64<<10))
+			var err error
+			for err == nil {
+				_, err = w.Write(chunk)
+			}
+			mu.Lock()
+			writeErr, took = err, time.Since(start)
+			mu.Unlock()
+		}))
+		c := pl.dial()
+		defer c.Close()
+		_, err := io.WriteString(c, get)
+		require.NoError(t, err)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		require.Error(t, writeErr)
+		assert.Equal(t, time.Second, took)
+	})
+}
+
+// A read deadline set in the past wakes a blocked read at once with a
+// timeout (net/http stops its background read so), and clearing it lets
+// the next read wait again.
+func TestPastDeadlineWakesABlockedRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pl := newPipeListener()
+		ln := timeouts.Listener(pl)
+		defer ln.Close()
+		accepted := make(chan net.Conn, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err == nil {
+				accepted <- c
+			}
+		}()
+		client := pl.dial()
+		defer client.Close()
+		c := <-accepted
+		defer c.Close()
+
+		errc := make(chan error, 1)
+		go func() {
+			_, err := c.Read(make([]byte, 1))
+			errc <- err
+		}()
+		synctest.Wait()
+		require.NoError(t, c.SetReadDeadline(time.Unix(1, 0)))
+		err := <-errc
+		var ne net.Error
+		require.ErrorAs(t, err, &ne, "the error net/http looks for")
+		assert.True(t, ne.Timeout())
+
+		require.NoError(t, c.SetReadDeadline(time.Time{}))
+		go func() {
+			_, err := c.Read(make([]byte, 1))
+			errc <- err
+		}()
+		_, err = client.Write([]byte("x"))
+		require.NoError(t, err)
+		assert.NoError(t, <-errc)
+	})
+}
