@@ -11,7 +11,6 @@
 package connlimit
 
 import (
-	"container/list"
 	"log/slog"
 	"net"
 	"net/http"
@@ -68,7 +67,35 @@ func New(ln net.Listener, perIP int, opts Options) *Listener {
 // address is what one remote IP holds.
 type address struct {
 	held int
-	idle list.List // of *Conn waiting for a request, longest-idle first
+	idle idleList // the connections waiting for a request, longest-idle first
+}
+
+// idleList is a list whose links are in its connections, so that filing
+// one (twice a request) allocates nothing.
+type idleList struct{ head, tail *Conn }
+
+func (q *idleList) pushBack(c *Conn) {
+	c.prev, c.next = q.tail, nil
+	if q.tail != nil {
+		q.tail.next = c
+	} else {
+		q.head = c
+	}
+	q.tail = c
+}
+
+func (q *idleList) remove(c *Conn) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		q.head = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		q.tail = c.prev
+	}
+	c.prev, c.next = nil, nil
 }
 
 // Accept returns the next connection within the caps, closing those over
@@ -137,8 +164,8 @@ func (l *Listener) admit(c *Conn) (ok bool, victim *Conn, reason string) {
 	}
 	a.held++
 	l.live++
-	c.counted = true
-	l.idleLocked(c, a)
+	c.counted, c.addr = true, a
+	l.idleLocked(c)
 	return true, victim, ""
 }
 
@@ -150,11 +177,10 @@ func (l *Listener) victimLocked() *Conn {
 	var best *Conn
 	bestHeld := 0
 	for _, a := range l.perIP {
-		front := a.idle.Front()
-		if front == nil {
+		c := a.idle.head
+		if c == nil {
 			continue
 		}
-		c := front.Value.(*Conn)
 		if best == nil || EvictBefore(a.held, c.idleSince, bestHeld, best.idleSince) {
 			best, bestHeld = c, a.held
 		}
@@ -171,19 +197,19 @@ func EvictBefore(held int, seq uint64, bestHeld int, bestSeq uint64) bool {
 }
 
 // idleLocked files c as waiting for a request.
-func (l *Listener) idleLocked(c *Conn, a *address) {
-	if c.elem == nil {
+func (l *Listener) idleLocked(c *Conn) {
+	if !c.idle {
 		l.idleSeq++
-		c.idleSince = l.idleSeq
-		c.elem = a.idle.PushBack(c)
+		c.idleSince, c.idle = l.idleSeq, true
+		c.addr.idle.pushBack(c)
 	}
 }
 
 // busyLocked files c as serving a request.
-func (l *Listener) busyLocked(c *Conn, a *address) {
-	if c.elem != nil {
-		a.idle.Remove(c.elem)
-		c.elem = nil
+func (l *Listener) busyLocked(c *Conn) {
+	if c.idle {
+		c.addr.idle.remove(c)
+		c.idle = false
 	}
 }
 
@@ -195,9 +221,8 @@ func (l *Listener) releaseLocked(c *Conn) {
 	}
 	c.counted = false
 	l.live--
-	a := l.perIP[c.ip]
-	l.busyLocked(c, a)
-	if a.held--; a.held <= 0 {
+	l.busyLocked(c)
+	if c.addr.held--; c.addr.held <= 0 {
 		delete(l.perIP, c.ip)
 	}
 }
@@ -217,9 +242,9 @@ func (l *Listener) ConnState(nc net.Conn, st http.ConnState) {
 	}
 	switch st {
 	case http.StateIdle:
-		l.idleLocked(c, l.perIP[c.ip])
+		l.idleLocked(c)
 	case http.StateActive, http.StateHijacked:
-		l.busyLocked(c, l.perIP[c.ip])
+		l.busyLocked(c)
 	}
 }
 
@@ -274,11 +299,14 @@ type Conn struct {
 	l      *Listener
 	ip     string
 	closed atomic.Bool
-	// Guarded by l.mu: counted against the caps; elem in its address's
-	// idle list while the connection waits for a request, since idleSince.
-	counted   bool
-	elem      *list.Element
-	idleSince uint64
+	// Guarded by l.mu: counted against the caps, for addr; idle (in
+	// addr's idle list, linked by prev and next) while the connection
+	// waits for a request, since idleSince.
+	counted    bool
+	addr       *address
+	idle       bool
+	prev, next *Conn
+	idleSince  uint64
 }
 
 // Close closes the connection and frees its slot.

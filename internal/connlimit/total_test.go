@@ -102,7 +102,7 @@ func idleLen(l *Listener) int {
 	defer l.mu.Unlock()
 	n := 0
 	for _, a := range l.perIP {
-		n += a.idle.Len()
+		n += a.idle.len()
 	}
 	return n
 }
@@ -133,7 +133,7 @@ func idleOf(l *Listener, ip string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if a := l.perIP[ip]; a != nil {
-		return a.idle.Len()
+		return a.idle.len()
 	}
 	return 0
 }
@@ -158,4 +158,40 @@ func TestCloseSocketClosesTheBottom(t *testing.T) {
 	assert.False(t, w.closed)
 	_, err := a.Write([]byte("x"))
 	assert.ErrorIs(t, err, io.ErrClosedPipe, "the bottom is closed")
+}
+
+// len counts the connections on q.
+func (q *idleList) len() int {
+	n := 0
+	for c := q.head; c != nil; c = c.next {
+		n++
+	}
+	return n
+}
+
+// The idle list keeps its order through removals from anywhere in it.
+func TestIdleListOrder(t *testing.T) {
+	var q idleList
+	a, b, c := &Conn{}, &Conn{}, &Conn{}
+	order := func() []*Conn {
+		var got []*Conn
+		for x := q.head; x != nil; x = x.next {
+			got = append(got, x)
+		}
+		return got
+	}
+	q.pushBack(a)
+	q.pushBack(b)
+	q.pushBack(c)
+	assert.Equal(t, []*Conn{a, b, c}, order())
+	q.remove(b)
+	assert.Equal(t, []*Conn{a, c}, order())
+	q.pushBack(b)
+	q.remove(a)
+	assert.Equal(t, []*Conn{c, b}, order())
+	assert.Same(t, b, q.tail)
+	q.remove(b)
+	q.remove(c)
+	assert.Nil(t, q.head)
+	assert.Nil(t, q.tail)
 }
