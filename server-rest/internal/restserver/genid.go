@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/vesta-go/vesta/internal/server/callmetrics"
 	"github.com/vesta-go/vesta/intf"
 	"github.com/vesta-go/vesta/service/ctxtime"
 )
@@ -77,12 +77,12 @@ type idSource[T intf.Id | int64] interface {
 // vestaIds are the ID service's IDs.
 type vestaIds struct {
 	svc     Service
-	counter prometheus.Counter
+	counter *callmetrics.Counter
 }
 
 func (v vestaIds) one(ctx context.Context) (intf.Id, error)            { return v.svc.GenId(ctx) }
 func (v vestaIds) batch(ctx context.Context, n int) ([]intf.Id, error) { return v.svc.GenIds(ctx, n) }
-func (v vestaIds) issued(n int)                                        { v.counter.Add(float64(n)) }
+func (v vestaIds) issued(n int)                                        { v.counter.Add(uint64(n)) }
 
 // serveIds answers one ID from src (n == 0) or a batch of n, its call
 // bounded by the server's callTimeout, once the caller's quota allows

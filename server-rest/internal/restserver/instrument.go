@@ -7,19 +7,9 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vesta-go/vesta/service/ctxtime"
 )
-
-// routeMetrics holds one route's series, the 200 counter resolved ahead so
-// that a successful request costs no label lookup (nil for unmatched).
-type routeMetrics struct {
-	name     string
-	latency  prometheus.Observer
-	ok       prometheus.Counter
-	requests *prometheus.CounterVec
-}
 
 // serve answers one request of the route: it answers any error the
 // handler returns (or the body limit, or a panic), then records the
@@ -29,8 +19,7 @@ func (rt *route) serve(c echo.Context) error {
 	if err := rt.run(c); err != nil {
 		rt.s.handleError(err, c)
 	}
-	rt.rm.latency.Observe((ctxtime.Monotonic() - start).Seconds())
-	rt.rm.count(c.Response().Status)
+	rt.rm.Observe(outcome(c.Response().Status), ctxtime.Monotonic()-start)
 	return nil
 }
 
@@ -73,13 +62,15 @@ func (s *Server) recovered(c echo.Context, r any) error {
 	return &apiError{Status: http.StatusInternalServerError, Msg: "internal error", Err: err}
 }
 
-// count adds one request with status code to the route's counter.
-func (rm *routeMetrics) count(code int) {
-	if code == http.StatusOK && rm.ok != nil {
-		rm.ok.Inc()
-		return
+// codeOK is the outcome of a 200.
+const codeOK = "200"
+
+// outcome is the code label of status: a 200's without an allocation.
+func outcome(status int) string {
+	if status == http.StatusOK {
+		return codeOK
 	}
-	rm.requests.WithLabelValues(rm.name, strconv.Itoa(code)).Inc()
+	return strconv.Itoa(status)
 }
 
 // handleUnrouted is the Echo HTTPErrorHandler. Only what matched no route
@@ -93,5 +84,5 @@ func (s *Server) handleUnrouted(err error, c echo.Context) {
 	if !ok || code == http.StatusNotFound {
 		rm = s.metrics.routes[unmatchedRoute]
 	}
-	rm.count(code)
+	rm.Count(outcome(code))
 }

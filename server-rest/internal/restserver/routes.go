@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/vesta-go/vesta/internal/server/callmetrics"
 	"github.com/vesta-go/vesta/internal/server/ops"
 )
 
@@ -77,7 +78,7 @@ type staticRoutes map[string]*route
 type route struct {
 	s    *Server
 	path string // as Echo routes it: c.Path()
-	rm   *routeMetrics
+	rm   *callmetrics.Series
 	h    echo.HandlerFunc
 }
 

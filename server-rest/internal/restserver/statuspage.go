@@ -6,7 +6,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/vesta-go/vesta/internal/buildinfo"
-	"github.com/vesta-go/vesta/internal/server/coremetrics"
 	"github.com/vesta-go/vesta/internal/server/ops"
 	"github.com/vesta-go/vesta/internal/server/statuspage"
 )
@@ -36,7 +35,7 @@ func (s *Server) newOps() (http.Handler, error) {
 }
 
 // issuedTotal reads the /genid counter.
-func (m *metrics) issuedTotal() uint64 { return coremetrics.CounterValue(m.issued) }
+func (m *metrics) issuedTotal() uint64 { return m.issued.Value() }
 
 // serveOps serves the operations surface's endpoints (/healthz, /readyz,
 // /metrics, /status, /ui): their scopes are its own.

@@ -7,50 +7,42 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vesta-go/vesta/internal/rpcapi"
+	"github.com/vesta-go/vesta/internal/server/callmetrics"
 	"github.com/vesta-go/vesta/internal/server/coremetrics"
 	"github.com/vesta-go/vesta/intf"
 )
 
-// callMetrics are the RPC calls' series. Each method's success counter
-// and latency are resolved ahead, so that a successful call costs no
-// label lookup.
+// callMetrics are the RPC calls' series, counted in stripes
+// (callmetrics): every call adds to them. Each method's series is
+// resolved ahead, so that a call costs no label lookup.
 type callMetrics struct {
-	calls   *prometheus.CounterVec
-	latency *prometheus.HistogramVec
-	issued  *prometheus.CounterVec
-	ids     prometheus.Counter
-	methods map[string]methodMetrics
+	calls   *callmetrics.Calls
+	ids     *callmetrics.Counter
+	methods map[string]*callmetrics.Series
 }
 
-type methodMetrics struct {
-	ok      prometheus.Counter
-	latency prometheus.Observer
-}
+// codeOK is the code of a call that succeeded.
+const codeOK = "ok"
 
 func newCallMetrics(t intf.IdType) *callMetrics {
 	m := &callMetrics{
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "vesta_rpc_calls_total",
-			Help: "RPC calls answered, by method and code: ok, or the error code of the reply (rpcapi.Code.Name: invalid_argument, unavailable, ...).",
-		}, []string{"method", "code"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "vesta_rpc_call_duration_seconds", Help: "RPC call latency on the server (from the call read to its reply made), by method.",
-			Buckets: coremetrics.LatencyBuckets,
-		}, []string{"method"}),
-		issued: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "vesta_ids_issued_total", Help: "IDs issued (single and batch), by ID type.",
-		}, []string{"type"}),
-		methods: map[string]methodMetrics{},
+		calls: callmetrics.New(callmetrics.Opts{
+			Calls:     "vesta_rpc_calls_total",
+			CallsHelp: "RPC calls answered, by method and code: ok, or the error code of the reply (rpcapi.Code.Name: invalid_argument, unavailable, ...).",
+			Latency:   "vesta_rpc_call_duration_seconds", LatencyHelp: "RPC call latency on the server (from the call read to its reply made), by method.",
+			Key: "method", Outcome: "code", OK: codeOK, Buckets: coremetrics.LatencyBuckets, Keys: rpcapi.Methods,
+		}),
+		ids:     callmetrics.NewCounter("vesta_ids_issued_total", "IDs issued (single and batch), by ID type.", prometheus.Labels{"type": t.String()}),
+		methods: map[string]*callmetrics.Series{},
 	}
-	m.ids = m.issued.WithLabelValues(t.String())
 	for _, name := range rpcapi.Methods {
-		m.methods[name] = methodMetrics{ok: m.calls.WithLabelValues(name, "ok"), latency: m.latency.WithLabelValues(name)}
+		m.methods[name] = m.calls.Series(name)
 	}
 	return m
 }
 
 func (m *callMetrics) register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.calls, m.latency, m.issued} {
+	for _, c := range []prometheus.Collector{m.calls, m.ids} {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("rpcadmin: %w", err)
 		}
@@ -62,18 +54,17 @@ func (m *callMetrics) register(reg prometheus.Registerer) error {
 // its latency, and the Vesta IDs it issued.
 func (a *Admin) ObserveCall(method string, ids int, err *rpcapi.Error, elapsed time.Duration) {
 	m := a.calls
-	mm, ok := m.methods[method]
+	series, ok := m.methods[method]
 	if !ok { // a method this version does not list: count it all the same
-		mm = methodMetrics{ok: m.calls.WithLabelValues(method, "ok"), latency: m.latency.WithLabelValues(method)}
+		series = m.calls.Series(method)
 	}
-	mm.latency.Observe(elapsed.Seconds())
 	if err != nil {
-		m.calls.WithLabelValues(method, err.Code.Name()).Inc()
+		series.Observe(err.Code.Name(), elapsed)
 		return
 	}
-	mm.ok.Inc()
+	series.Observe(codeOK, elapsed)
 	if ids > 0 && (method == rpcapi.MethodGenId || method == rpcapi.MethodGenIds) {
-		m.ids.Add(float64(ids)) // segment IDs are counted by tag by segment mode
+		m.ids.Add(uint64(ids)) // segment IDs are counted by tag by segment mode
 	}
 }
 

@@ -2,7 +2,6 @@ package rpcadmin
 
 import (
 	"github.com/vesta-go/vesta/internal/buildinfo"
-	"github.com/vesta-go/vesta/internal/server/coremetrics"
 	"github.com/vesta-go/vesta/internal/server/statuspage"
 )
 
@@ -18,4 +17,4 @@ func (a *Admin) pageOptions() statuspage.Options {
 }
 
 // issued reads the Vesta IDs the RPC door issued (GenId, GenIds).
-func (a *Admin) issued() uint64 { return coremetrics.CounterValue(a.calls.ids) }
+func (a *Admin) issued() uint64 { return a.calls.ids.Value() }
