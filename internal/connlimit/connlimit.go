@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vesta-go/vesta/internal/connwrap"
 )
 
 // warnEvery spaces the warnings about refused connections, so that a flood
@@ -231,7 +233,7 @@ func (l *Listener) releaseLocked(c *Conn) {
 // which connections wait for a request (new and idle ones), which it may
 // evict, and which are serving one, which it leaves alone.
 func (l *Listener) ConnState(nc net.Conn, st http.ConnState) {
-	c, ok := unwrap(nc)
+	c, ok := connwrap.Find[*Conn](nc)
 	if !ok {
 		return
 	}
@@ -246,22 +248,6 @@ func (l *Listener) ConnState(nc net.Conn, st http.ConnState) {
 	case http.StateActive, http.StateHijacked:
 		l.busyLocked(c)
 	}
-}
-
-// unwrap finds the *Conn under wrappers that expose NetConn (tls.Conn
-// does).
-func unwrap(nc net.Conn) (*Conn, bool) {
-	for range 8 {
-		switch c := nc.(type) {
-		case *Conn:
-			return c, true
-		case interface{ NetConn() net.Conn }:
-			nc = c.NetConn()
-		default:
-			return nil, false
-		}
-	}
-	return nil, false
 }
 
 // warn logs a refusal at most once per warnEvery, with how many were
@@ -330,16 +316,7 @@ func (c *Conn) evict() {
 // wrappers that expose NetConn, freeing its descriptor at once: an evicted
 // connection's tls.Conn.Close would first write an alert, which a peer
 // that reads nothing could hold up to 5 s in the accept loop.
-func CloseSocket(nc net.Conn) {
-	for range 8 {
-		u, ok := nc.(interface{ NetConn() net.Conn })
-		if !ok {
-			break
-		}
-		nc = u.NetConn()
-	}
-	_ = nc.Close()
-}
+func CloseSocket(nc net.Conn) { _ = connwrap.Innermost(nc).Close() }
 
 // NetConn is the connection under c.
 func (c *Conn) NetConn() net.Conn { return c.Conn }

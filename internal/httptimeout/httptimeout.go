@@ -35,6 +35,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/vesta-go/vesta/internal/connwrap"
 )
 
 // Timeouts are the limits a connection is held to; 0 is none (Idle 0
@@ -81,7 +83,7 @@ func (l *listener) now() time.Duration { return time.Since(l.base) }
 // ConnState is the http.Server ConnState hook that tells each connection
 // its phase.
 func ConnState(nc net.Conn, st http.ConnState) {
-	c, ok := unwrap(nc)
+	c, ok := connwrap.Find[*Conn](nc)
 	if !ok {
 		return
 	}
@@ -98,22 +100,6 @@ func ConnState(nc net.Conn, st http.ConnState) {
 		return
 	}
 	c.updateLocked()
-}
-
-// unwrap finds the *Conn under wrappers that expose NetConn (tls.Conn
-// does).
-func unwrap(nc net.Conn) (*Conn, bool) {
-	for range 8 {
-		switch c := nc.(type) {
-		case *Conn:
-			return c, true
-		case interface{ NetConn() net.Conn }:
-			nc = c.NetConn()
-		default:
-			return nil, false
-		}
-	}
-	return nil, false
 }
 
 // phase is where a connection is in its request cycle.

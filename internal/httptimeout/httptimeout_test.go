@@ -17,51 +17,36 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vesta-go/vesta/internal/httptimeout"
+	"github.com/vesta-go/vesta/internal/nettest"
 )
 
 var timeouts = httptimeout.Timeouts{ReadHeader: 5 * time.Second, Read: 10 * time.Second, Write: 30 * time.Second,
 	Idle: 2 * time.Minute}
 
-// pipeListener hands out the server ends of net.Pipe connections, whose
-// deadlines run on synctest's clock.
-type pipeListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
-
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-func (l *pipeListener) dial() net.Conn {
-	client, server := net.Pipe()
-	l.conns <- server
-	return client
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }
-
-// serve runs an http.Server with h on a pipe listener held to timeouts,
-// until the test's end.
-func serve(t *testing.T, h http.Handler) *pipeListener {
+// dial returns the client end of a new connection to pl's server.
+func dial(t *testing.T, pl *nettest.PipeListener) net.Conn {
 	t.Helper()
-	pl := newPipeListener()
+	c, err := pl.Dial()
+	require.NoError(t, err)
+	return c
+}
+
+// cutAt asserts that the server closes c d from now, not a millisecond
+// before (what: which limit).
+func cutAt(t *testing.T, c net.Conn, d time.Duration, what string) {
+	t.Helper()
+	time.Sleep(d - time.Millisecond)
+	assert.False(t, closedByServer(t, c), "open a millisecond before: %s", what)
+	time.Sleep(2 * time.Millisecond)
+	assert.True(t, closedByServer(t, c), "closed a millisecond after: %s", what)
+}
+
+// serve runs an http.Server with h on a pipe listener (its deadlines on
+// synctest's clock) held to timeouts,
+// until the test's end.
+func serve(t *testing.T, h http.Handler) *nettest.PipeListener {
+	t.Helper()
+	pl := nettest.NewPipeListener()
 	hs := &http.Server{Handler: h, ConnState: httptimeout.ConnState}
 	done := make(chan struct{})
 	go func() {
@@ -114,14 +99,11 @@ func closedByServer(t *testing.T, c net.Conn) bool {
 func TestSlowHeadersAreCutAtReadHeader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		pl := serve(t, hello)
-		c := pl.dial()
+		c := dial(t, pl)
 		defer c.Close()
 		_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n")
 		require.NoError(t, err)
-		time.Sleep(timeouts.ReadHeader - time.Millisecond)
-		assert.False(t, closedByServer(t, c), "open before ReadHeader")
-		time.Sleep(2 * time.Millisecond)
-		assert.True(t, closedByServer(t, c), "closed at ReadHeader")
+		cutAt(t, c, timeouts.ReadHeader, "closed at ReadHeader")
 	})
 }
 
@@ -131,7 +113,7 @@ func TestSlowHeadersAreCutAtReadHeader(t *testing.T) {
 func TestSlowHeadersAfterALongWaitAreCut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		pl := serve(t, hello)
-		c := pl.dial()
+		c := dial(t, pl)
 		defer c.Close()
 		r := bufio.NewReader(c)
 		assert.Equal(t, http.StatusOK, roundTrip(t, c, r))
@@ -139,10 +121,7 @@ func TestSlowHeadersAfterALongWaitAreCut(t *testing.T) {
 		assert.False(t, closedByServer(t, c), "idle below Idle")
 		_, err := io.WriteString(c, "GET / HTTP/1.1\r\n")
 		require.NoError(t, err)
-		time.Sleep(timeouts.ReadHeader - time.Millisecond)
-		assert.False(t, closedByServer(t, c))
-		time.Sleep(2 * time.Millisecond)
-		assert.True(t, closedByServer(t, c), "ReadHeader after the first byte, not Idle after the wait")
+		cutAt(t, c, timeouts.ReadHeader, "ReadHeader after the first byte, not Idle after the wait")
 	})
 }
 
@@ -151,14 +130,11 @@ func TestSlowHeadersAfterALongWaitAreCut(t *testing.T) {
 func TestIdleConnectionIsClosedAtIdle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		pl := serve(t, hello)
-		c := pl.dial()
+		c := dial(t, pl)
 		defer c.Close()
 		r := bufio.NewReader(c)
 		assert.Equal(t, http.StatusOK, roundTrip(t, c, r))
-		time.Sleep(timeouts.Idle - time.Millisecond)
-		assert.False(t, closedByServer(t, c), "open before Idle")
-		time.Sleep(2 * time.Millisecond)
-		assert.True(t, closedByServer(t, c), "closed at Idle")
+		cutAt(t, c, timeouts.Idle, "closed at Idle")
 	})
 }
 
@@ -168,7 +144,7 @@ func TestIdleConnectionIsClosedAtIdle(t *testing.T) {
 func TestKeepAliveOutlivesEveryTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		pl := serve(t, hello)
-		c := pl.dial()
+		c := dial(t, pl)
 		defer c.Close()
 		r := bufio.NewReader(c)
 		for i := range 12 {
@@ -186,7 +162,7 @@ func TestSlowHandlerIsAnswered(t *testing.T) {
 			time.Sleep(8 * time.Second)
 			_, _ = io.WriteString(w, "late")
 		}))
-		c := pl.dial()
+		c := dial(t, pl)
 		defer c.Close()
 		assert.Equal(t, http.StatusOK, roundTrip(t, c, bufio.NewReader(c)))
 	})
@@ -212,7 +188,7 @@ func TestUnreadResponseIsCutAtWrite(t *testing.T) {
 			writeErr, ended = err, time.Now()
 			mu.Unlock()
 		}))
-		c := pl.dial()
+		c := dial(t, pl)
 		defer c.Close()
 		_, err := io.WriteString(c, get)
 		require.NoError(t, err)
@@ -251,7 +227,7 @@ func TestEarlierUserDeadlineHolds(t *testing.T) {
 			writeErr, took = err, time.Since(start)
 			mu.Unlock()
 		}))
-		c := pl.dial()
+		c := dial(t, pl)
 		defer c.Close()
 		_, err := io.WriteString(c, get)
 		require.NoError(t, err)
@@ -269,7 +245,7 @@ func TestEarlierUserDeadlineHolds(t *testing.T) {
 // the next read wait again.
 func TestPastDeadlineWakesABlockedRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pl := newPipeListener()
+		pl := nettest.NewPipeListener()
 		ln := timeouts.Listener(pl)
 		defer ln.Close()
 		accepted := make(chan net.Conn, 1)
@@ -279,7 +255,7 @@ func TestPastDeadlineWakesABlockedRead(t *testing.T) {
 				accepted <- c
 			}
 		}()
-		client := pl.dial()
+		client := dial(t, pl)
 		defer client.Close()
 		c := <-accepted
 		defer c.Close()

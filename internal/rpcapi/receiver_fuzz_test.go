@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vesta-go/vesta/internal/nettest"
 	"github.com/vesta-go/vesta/internal/rpcapi"
 	"github.com/vesta-go/vesta/internal/rpcserver"
 	"github.com/vesta-go/vesta/intf"
@@ -328,45 +329,6 @@ func checkMakeId(t *testing.T, args rpcapi.MakeIdArgs, r rpcapi.MakeIdReply) {
 	}
 }
 
-// pipeListener hands out the server ends of net.Pipe connections.
-type pipeListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
-
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-// dial returns the client end of a new connection to the server.
-func (l *pipeListener) dial() (net.Conn, error) {
-	a, b := net.Pipe()
-	select {
-	case l.conns <- a:
-		return b, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }
-
 // recordedCalls is what a net/rpc client writes for one call of each
 // method: real gob streams, the fuzzer's starting points.
 func recordedCalls(tb testing.TB) [][]byte {
@@ -453,10 +415,10 @@ func FuzzServerBytes(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ln := newPipeListener()
+		ln := nettest.NewPipeListener()
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(ln) }()
-		conn, err := ln.dial()
+		conn, err := ln.Dial()
 		if err != nil {
 			t.Fatal(err)
 		}
