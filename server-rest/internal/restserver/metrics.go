@@ -36,7 +36,7 @@ func newMetrics(s *Server) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry(), routes: map[string]*callmetrics.Series{}}
 	m.issued = callmetrics.NewCounter("vesta_ids_issued_total", "IDs issued (single and batch), by ID type.",
 		prometheus.Labels{"type": s.idType.String()})
-	paths := append(endpointPaths(), unmatchedRoute) // labelled as documented
+	paths := endpointPaths() // labelled as documented
 	requests := callmetrics.New(callmetrics.Opts{
 		Calls: "vesta_http_requests_total", CallsHelp: "HTTP requests by route and status code.",
 		Latency: "vesta_http_request_duration_seconds", LatencyHelp: "HTTP request latency by route.",
@@ -45,6 +45,9 @@ func newMetrics(s *Server) *metrics {
 	for _, path := range paths { // keyed as Echo routes them
 		m.routes[echoPath(path)] = requests.Series(path)
 	}
+	// Made now, not listed in Keys: its histogram shows from the start, and
+	// no 200 count (nothing unmatched is answered 200).
+	m.routes[unmatchedRoute] = requests.Series(unmatchedRoute)
 	m.connsRefused = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "vesta_http_conns_refused_total", Help: "Connections closed at accept: their remote IP already held maxConnsPerIP, or the port held maxConns and none was idle.",
 	})

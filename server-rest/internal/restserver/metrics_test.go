@@ -57,4 +57,6 @@ func TestMetrics(t *testing.T) {
 	assert.Contains(t, m, "\ngo_goroutines ")
 	assert.Contains(t, m, "\nprocess_")
 	assert.NotContains(t, m, "/no/such/path", "unmatched paths do not become labels")
+	assert.NotContains(t, m, `vesta_http_requests_total{code="200",route="unmatched"}`, "nothing unmatched is answered 200")
+	assert.Contains(t, m, `vesta_http_request_duration_seconds_count{route="unmatched"} 0`, "its histogram shows from the start")
 }
