@@ -233,10 +233,15 @@ func (l *Listener) releaseLocked(c *Conn) {
 // which connections wait for a request (new and idle ones), which it may
 // evict, and which are serving one, which it leaves alone.
 func (l *Listener) ConnState(nc net.Conn, st http.ConnState) {
-	c, ok := connwrap.Find[*Conn](nc)
-	if !ok {
-		return
+	if c, ok := connwrap.Find[*Conn](nc); ok {
+		c.ConnState(st)
 	}
+}
+
+// ConnState is Listener.ConnState for c, found already: a server that
+// keeps its connections' layers from accept walks no wrappers per request.
+func (c *Conn) ConnState(st http.ConnState) {
+	l := c.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !c.counted {

@@ -83,10 +83,15 @@ func (l *listener) now() time.Duration { return time.Since(l.base) }
 // ConnState is the http.Server ConnState hook that tells each connection
 // its phase.
 func ConnState(nc net.Conn, st http.ConnState) {
-	c, ok := connwrap.Find[*Conn](nc)
-	if !ok {
-		return
+	if c, ok := connwrap.Find[*Conn](nc); ok {
+		c.ConnState(st)
 	}
+}
+
+// ConnState is the package's ConnState for c, found already: a server
+// that keeps its connections' layers from accept walks no wrappers per
+// request.
+func (c *Conn) ConnState(st http.ConnState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch st {

@@ -2,8 +2,11 @@ package restserver
 
 import (
 	"net"
+	"net/http"
 
 	"github.com/vesta-go/vesta/internal/connlimit"
+	"github.com/vesta-go/vesta/internal/connwrap"
+	"github.com/vesta-go/vesta/internal/httptimeout"
 )
 
 // newLimitListener caps the connections held from one remote IP and in
@@ -26,11 +29,31 @@ func (l jsonListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &jsonConn{Conn: c}, nil
+	limited, _ := connwrap.Find[*connlimit.Conn](c)
+	timed, _ := connwrap.Find[*httptimeout.Conn](c)
+	return &jsonConn{Conn: c, limited: limited, timed: timed}, nil
 }
 
-// jsonConn rewrites net/http's plain-text errors (plainToJSON).
-type jsonConn struct{ net.Conn }
+// jsonConn rewrites net/http's plain-text errors (plainToJSON). It keeps
+// the layers under it that follow the connection's state (connState), so
+// that a request does not walk the wrappers to find them.
+type jsonConn struct {
+	net.Conn
+	limited *connlimit.Conn
+	timed   *httptimeout.Conn
+}
+
+// connState tells the layers under c of its state (the http.Server's
+// ConnState hook); false when c lacks one of them, for the hook to find
+// what it has.
+func (c *jsonConn) connState(st http.ConnState) bool {
+	if c.limited == nil || c.timed == nil {
+		return false
+	}
+	c.limited.ConnState(st)
+	c.timed.ConnState(st)
+	return true
+}
 
 // NetConn is the connection under c (connlimit finds its own by it).
 func (c *jsonConn) NetConn() net.Conn { return c.Conn }

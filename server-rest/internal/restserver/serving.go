@@ -42,6 +42,9 @@ func (s *Server) serving(ln net.Listener) *serving {
 	addr := ln.Addr().String()
 	ln, limiter := s.newLimitListener(s.tlsListener(connTimeouts.Listener(ln)))
 	hs.ConnState = func(c net.Conn, st http.ConnState) {
+		if jc, ok := c.(*jsonConn); ok && jc.connState(st) {
+			return
+		}
 		limiter.ConnState(c, st)
 		httptimeout.ConnState(c, st)
 	}
