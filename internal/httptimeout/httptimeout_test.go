@@ -41,10 +41,10 @@ func cutAt(t *testing.T, c net.Conn, d time.Duration, what string) {
 	assert.True(t, closedByServer(t, c), "closed a millisecond after: %s", what)
 }
 
-// serve runs an http.Server with h on a pipe listener (its deadlines on
-// synctest's clock) held to timeouts,
-// until the test's end.
-func serve(t *testing.T, h http.Handler) *nettest.PipeListener {
+// connect runs an http.Server with h on a pipe listener (its deadlines on
+// synctest's clock) held to timeouts, until the test's end, and returns
+// the client end of one connection to it.
+func connect(t *testing.T, h http.Handler) net.Conn {
 	t.Helper()
 	pl := nettest.NewPipeListener()
 	hs := &http.Server{Handler: h, ConnState: httptimeout.ConnState}
@@ -57,7 +57,9 @@ func serve(t *testing.T, h http.Handler) *nettest.PipeListener {
 		_ = hs.Close()
 		<-done
 	})
-	return pl
+	c := dial(t, pl)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
 
 var hello = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello") })
@@ -98,9 +100,7 @@ func closedByServer(t *testing.T, c net.Conn) bool {
 // ReadHeader after its first byte, not before.
 func TestSlowHeadersAreCutAtReadHeader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pl := serve(t, hello)
-		c := dial(t, pl)
-		defer c.Close()
+		c := connect(t, hello)
 		_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n")
 		require.NoError(t, err)
 		cutAt(t, c, timeouts.ReadHeader, "closed at ReadHeader")
@@ -112,9 +112,7 @@ func TestSlowHeadersAreCutAtReadHeader(t *testing.T) {
 // byte, whatever the socket's timer had armed for the wait.
 func TestSlowHeadersAfterALongWaitAreCut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pl := serve(t, hello)
-		c := dial(t, pl)
-		defer c.Close()
+		c := connect(t, hello)
 		r := bufio.NewReader(c)
 		assert.Equal(t, http.StatusOK, roundTrip(t, c, r))
 		time.Sleep(time.Minute)
@@ -129,9 +127,7 @@ func TestSlowHeadersAfterALongWaitAreCut(t *testing.T) {
 // before.
 func TestIdleConnectionIsClosedAtIdle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pl := serve(t, hello)
-		c := dial(t, pl)
-		defer c.Close()
+		c := connect(t, hello)
 		r := bufio.NewReader(c)
 		assert.Equal(t, http.StatusOK, roundTrip(t, c, r))
 		cutAt(t, c, timeouts.Idle, "closed at Idle")
@@ -143,9 +139,7 @@ func TestIdleConnectionIsClosedAtIdle(t *testing.T) {
 // armed for earlier requests fire, and what they woke is resumed).
 func TestKeepAliveOutlivesEveryTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pl := serve(t, hello)
-		c := dial(t, pl)
-		defer c.Close()
+		c := connect(t, hello)
 		r := bufio.NewReader(c)
 		for i := range 12 {
 			assert.Equal(t, http.StatusOK, roundTrip(t, c, r), "request %d", i)
@@ -158,12 +152,11 @@ func TestKeepAliveOutlivesEveryTimeout(t *testing.T) {
 // response is sent.
 func TestSlowHandlerIsAnswered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pl := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			time.Sleep(8 * time.Second)
 			_, _ = io.WriteString(w, "late")
-		}))
-		c := dial(t, pl)
-		defer c.Close()
+		})
+		c := connect(t, h)
 		assert.Equal(t, http.StatusOK, roundTrip(t, c, bufio.NewReader(c)))
 	})
 }
@@ -178,7 +171,7 @@ func TestUnreadResponseIsCutAtWrite(t *testing.T) {
 			ended    time.Time
 		)
 		start := time.Now()
-		pl := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			chunk := []byte(strings.Repeat("x", 64<<10))
 			var err error
 			for err == nil {
@@ -187,9 +180,8 @@ func TestUnreadResponseIsCutAtWrite(t *testing.T) {
 			mu.Lock()
 			writeErr, ended = err, time.Now()
 			mu.Unlock()
-		}))
-		c := dial(t, pl)
-		defer c.Close()
+		})
+		c := connect(t, h)
 		_, err := io.WriteString(c, get)
 		require.NoError(t, err)
 		time.Sleep(timeouts.Write - time.Millisecond)
@@ -215,7 +207,7 @@ func TestEarlierUserDeadlineHolds(t *testing.T) {
 			writeErr error
 			took     time.Duration
 		)
-		pl := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			start := time.Now()
 			_ = http.NewResponseController(w).SetWriteDeadline(start.Add(time.Second))
 			chunk := []byte(strings.Repeat("x", 64<<10))
@@ -226,9 +218,8 @@ func TestEarlierUserDeadlineHolds(t *testing.T) {
 			mu.Lock()
 			writeErr, took = err, time.Since(start)
 			mu.Unlock()
-		}))
-		c := dial(t, pl)
-		defer c.Close()
+		})
+		c := connect(t, h)
 		_, err := io.WriteString(c, get)
 		require.NoError(t, err)
 		time.Sleep(2 * time.Second)
