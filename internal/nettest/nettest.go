@@ -1,7 +1,8 @@
 // Package nettest has loopback servers for tests: Serve runs a handler per
 // connection, Silent accepts connections and never answers (for tests of
 // timeouts), Proxy stands in front of a server and can be cut (outages);
-// DialFrom connects from another loopback address.
+// DialFrom connects from another loopback address; PipeListener serves
+// in-memory connections whose deadlines follow a testing/synctest clock.
 package nettest
 
 import (
